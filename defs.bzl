@@ -65,12 +65,18 @@ def kiln_cc_binary(name, copts = [], **kwargs):
         **kwargs
     )
 
-def kiln_cc_test(name, copts = [], deps = [], **kwargs):
-    """A C++20 GoogleTest test (gtest_main, gmock included)."""
+def kiln_cc_test(name, copts = [], deps = [], linkstatic = True, **kwargs):
+    """A C++20 GoogleTest test (gtest_main, gmock included).
+
+    Linked statically against our own libraries (linkstatic): Bazel's default
+    dynamic test mode builds one .so per cc_library, and those miss the system
+    libraries (Abseil) that only appear in linkopts.
+    """
     native.cc_test(
         name = name,
         copts = KILN_COPTS + copts,
         deps = _with(deps, [_GTEST_MAIN]),
+        linkstatic = linkstatic,
         **kwargs
     )
 
