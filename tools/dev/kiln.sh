@@ -20,20 +20,22 @@ install_deps() {
   "$ROOT/tools/dev/install_deps.sh"
 }
 
-# ---------------------------------------------------------------------------
-# DEMO — TO BE FINISHED by the engineer who writes //tools:kiln_demo.
-# Set KILN_DEMO_TARGET / KILN_DEMO_ARGS to the real demo; run_demo runs
-#   bazel run --config=opt $KILN_DEMO_TARGET -- "${KILN_DEMO_ARGS[@]}" "$@"
-# once that target exists. Until then it builds //... and says so.
-KILN_DEMO_TARGET="//tools:kiln_demo"
-KILN_DEMO_ARGS=(examples/)   # e.g. (examples/resnet18.onnx) — to be decided
-# ---------------------------------------------------------------------------
+# The main job at this stage (issue 2): parse and type-check the bundled
+# examples (a ResNet-style block and a transformer block in the text format)
+# and print them with their inferred types. Later issues grow this into
+# compiling and running a bundled ONNX model.
 run_demo() {
-  if "$BAZEL" query "$KILN_DEMO_TARGET" >/dev/null 2>&1; then
-    exec "$BAZEL" run --config=opt "$KILN_DEMO_TARGET" -- "${KILN_DEMO_ARGS[@]}" "$@"
-  fi
-  "$BAZEL" build //...
-  echo "kiln demo: demo not yet wired ($KILN_DEMO_TARGET does not exist yet; see tools/dev/kiln.sh)."
+  local files=("$ROOT/examples/resnet_block.kir" "$ROOT/examples/transformer_block.kir")
+  if [[ $# -gt 0 ]]; then files=("$@"); fi
+  "$BAZEL" build --config=opt //tools:kiln
+  local kiln
+  kiln="$("$BAZEL" info --config=opt bazel-bin 2>/dev/null)/tools/kiln"
+  for f in "${files[@]}"; do
+    echo "==== $f"
+    "$kiln" print --types "$f"
+  done
+  echo "==== summary"
+  "$kiln" check "${files[@]}"
 }
 
 cmd="${1:-}"
