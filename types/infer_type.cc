@@ -73,14 +73,14 @@ class Solver : public TypeReporter {
  public:
   // Follows bindings of an incomplete type to its current representative.
   Type Find(Type t) {
-    std::vector<const IncompleteTypeNode*> path;
+    std::vector<int64_t> path;
     while (t && t->kind == TypeKind::kIncomplete) {
-      auto it = binding_.find(static_cast<const IncompleteTypeNode*>(t.get()));
+      auto it = binding_.find(static_cast<const IncompleteTypeNode*>(t.get())->id);
       if (it == binding_.end()) break;
-      path.push_back(static_cast<const IncompleteTypeNode*>(t.get()));
+      path.push_back(it->first);
       t = it->second;
     }
-    for (const IncompleteTypeNode* p : path) binding_[p] = t;  // path compression
+    for (int64_t p : path) binding_[p] = t;  // path compression
     return t;
   }
 
@@ -139,12 +139,12 @@ class Solver : public TypeReporter {
       if (x.get() == y.get()) continue;
       if (x->kind == TypeKind::kIncomplete) {
         if (Occurs(x.get(), y)) return Mismatch(a, b, "a type cannot contain itself");
-        binding_[static_cast<const IncompleteTypeNode*>(x.get())] = y;
+        binding_[static_cast<const IncompleteTypeNode*>(x.get())->id] = y;
         continue;
       }
       if (y->kind == TypeKind::kIncomplete) {
         if (Occurs(y.get(), x)) return Mismatch(a, b, "a type cannot contain itself");
-        binding_[static_cast<const IncompleteTypeNode*>(y.get())] = x;
+        binding_[static_cast<const IncompleteTypeNode*>(y.get())->id] = x;
         continue;
       }
       if (x->kind != y->kind) return Mismatch(a, b, "");
@@ -240,7 +240,9 @@ class Solver : public TypeReporter {
         detail.empty() ? "" : " (", detail, detail.empty() ? "" : ")"));
   }
 
-  absl::flat_hash_map<const IncompleteTypeNode*, Type> binding_;
+  // Keyed by id, not address: an unknown that dies may free its address for
+  // a new one.
+  absl::flat_hash_map<int64_t, Type> binding_;
 };
 
 // ---- Constraint generation ----------------------------------------------------
@@ -277,6 +279,26 @@ class Inferencer {
   absl::Status Visit(const Expr& root) {
     for (const Expr& e : PostOrder(root)) {
       if (types_.contains(e.get())) continue;
+      // An operator has no type of its own: it may only be the callee of a call.
+      if (e->kind == ExprKind::kOp) {
+        types_.emplace(e.get(), Type());
+        continue;
+      }
+      const Expr* callee = e->kind == ExprKind::kCall ? &e.as<CallNode>()->op : nullptr;
+      absl::Status misuse;
+      ForEachChild(e, [&](const Expr& c) {
+        if (misuse.ok() && c->kind == ExprKind::kOp && (callee == nullptr || c.get() != callee->get()))
+          misuse = absl::InvalidArgumentError(absl::StrCat(
+              "operator ", c.as<OpNode>()->name(), " is used as a value; operators can only be called"));
+      });
+      if (const auto* call = e.as<CallNode>()) {
+        for (const Expr& a : call->args)
+          if (misuse.ok() && a->kind == ExprKind::kOp)
+            misuse = absl::InvalidArgumentError(absl::StrCat(
+                "operator ", a.as<OpNode>()->name(), " is used as a value; operators can only be called"));
+      }
+      if (!misuse.ok()) return InExpr(misuse, e);
+      if (root->kind == ExprKind::kOp) return InExpr(absl::InvalidArgumentError("an operator is not an expression with a value"), root);
       absl::StatusOr<Type> t = Generate(e);
       if (!t.ok()) return InExpr(t.status(), e);
       types_.emplace(e.get(), *t);
@@ -325,6 +347,7 @@ class Inferencer {
     out.reserve(order_.size());
     for (const Expr& e : order_) {
       Type t = solver_.Resolve(types_.at(e.get()));
+      if (!t) continue;
       if (TypeHasIncomplete(t)) {
         std::string hint = e->kind == ExprKind::kVar ? "; add a type annotation" : "";
         return absl::InvalidArgumentError(absl::StrCat("cannot infer the type of ", Show(e),
@@ -504,8 +527,10 @@ class Inferencer {
         return absl::InvalidArgumentError(absl::StrCat(
             "operator ", e.as<OpNode>()->name(), " is used as a value; operators can only be called"));
       case ExprKind::kConstructor: {
+        // A constructor is shared by every use: it keeps its polymorphic type
+        // (fn<A>(A, List[A]) -> List[A]); each call instantiates it afresh.
         KILN_ASSIGN_OR_RETURN(FuncType ct, ConstructorType(e.as<ConstructorNode>()));
-        return Instantiate(ct.get(), {});
+        return Type(ct);
       }
       case ExprKind::kMatch: {
         const auto* m = e.as<MatchNode>();

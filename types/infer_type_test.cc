@@ -158,7 +158,7 @@ def @head_or<A>(%l: List[A], %d: A) -> A {
   }
 }
 def @main(%x: Tensor[(3,), float32]) {
-  %0 = Cons(%x, Cons(%x, Nil));
+  %0 = Cons(%x, Cons(%x, Nil()));
   (@length(%0), @head_or(%0, %x))
 }
 )"),
