@@ -282,7 +282,7 @@ TEST(ParserTest, DeepNestingIsAnErrorNotACrash) {
   std::string deep(100000, '(');
   auto e = ParseExpr(deep + "1" + std::string(100000, ')'));
   ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("nesting is deeper than 1000 levels"), std::string::npos)
+  EXPECT_NE(e.status().message().find("nesting is deeper than 256 levels"), std::string::npos)
       << e.status();
   auto t = ParseType(std::string(50000, '(') + "int8" + std::string(50000, ')'));
   EXPECT_FALSE(t.ok());
