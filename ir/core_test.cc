@@ -155,6 +155,10 @@ TEST(FactoryTest, RejectsIllFormedNodes) {
   ASSERT_FALSE(oob.ok());
   EXPECT_THAT(oob.status().message(), HasSubstr("out of range for a 2-tuple"));
   EXPECT_FALSE(MakeGlobalVar("has space").ok());
+  EXPECT_FALSE(MakeGlobalVar("f.1").ok());  // would not print back as one name
+  EXPECT_FALSE(MakeGlobalVar("1f").ok());
+  EXPECT_FALSE(MakeGlobalVar("f.").ok());
+  EXPECT_TRUE(MakeGlobalVar("nn.fused_conv_1").ok());
   EXPECT_FALSE(MakeConstant(nullptr).ok());
 }
 

@@ -45,12 +45,21 @@ absl::Status NotNullList(const std::vector<Expr>& es, const char* what) {
   return absl::OkStatus();
 }
 
+// Dotted identifiers: segments of [A-Za-z_][A-Za-z0-9_]* joined by '.', so
+// that every name the IR accepts prints and parses back as the same name.
 bool IsIdentifier(const std::string& s) {
-  if (s.empty()) return false;
+  bool segment_start = true;
   for (char c : s) {
-    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '.') {
+      if (segment_start) return false;
+      segment_start = true;
+      continue;
+    }
+    if (segment_start ? !(isalpha(u) || c == '_') : !(isalnum(u) || c == '_')) return false;
+    segment_start = false;
   }
-  return true;
+  return !segment_start;
 }
 
 }  // namespace
@@ -62,7 +71,9 @@ Var MakeVar(std::string name_hint, Type type_annotation) {
 absl::StatusOr<GlobalVar> MakeGlobalVar(std::string name) {
   if (!IsIdentifier(name))
     return absl::InvalidArgumentError(
-        absl::StrCat("global name '", name, "' is not an identifier (letters, digits, _ and .)"));
+        absl::StrCat("global name '", name,
+                     "' is not an identifier (dot-separated words of letters, digits and _, "
+                     "each starting with a letter or _)"));
   return MakeRef<GlobalVarNode>(std::move(name));
 }
 
