@@ -92,6 +92,10 @@ class Pass {
   absl::StatusOr<bool> Run(Module* module, const PassContext& ctx) const;
 
  protected:
+  // A container of passes (Sequential) is not itself instrumented and does
+  // not prefix its passes' errors: its passes are.
+  virtual bool is_container() const { return false; }
+
   // The transformation itself: rewrite `module` in place (it is the pass's own copy).
   virtual absl::StatusOr<bool> RunOnModule(Module& module, const PassContext& ctx) const = 0;
 };
@@ -157,9 +161,12 @@ class IrDumpInstrument : public PassInstrument {
   explicit IrDumpInstrument(std::string dir) : dir_(std::move(dir)) {}
   void AfterPass(const PassInfo& info, const Module& module, bool changed,
                  absl::Duration elapsed) override;
+  // The first error writing a dump file (instruments cannot fail a pass).
+  const absl::Status& status() const { return status_; }
 
  private:
   std::string dir_;
+  absl::Status status_;
   int count_ = 0;
 };
 
