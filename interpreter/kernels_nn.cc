@@ -1,0 +1,346 @@
+// Kernels of nn.conv2d, nn.dense, nn.matmul, nn.batch_matmul and the 2-D
+// pools. Layouts, groups, padding and ceil_mode as in types/rel_conv.cc,
+// rel_dense.cc and rel_pool.cc. Products accumulate in double (floats) or
+// in 64-bit wrapping integers (two integer dtypes may differ: uint8 x int8),
+// and are stored once in out_dtype (void = the first input's dtype).
+//
+// Pools: max pooling ignores padding (an all-padding window gives the dtype's
+// lowest finite value, as TVM pads with it); avg pooling divides by the number
+// of window positions inside the data, or with count_include_pad inside the
+// padded data (a ceil_mode window hanging past the padding is cut there, as
+// TVM). An integer average truncates toward zero; an empty window gives 0.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "interpreter/kernel_util.h"
+#include "ir/op_attrs.h"
+
+namespace kiln::interp::internal {
+namespace {
+
+// A dot-product accumulator with the numeric rules above.
+struct Acc {
+  bool fl;
+  double f = 0;
+  int64_t i = 0;
+  void Add(const HostTensor& a, int64_t ia, const HostTensor& b, int64_t ib) {
+    if (fl) f += LoadF(a, ia) * LoadF(b, ib);
+    else i = static_cast<int64_t>(static_cast<uint64_t>(i) +
+                                  static_cast<uint64_t>(LoadI(a, ia)) * static_cast<uint64_t>(LoadI(b, ib)));
+  }
+  void Store(HostTensor& out, int64_t o) const {
+    if (fl) StoreF(out, o, f);
+    else StoreI(out, o, i);
+  }
+};
+
+absl::Status CheckDtypes(const KernelCtx& k, const HostTensor& a, const HostTensor& b) {
+  if (a.dtype() == b.dtype() || (a.dtype().is_integral() && b.dtype().is_integral()))
+    return absl::OkStatus();
+  return k.Error(absl::StrCat("operands must have the same dtype; got ", TypeStr(a), " and ",
+                              TypeStr(b)));
+}
+
+DataType OutDtype(DataType out_dtype, const HostTensor& a) {
+  return out_dtype.is_void() ? a.dtype() : out_dtype;
+}
+
+bool IsFloatMath(const HostTensor& a, const HostTensor& b) {
+  return a.dtype().is_float() || b.dtype().is_float();
+}
+
+absl::StatusOr<int64_t> WindowOut(const KernelCtx& k, absl::string_view axis, int64_t in,
+                                  int64_t kernel, int64_t stride, int64_t pad, int64_t dilation,
+                                  bool ceil_mode) {
+  const int64_t eff = dilation * (kernel - 1) + 1;
+  const int64_t num = in + pad - eff + (ceil_mode ? stride - 1 : 0);
+  const int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
+  if (out < 1)
+    return k.Error(absl::StrCat("output ", axis, " would be ", out, " (input ", in, ", padding ",
+                                pad, ", window ", eff, " with dilation, stride ", stride, ")"));
+  return out;
+}
+
+absl::StatusOr<Value> Conv2D(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* w, k.Tensor(1));
+  const Conv2DAttrs& a = k.Attrs<Conv2DAttrs>();
+  KILN_ASSIGN_OR_RETURN(std::vector<int> dl, PermutedLayout(k, "data_layout", a.data_layout, "NCHW"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int> kl, PermutedLayout(k, "kernel_layout", a.kernel_layout, "OIHW"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int> ol,
+                        PermutedLayout(k, "out_layout", a.out_layout.empty() ? a.data_layout : a.out_layout, "NCHW"));
+  if (x->ndim() != 4 || w->ndim() != 4)
+    return k.Error(absl::StrCat("data and weight must be 4-D; got ", TypeStr(*x), " and ", TypeStr(*w)));
+  KILN_RETURN_IF_ERROR(CheckDtypes(k, *x, *w));
+  KILN_ASSIGN_OR_RETURN(Shape64 st, Pair(k, "strides", a.strides, 1));
+  KILN_ASSIGN_OR_RETURN(Shape64 dil, Pair(k, "dilation", a.dilation, 1));
+  KILN_ASSIGN_OR_RETURN(Shape64 pad, Padding4(k, a.padding));
+  const Shape64& xs = x->shape();
+  const Shape64& ws = w->shape();
+  const int64_t N = xs[dl[0]], C = xs[dl[1]], H = xs[dl[2]], W = xs[dl[3]];
+  const int64_t O = ws[kl[0]], I = ws[kl[1]], KH = ws[kl[2]], KW = ws[kl[3]];
+  const int64_t g = a.groups;
+  if (g < 1 || C != I * g || O % g != 0)
+    return k.Error(absl::StrCat("data ", TypeStr(*x), " and weight ", TypeStr(*w), " (",
+                                a.kernel_layout, ") do not match with groups=", g));
+  if (a.channels && *a.channels != O)
+    return k.Error(absl::StrCat("channels=", *a.channels, " but weight has ", O, " output channels"));
+  KILN_ASSIGN_OR_RETURN(int64_t OH, WindowOut(k, "height", H, KH, st[0], pad[0] + pad[2], dil[0], false));
+  KILN_ASSIGN_OR_RETURN(int64_t OW, WindowOut(k, "width", W, KW, st[1], pad[1] + pad[3], dil[1], false));
+  Shape64 os(4);
+  os[ol[0]] = N;
+  os[ol[1]] = O;
+  os[ol[2]] = OH;
+  os[ol[3]] = OW;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, OutDtype(a.out_dtype, *x), os));
+  const Shape64 xst = Strides(xs), wst = Strides(ws), ost = Strides(os);
+  const int64_t opg = O / g;
+  const bool fl = IsFloatMath(*x, *w);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < O; ++oc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          Acc acc{fl};
+          const int64_t grp = oc / opg;
+          for (int64_t ic = 0; ic < I; ++ic) {
+            const int64_t c = grp * I + ic;
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              const int64_t ih = oh * st[0] - pad[0] + kh * dil[0];
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t iw = ow * st[1] - pad[1] + kw * dil[1];
+                if (iw < 0 || iw >= W) continue;
+                acc.Add(*x, n * xst[dl[0]] + c * xst[dl[1]] + ih * xst[dl[2]] + iw * xst[dl[3]], *w,
+                        oc * wst[kl[0]] + ic * wst[kl[1]] + kh * wst[kl[2]] + kw * wst[kl[3]]);
+              }
+            }
+          }
+          acc.Store(*out, n * ost[ol[0]] + oc * ost[ol[1]] + oh * ost[ol[2]] + ow * ost[ol[3]]);
+        }
+  return TensorValue(std::move(out));
+}
+
+// out[b, m, n] = sum_k A[b, m, k] * B[b, k, n], with A and B given as
+// (tensor, offset function). Shared by dense, matmul and batch_matmul.
+template <typename FA, typename FB>
+void MatMulLoop(const HostTensor& A, FA ia, const HostTensor& Bt, FB ib, HostTensor& out,
+                int64_t batch, int64_t M, int64_t N, int64_t K, bool fl) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        Acc acc{fl};
+        for (int64_t kk = 0; kk < K; ++kk) acc.Add(A, ia(b, m, kk), Bt, ib(b, kk, n));
+        acc.Store(out, (b * M + m) * N + n);
+      }
+}
+
+absl::StatusOr<Value> Dense(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* w, k.Tensor(1));
+  const DenseAttrs& a = k.Attrs<DenseAttrs>();
+  KILN_RETURN_IF_ERROR(CheckDtypes(k, *x, *w));
+  if (x->ndim() < 1 || w->ndim() != 2 || x->shape().back() != w->shape()[1])
+    return k.Error(absl::StrCat("expects data [..., K] and weight [units, K]; got ", TypeStr(*x),
+                                " and ", TypeStr(*w)));
+  const int64_t K = w->shape()[1], U = w->shape()[0];
+  if (a.units && *a.units != U)
+    return k.Error(absl::StrCat("units=", *a.units, " but weight has ", U, " rows"));
+  Shape64 os(x->shape().begin(), x->shape().end() - 1);
+  os.push_back(U);
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, OutDtype(a.out_dtype, *x), os));
+  const int64_t M = NumElements(x->shape()) / std::max<int64_t>(K, 1);
+  const int64_t rows = K == 0 ? NumElements(os) / std::max<int64_t>(U, 1) : M;
+  MatMulLoop(*x, [K](int64_t, int64_t m, int64_t kk) { return m * K + kk; }, *w,
+             [K](int64_t, int64_t kk, int64_t n) { return n * K + kk; }, *out, 1, rows, U, K,
+             IsFloatMath(*x, *w));
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> Matmul(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* y, k.Tensor(1));
+  const MatmulAttrs& a = k.Attrs<MatmulAttrs>();
+  KILN_RETURN_IF_ERROR(CheckDtypes(k, *x, *y));
+  const Shape64& xs = x->shape();
+  if (x->ndim() < (a.transpose_a ? 2 : 1) || y->ndim() != 2)
+    return k.Error(absl::StrCat("expects tensor_a [..., M, K] and tensor_b [K, N]; got ",
+                                TypeStr(*x), " and ", TypeStr(*y)));
+  const size_t r = xs.size();
+  const int64_t K = a.transpose_a ? xs[r - 2] : xs[r - 1];
+  const int64_t M = a.transpose_a ? xs[r - 1] : (r >= 2 ? xs[r - 2] : 1);
+  const int64_t KB = a.transpose_b ? y->shape()[1] : y->shape()[0];
+  const int64_t N = a.transpose_b ? y->shape()[0] : y->shape()[1];
+  if (K != KB)
+    return k.Error(absl::StrCat("reduction dims differ: ", TypeStr(*x), " vs ", TypeStr(*y)));
+  if (a.units && *a.units != N)
+    return k.Error(absl::StrCat("units=", *a.units, " but tensor_b gives ", N, " columns"));
+  Shape64 os;
+  int64_t batch = 1;
+  if (r >= 2) {
+    os.assign(xs.begin(), xs.end() - 2);
+    batch = NumElements(os);
+    os.push_back(M);
+  }
+  os.push_back(N);
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, OutDtype(a.out_dtype, *x), os));
+  const bool ta = a.transpose_a, tb = a.transpose_b;
+  MatMulLoop(
+      *x, [=](int64_t b, int64_t m, int64_t kk) { return b * M * K + (ta ? kk * M + m : m * K + kk); },
+      *y, [=](int64_t, int64_t kk, int64_t n) { return tb ? n * K + kk : kk * N + n; }, *out, batch,
+      M, N, K, IsFloatMath(*x, *y));
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> BatchMatmul(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* y, k.Tensor(1));
+  const BatchMatmulAttrs& a = k.Attrs<BatchMatmulAttrs>();
+  KILN_RETURN_IF_ERROR(CheckDtypes(k, *x, *y));
+  if (x->ndim() != 3 || y->ndim() != 3)
+    return k.Error(absl::StrCat("expects 3-D x and y; got ", TypeStr(*x), " and ", TypeStr(*y)));
+  const Shape64& xs = x->shape();
+  const Shape64& ys = y->shape();
+  const bool ta = a.transpose_a, tb = a.transpose_b;
+  const int64_t M = ta ? xs[2] : xs[1], K = ta ? xs[1] : xs[2];
+  const int64_t KB = tb ? ys[2] : ys[1], N = tb ? ys[1] : ys[2];
+  const int64_t bx = xs[0], by = ys[0];
+  if (K != KB || (bx != by && bx != 1 && by != 1))
+    return k.Error(absl::StrCat("incompatible operands ", TypeStr(*x), " and ", TypeStr(*y)));
+  const int64_t B = bx == 1 ? by : bx;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, OutDtype(a.out_dtype, *x), {B, M, N}));
+  MatMulLoop(
+      *x,
+      [=](int64_t b, int64_t m, int64_t kk) {
+        return (bx == 1 ? 0 : b) * M * K + (ta ? kk * M + m : m * K + kk);
+      },
+      *y,
+      [=](int64_t b, int64_t kk, int64_t n) {
+        return (by == 1 ? 0 : b) * K * N + (tb ? n * K + kk : kk * N + n);
+      },
+      *out, B, M, N, K, IsFloatMath(*x, *y));
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> Pool2D(const KernelCtx& k, bool is_max) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const Pool2DAttrs& a = k.Attrs<Pool2DAttrs>();
+  KILN_ASSIGN_OR_RETURN(std::vector<int> l, PermutedLayout(k, "layout", a.layout, "NCHW"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int> ol,
+                        PermutedLayout(k, "out_layout", a.out_layout.empty() ? a.layout : a.out_layout, "NCHW"));
+  if (x->ndim() != 4) return k.Error(absl::StrCat("expects a 4-D tensor; got ", TypeStr(*x)));
+  KILN_ASSIGN_OR_RETURN(Shape64 ps, Pair(k, "pool_size", a.pool_size, 1));
+  KILN_ASSIGN_OR_RETURN(Shape64 st, Pair(k, "strides", a.strides, 1));
+  KILN_ASSIGN_OR_RETURN(Shape64 dil, Pair(k, "dilation", a.dilation, 1));
+  KILN_ASSIGN_OR_RETURN(Shape64 pad, Padding4(k, a.padding));
+  const Shape64& xs = x->shape();
+  const int64_t N = xs[l[0]], C = xs[l[1]], H = xs[l[2]], W = xs[l[3]];
+  KILN_ASSIGN_OR_RETURN(int64_t OH, WindowOut(k, "height", H, ps[0], st[0], pad[0] + pad[2], dil[0], a.ceil_mode));
+  KILN_ASSIGN_OR_RETURN(int64_t OW, WindowOut(k, "width", W, ps[1], st[1], pad[1] + pad[3], dil[1], a.ceil_mode));
+  Shape64 os(4);
+  os[ol[0]] = N;
+  os[ol[1]] = C;
+  os[ol[2]] = OH;
+  os[ol[3]] = OW;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
+  const Shape64 xst = Strides(xs), ost = Strides(os);
+  const bool fl = x->dtype().is_float();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double best = 0, sumf = 0;
+          int64_t sumi = 0, besti = 0, count = 0, padded_count = 0;
+          bool any = false;
+          for (int64_t kh = 0; kh < ps[0]; ++kh) {
+            const int64_t ih = oh * st[0] - pad[0] + kh * dil[0];
+            for (int64_t kw = 0; kw < ps[1]; ++kw) {
+              const int64_t iw = ow * st[1] - pad[1] + kw * dil[1];
+              if (ih < H + pad[2] && iw < W + pad[3]) ++padded_count;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              const int64_t idx = n * xst[l[0]] + c * xst[l[1]] + ih * xst[l[2]] + iw * xst[l[3]];
+              ++count;
+              if (is_max && !fl) {
+                const int64_t v = LoadI(*x, idx);
+                if (!any || v > besti) besti = v;
+                any = true;
+              } else if (is_max) {
+                const double v = LoadF(*x, idx);
+                if (!any || std::isnan(v) || (!std::isnan(best) && v > best)) best = v;
+                any = true;
+              } else if (fl) {
+                sumf += LoadF(*x, idx);
+              } else {
+                sumi += LoadI(*x, idx);
+              }
+            }
+          }
+          const int64_t o = n * ost[ol[0]] + c * ost[ol[1]] + oh * ost[ol[2]] + ow * ost[ol[3]];
+          if (is_max) {
+            if (!any) StoreF(*out, o, LowestValue(x->dtype()));
+            else if (fl) StoreF(*out, o, best);
+            else StoreI(*out, o, besti);
+            continue;
+          }
+          const int64_t div = a.count_include_pad ? padded_count : count;
+          if (div == 0) StoreF(*out, o, 0);
+          else if (fl) StoreF(*out, o, sumf / static_cast<double>(div));
+          else StoreI(*out, o, sumi / div);
+        }
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> GlobalPool2D(const KernelCtx& k, bool is_max) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const GlobalPool2DAttrs& a = k.Attrs<GlobalPool2DAttrs>();
+  KILN_ASSIGN_OR_RETURN(std::vector<int> l, PermutedLayout(k, "layout", a.layout, "NCHW"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int> ol,
+                        PermutedLayout(k, "out_layout", a.out_layout.empty() ? a.layout : a.out_layout, "NCHW"));
+  if (x->ndim() != 4) return k.Error(absl::StrCat("expects a 4-D tensor; got ", TypeStr(*x)));
+  const Shape64& xs = x->shape();
+  const int64_t N = xs[l[0]], C = xs[l[1]], H = xs[l[2]], W = xs[l[3]];
+  if (is_max && H * W == 0) return k.Error("cannot take the max of an empty window");
+  Shape64 os(4);
+  os[ol[0]] = N;
+  os[ol[1]] = C;
+  os[ol[2]] = 1;
+  os[ol[3]] = 1;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
+  const Shape64 xst = Strides(xs), ost = Strides(os);
+  const bool fl = x->dtype().is_float();
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c) {
+      double best = 0, sumf = 0;
+      int64_t sumi = 0;
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w) {
+          const int64_t idx = n * xst[l[0]] + c * xst[l[1]] + h * xst[l[2]] + w * xst[l[3]];
+          const double v = LoadF(*x, idx);
+          if ((h == 0 && w == 0) || std::isnan(v) || (!std::isnan(best) && v > best)) best = v;
+          sumf += v;
+          sumi += fl ? 0 : LoadI(*x, idx);
+        }
+      const int64_t o = n * ost[ol[0]] + c * ost[ol[1]];
+      if (is_max) StoreF(*out, o, best);
+      else if (H * W == 0) StoreF(*out, o, fl ? NAN : 0);
+      else if (fl) StoreF(*out, o, sumf / static_cast<double>(H * W));
+      else StoreI(*out, o, sumi / (H * W));
+    }
+  return TensorValue(std::move(out));
+}
+
+}  // namespace
+
+void RegisterNNKernels() {
+  AddKernel("nn.conv2d", Conv2D);
+  AddKernel("nn.dense", Dense);
+  AddKernel("nn.matmul", Matmul);
+  AddKernel("nn.batch_matmul", BatchMatmul);
+  AddKernel("nn.max_pool2d", [](const KernelCtx& k) { return Pool2D(k, true); });
+  AddKernel("nn.avg_pool2d", [](const KernelCtx& k) { return Pool2D(k, false); });
+  AddKernel("nn.global_max_pool2d", [](const KernelCtx& k) { return GlobalPool2D(k, true); });
+  AddKernel("nn.global_avg_pool2d", [](const KernelCtx& k) { return GlobalPool2D(k, false); });
+}
+
+}  // namespace kiln::interp::internal

@@ -1,0 +1,530 @@
+// Kernels of data-movement operators: reshape, transpose, concatenate, split,
+// strided_slice, take, expand_dims, squeeze, broadcast_to, layout_transform,
+// where. Attribute semantics as in types/rel_transform.cc and rel_slice.cc;
+// shapes are computed from the actual inputs.
+//
+// take: mode "clip" clamps an index into [0, n - 1]; "wrap" takes it modulo n
+// (negative indices wrap from the end); "fast" promises indices in range: the
+// interpreter accepts [-n, n) (negative from the end) and reports anything else
+// as an error rather than reading out of bounds.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "interpreter/kernel_util.h"
+#include "ir/op_attrs.h"
+
+namespace kiln::interp::internal {
+namespace {
+
+absl::StatusOr<Value> WithShape(const KernelCtx& k, const HostTensor& x, const Shape64& shape) {
+  if (NumElements(shape) != x.num_elements())
+    return k.Error(absl::StrCat("cannot reshape ", TypeStr(x), " to ", ShapeStr(shape)));
+  auto t = HostTensor::FromBytes(x.dtype(), shape, x.raw_data(), x.nbytes());
+  if (!t.ok()) return k.Error(t.status().message());
+  return TensorValue(*std::move(t));
+}
+
+absl::StatusOr<Value> Reshape(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const ReshapeAttrs& a = k.Attrs<ReshapeAttrs>();
+  const Shape64& in = x->shape();
+  const Shape64& ns = a.newshape;
+  auto bad = [&](const std::string& why) {
+    return k.Error(absl::StrCat("cannot reshape ", TypeStr(*x), " with newshape ", ShapeStr(ns),
+                                ": ", why));
+  };
+  Shape64 out;
+  int infer = -1;
+  size_t src = 0;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const int64_t v = ns[i];
+    if (v > 0 || (v == 0 && a.allowzero)) {
+      out.push_back(v);
+      ++src;
+    } else if (v == 0) {
+      if (src >= in.size()) return bad(absl::StrCat("newshape[", i, "]=0 has no input dim"));
+      out.push_back(in[src++]);
+    } else if (v == -1) {
+      if (infer >= 0) return bad("more than one -1");
+      infer = static_cast<int>(out.size());
+      out.push_back(1);
+      ++src;
+    } else if (v == -2) {
+      for (; src < in.size(); ++src) out.push_back(in[src]);
+    } else if (v == -3) {
+      if (src + 1 >= in.size()) return bad(absl::StrCat("-3 at ", i, " needs two input dims"));
+      out.push_back(in[src] * in[src + 1]);
+      src += 2;
+    } else if (v == -4) {
+      if (i + 2 >= ns.size() || src >= in.size()) return bad(absl::StrCat("-4 at ", i, " is incomplete"));
+      const int64_t d0 = ns[i + 1], d1 = ns[i + 2], s = in[src++];
+      i += 2;
+      if (d0 < -1 || d1 < -1 || d0 == 0 || d1 == 0 || (d0 == -1 && d1 == -1))
+        return bad("the sizes after -4 must be positive, one may be -1");
+      const int64_t p0 = d0 == -1 ? s / d1 : d0, p1 = d1 == -1 ? s / d0 : d1;
+      if (p0 * p1 != s) return bad(absl::StrCat("cannot split ", s, " into ", d0, " x ", d1));
+      out.push_back(p0);
+      out.push_back(p1);
+    } else {
+      return bad(absl::StrCat("invalid code ", v));
+    }
+  }
+  if (infer >= 0) {
+    int64_t rest = 1;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int>(i) != infer) rest *= out[i];
+    if (rest == 0 || x->num_elements() % rest != 0)
+      return bad(absl::StrCat("cannot infer -1 (", x->num_elements(), " elements)"));
+    out[static_cast<size_t>(infer)] = x->num_elements() / rest;
+  }
+  if (NumElements(out) != x->num_elements())
+    return bad(absl::StrCat(x->num_elements(), " elements vs ", NumElements(out)));
+  return WithShape(k, *x, out);
+}
+
+absl::StatusOr<Value> Transpose(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const auto& axes = k.Attrs<TransposeAttrs>().axes;
+  const int64_t nd = x->ndim();
+  std::vector<int64_t> perm;
+  if (!axes) {
+    for (int64_t i = nd - 1; i >= 0; --i) perm.push_back(i);
+  } else {
+    if (static_cast<int64_t>(axes->size()) != nd)
+      return k.Error(absl::StrCat("axes ", ShapeStr(*axes), " must list all ", nd, " axes"));
+    std::vector<bool> seen(static_cast<size_t>(nd), false);
+    for (int64_t ax : *axes) {
+      KILN_ASSIGN_OR_RETURN(int64_t p, NormAxis(k, ax, nd, "axes entry"));
+      if (seen[static_cast<size_t>(p)]) return k.Error(absl::StrCat("axes ", ShapeStr(*axes), " is not a permutation"));
+      seen[static_cast<size_t>(p)] = true;
+      perm.push_back(p);
+    }
+  }
+  Shape64 os;
+  for (int64_t p : perm) os.push_back(x->shape()[static_cast<size_t>(p)]);
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
+  const Shape64 ist = Strides(x->shape());
+  Shape64 c;
+  for (int64_t o = 0; o < out->num_elements(); ++o) {
+    Unravel(o, os, &c);
+    int64_t src = 0;
+    for (size_t d = 0; d < perm.size(); ++d) src += c[d] * ist[static_cast<size_t>(perm[d])];
+    CopyElem(*x, src, *out, o);
+  }
+  return TensorValue(std::move(out));
+}
+
+// Copies `part` into `out` at offset `start` along `axis`.
+void PlaceAlong(const HostTensor& part, HostTensor& out, size_t axis, int64_t start) {
+  const Shape64 ost = Strides(out.shape());
+  Shape64 c;
+  for (int64_t i = 0; i < part.num_elements(); ++i) {
+    Unravel(i, part.shape(), &c);
+    c[axis] += start;
+    int64_t o = 0;
+    for (size_t d = 0; d < c.size(); ++d) o += c[d] * ost[d];
+    CopyElem(part, i, out, o);
+  }
+}
+
+absl::StatusOr<Value> Concatenate(const KernelCtx& k) {
+  const Value& tup = k.args[0];
+  if (!tup.is_tuple() || tup.fields().empty())
+    return k.Error("argument 0 must be a non-empty tuple of tensors");
+  std::vector<const HostTensor*> ts;
+  for (const Value& f : tup.fields()) {
+    KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> t, AsTensor(f, absl::StrCat(k.op.name, ": tuple field")));
+    ts.push_back(t.get());
+  }
+  const HostTensor& t0 = *ts[0];
+  KILN_ASSIGN_OR_RETURN(int64_t axis, NormAxis(k, k.Attrs<ConcatenateAttrs>().axis, t0.ndim()));
+  const size_t ax = static_cast<size_t>(axis);
+  Shape64 os = t0.shape();
+  for (size_t i = 1; i < ts.size(); ++i) {
+    const HostTensor& t = *ts[i];
+    bool ok = t.ndim() == t0.ndim() && t.dtype() == t0.dtype();
+    for (size_t d = 0; ok && d < os.size(); ++d) ok = d == ax || t.shape()[d] == os[d];
+    if (!ok)
+      return k.Error(absl::StrCat("field ", i, " is ", TypeStr(t), "; it does not match field 0, ",
+                                  TypeStr(t0), ", outside axis ", axis));
+    os[ax] += t.shape()[ax];
+  }
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, t0.dtype(), os));
+  int64_t start = 0;
+  for (const HostTensor* t : ts) {
+    PlaceAlong(*t, *out, ax, start);
+    start += t->shape()[ax];
+  }
+  return TensorValue(std::move(out));
+}
+
+// The sub-tensor [begin, begin + len) along `axis`.
+absl::StatusOr<Ref<HostTensor>> Slab(const KernelCtx& k, const HostTensor& x, size_t axis,
+                                     int64_t begin, int64_t len) {
+  Shape64 os = x.shape();
+  os[axis] = len;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x.dtype(), os));
+  const Shape64 ist = Strides(x.shape());
+  Shape64 c;
+  for (int64_t o = 0; o < out->num_elements(); ++o) {
+    Unravel(o, os, &c);
+    c[axis] += begin;
+    int64_t src = 0;
+    for (size_t d = 0; d < c.size(); ++d) src += c[d] * ist[d];
+    CopyElem(x, src, *out, o);
+  }
+  return out;
+}
+
+absl::StatusOr<Value> Split(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const SplitAttrs& a = k.Attrs<SplitAttrs>();
+  KILN_ASSIGN_OR_RETURN(int64_t axis, NormAxis(k, a.axis, x->ndim()));
+  const size_t ax = static_cast<size_t>(axis);
+  const int64_t n = x->shape()[ax];
+  std::vector<int64_t> cuts;  // part boundaries, from 0 to n
+  if (a.sections < 0) return k.Error(absl::StrCat("sections must be >= 0; got ", a.sections));
+  if (a.sections > 0) {
+    if (n % a.sections != 0)
+      return k.Error(absl::StrCat("cannot split axis ", axis, " of extent ", n, " into ",
+                                  a.sections, " equal sections"));
+    for (int64_t i = 0; i <= a.sections; ++i) cuts.push_back(i * (n / a.sections));
+  } else {
+    cuts.push_back(0);
+    for (int64_t idx : a.indices) {
+      if (idx < cuts.back() || idx > n)
+        return k.Error(absl::StrCat("indices ", ShapeStr(a.indices), " must ascend within [0, ", n, "]"));
+      cuts.push_back(idx);
+    }
+    cuts.push_back(n);
+  }
+  std::vector<Value> parts;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Ref<HostTensor> p, Slab(k, *x, ax, cuts[i], cuts[i + 1] - cuts[i]));
+    parts.push_back(TensorValue(std::move(p)));
+  }
+  return Value::Tuple(std::move(parts));
+}
+
+absl::StatusOr<Value> StridedSlice(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const StridedSliceAttrs& a = k.Attrs<StridedSliceAttrs>();
+  const int64_t nd = x->ndim();
+  if (a.slice_mode != "end" && a.slice_mode != "size")
+    return k.Error(absl::StrCat("slice_mode must be \"end\" or \"size\"; got \"", a.slice_mode, "\""));
+  const bool size_mode = a.slice_mode == "size";
+  const std::vector<int64_t> none;
+  const std::vector<int64_t>& strides = a.strides ? *a.strides : none;
+  std::vector<int64_t> axes;
+  if (a.axes) {
+    const size_t n = a.axes->size();
+    if (a.begin.size() != n || a.end.size() != n || (strides.size() > 1 && strides.size() != n))
+      return k.Error("with axes, begin, end and strides must have one entry per axis");
+    for (int64_t ax : *a.axes) {
+      KILN_ASSIGN_OR_RETURN(int64_t p, NormAxis(k, ax, nd, "axes entry"));
+      if (std::find(axes.begin(), axes.end(), p) != axes.end())
+        return k.Error(absl::StrCat("axes lists axis ", p, " twice"));
+      axes.push_back(p);
+    }
+  } else {
+    const size_t n = std::max({a.begin.size(), a.end.size(), strides.size()});
+    if (static_cast<int64_t>(n) > nd)
+      return k.Error(absl::StrCat("begin/end/strides have more entries than ", TypeStr(*x), " has axes"));
+    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  constexpr int64_t kBig = int64_t{1} << 62;
+  Shape64 begin(static_cast<size_t>(nd), 0), step(static_cast<size_t>(nd), 1), os = x->shape();
+  for (size_t j = 0; j < axes.size(); ++j) {
+    const size_t ax = static_cast<size_t>(axes[j]);
+    const int64_t n = x->shape()[ax];
+    int64_t st = 1;
+    if (!size_mode) {
+      if (a.axes && strides.size() == 1) st = strides[0];
+      else if (j < strides.size()) st = strides[j];
+    }
+    if (st == 0) return k.Error(absl::StrCat("strides ", ShapeStr(strides), " contain 0"));
+    const int64_t lo = st > 0 ? 0 : -1, hi = st > 0 ? n : n - 1;
+    auto norm = [&](int64_t v) {
+      v = std::clamp(v, -kBig, kBig);
+      return std::clamp(v < 0 ? v + n : v, lo, hi);
+    };
+    const int64_t b = j < a.begin.size() ? norm(a.begin[j]) : (st > 0 ? 0 : n - 1);
+    int64_t e;
+    if (size_mode) {
+      const int64_t size = j < a.end.size() ? a.end[j] : -1;
+      if (size < -1) return k.Error(absl::StrCat("in slice_mode \"size\", end holds sizes; got ", ShapeStr(a.end)));
+      e = size < 0 ? n : std::min(n, b + std::min(size, kBig));
+    } else {
+      e = j < a.end.size() ? norm(a.end[j]) : (st > 0 ? n : -1);
+    }
+    const int64_t len = st > 0 ? e - b : b - e;
+    const int64_t abs_st = st > 0 ? st : -st;
+    os[ax] = len <= 0 ? 0 : (len + abs_st - 1) / abs_st;
+    begin[ax] = b;
+    step[ax] = st;
+  }
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
+  const Shape64 ist = Strides(x->shape());
+  Shape64 c;
+  for (int64_t o = 0; o < out->num_elements(); ++o) {
+    Unravel(o, os, &c);
+    int64_t src = 0;
+    for (size_t d = 0; d < c.size(); ++d) src += (begin[d] + c[d] * step[d]) * ist[d];
+    CopyElem(*x, src, *out, o);
+  }
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> Take(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* idx, k.Tensor(1));
+  const TakeAttrs& a = k.Attrs<TakeAttrs>();
+  if (!idx->dtype().is_int() && !idx->dtype().is_uint())
+    return k.Error(absl::StrCat("indices must be an integer tensor; got ", TypeStr(*idx)));
+  if (a.mode != "clip" && a.mode != "wrap" && a.mode != "fast")
+    return k.Error(absl::StrCat("mode must be \"clip\", \"wrap\" or \"fast\"; got \"", a.mode, "\""));
+  Shape64 xs = x->shape();
+  int64_t axis = 0, bd = 0;
+  if (!a.axis) {
+    if (a.batch_dims != 0) return k.Error("batch_dims needs an axis");
+    xs = {x->num_elements()};  // flattened
+  } else {
+    KILN_ASSIGN_OR_RETURN(axis, NormAxis(k, *a.axis, x->ndim()));
+    bd = a.batch_dims < 0 ? a.batch_dims + idx->ndim() : a.batch_dims;
+    if (bd < 0 || bd > idx->ndim() || bd > axis)
+      return k.Error(absl::StrCat("batch_dims ", a.batch_dims, " is out of range"));
+    for (size_t i = 0; i < static_cast<size_t>(bd); ++i)
+      if (xs[i] != idx->shape()[i])
+        return k.Error(absl::StrCat("batch dimension ", i, " differs: ", TypeStr(*x), " vs indices ",
+                                    TypeStr(*idx)));
+  }
+  const size_t ax = static_cast<size_t>(axis);
+  const int64_t n = xs[ax];
+  const Shape64& is = idx->shape();
+  Shape64 os(xs.begin(), xs.begin() + axis);
+  os.insert(os.end(), is.begin() + bd, is.end());
+  os.insert(os.end(), xs.begin() + axis + 1, xs.end());
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
+  if (out->num_elements() > 0 && n == 0)
+    return k.Error(absl::StrCat("cannot take from an empty axis of ", TypeStr(*x)));
+  const Shape64 xst = Strides(xs), ist = Strides(is);
+  const size_t n_idx = is.size() - static_cast<size_t>(bd);
+  Shape64 c;
+  for (int64_t o = 0; o < out->num_elements(); ++o) {
+    Unravel(o, os, &c);
+    // c = data[:axis] coords, indices[bd:] coords, data[axis+1:] coords.
+    int64_t ii = 0;
+    for (size_t d = 0; d < static_cast<size_t>(bd); ++d) ii += c[d] * ist[d];
+    for (size_t d = 0; d < n_idx; ++d) ii += c[ax + d] * ist[static_cast<size_t>(bd) + d];
+    int64_t i = LoadI(*idx, ii);
+    if (idx->dtype().is_uint() && idx->dtype().bits() == 64 && i < 0) i = n;  // huge: out of range
+    if (a.mode == "clip") {
+      i = std::clamp<int64_t>(i, 0, n - 1);
+    } else if (a.mode == "wrap") {
+      i = ((i % n) + n) % n;
+    } else {
+      if (i < -n || i >= n)
+        return k.Error(absl::StrCat("index ", i, " is out of range for axis ", axis, " of extent ",
+                                    n, " (mode \"fast\")"));
+      if (i < 0) i += n;
+    }
+    int64_t src = i * xst[ax];
+    for (size_t d = 0; d < ax; ++d) src += c[d] * xst[d];
+    for (size_t d = ax + 1; d < xs.size(); ++d) src += c[d - 1 + n_idx] * xst[d];
+    CopyElem(*x, src, *out, o);
+  }
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> ExpandDims(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const ExpandDimsAttrs& a = k.Attrs<ExpandDimsAttrs>();
+  const int64_t nd = x->ndim();
+  if (a.num_newaxis < 0 || a.axis < -nd - 1 || a.axis > nd)
+    return k.Error(absl::StrCat("axis ", a.axis, " / num_newaxis ", a.num_newaxis,
+                                " out of range for ", TypeStr(*x)));
+  const int64_t axis = a.axis < 0 ? a.axis + nd + 1 : a.axis;
+  Shape64 os(x->shape().begin(), x->shape().begin() + axis);
+  for (int64_t i = 0; i < a.num_newaxis; ++i) os.push_back(1);
+  os.insert(os.end(), x->shape().begin() + axis, x->shape().end());
+  return WithShape(k, *x, os);
+}
+
+absl::StatusOr<Value> Squeeze(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const auto& axis = k.Attrs<SqueezeAttrs>().axis;
+  std::vector<bool> drop(x->shape().size(), false);
+  if (!axis) {
+    for (size_t i = 0; i < drop.size(); ++i) drop[i] = x->shape()[i] == 1;
+  } else {
+    for (int64_t ax : *axis) {
+      KILN_ASSIGN_OR_RETURN(int64_t p, NormAxis(k, ax, x->ndim()));
+      if (x->shape()[static_cast<size_t>(p)] != 1)
+        return k.Error(absl::StrCat("cannot squeeze axis ", p, " of ", TypeStr(*x), ": not 1"));
+      drop[static_cast<size_t>(p)] = true;
+    }
+  }
+  Shape64 os;
+  for (size_t i = 0; i < drop.size(); ++i)
+    if (!drop[i]) os.push_back(x->shape()[i]);
+  return WithShape(k, *x, os);
+}
+
+absl::StatusOr<Value> BroadcastTo(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const Shape64& target = k.Attrs<BroadcastToAttrs>().shape;
+  KILN_ASSIGN_OR_RETURN(Shape64 s, BroadcastShape(k, x->shape(), target));
+  if (s != target)
+    return k.Error(absl::StrCat("cannot broadcast ", TypeStr(*x), " to ", ShapeStr(target)));
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), target));
+  const std::vector<int64_t> ix = BroadcastIndex(x->shape(), target);
+  for (int64_t o = 0; o < out->num_elements(); ++o) CopyElem(*x, ix[static_cast<size_t>(o)], *out, o);
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> Where(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* c, k.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(1));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* y, k.Tensor(2));
+  if (!c->dtype().is_bool() || x->dtype() != y->dtype())
+    return k.Error(absl::StrCat("expects a bool condition and x, y of one dtype; got ", TypeStr(*c),
+                                ", ", TypeStr(*x), ", ", TypeStr(*y)));
+  KILN_ASSIGN_OR_RETURN(Shape64 xy, BroadcastShape(k, x->shape(), y->shape()));
+  KILN_ASSIGN_OR_RETURN(Shape64 s, BroadcastShape(k, c->shape(), xy));
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), s));
+  const auto ic = BroadcastIndex(c->shape(), s), ix = BroadcastIndex(x->shape(), s),
+             iy = BroadcastIndex(y->shape(), s);
+  for (int64_t o = 0; o < out->num_elements(); ++o) {
+    const size_t so = static_cast<size_t>(o);
+    if (LoadI(*c, ic[so]) != 0) CopyElem(*x, ix[so], *out, o);
+    else CopyElem(*y, iy[so], *out, o);
+  }
+  return TensorValue(std::move(out));
+}
+
+// A layout such as "NCHW16c": (axis letter, split factor or 0) per dimension.
+absl::StatusOr<std::vector<std::pair<char, int64_t>>> ParseLayout(const KernelCtx& k,
+                                                                   const std::string& text) {
+  std::vector<std::pair<char, int64_t>> axes;
+  int64_t f = 0;
+  bool has_f = false;
+  for (char ch : text) {
+    if (ch >= '0' && ch <= '9') {
+      f = f * 10 + (ch - '0');
+      has_f = true;
+      if (f > (int64_t{1} << 40)) return k.Error(absl::StrCat("layout \"", text, "\": factor too large"));
+      continue;
+    }
+    const bool upper = ch >= 'A' && ch <= 'Z', lower = ch >= 'a' && ch <= 'z';
+    if ((!upper && !lower) || (upper && has_f) || (lower && (!has_f || f <= 0)))
+      return k.Error(absl::StrCat("layout \"", text, "\" is not valid"));
+    for (const auto& [c, ff] : axes)
+      if (c == ch) return k.Error(absl::StrCat("layout \"", text, "\" repeats an axis"));
+    axes.push_back({ch, lower ? f : 0});
+    f = 0;
+    has_f = false;
+  }
+  if (has_f || axes.empty()) return k.Error(absl::StrCat("layout \"", text, "\" is not valid"));
+  return axes;
+}
+
+absl::StatusOr<Value> LayoutTransform(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const LayoutTransformAttrs& a = k.Attrs<LayoutTransformAttrs>();
+  KILN_ASSIGN_OR_RETURN(auto src, ParseLayout(k, a.src_layout));
+  KILN_ASSIGN_OR_RETURN(auto dst, ParseLayout(k, a.dst_layout));
+  if (static_cast<int64_t>(src.size()) != x->ndim())
+    return k.Error(absl::StrCat(TypeStr(*x), " does not have the rank of src_layout ", a.src_layout));
+  auto factor_of = [](const std::vector<std::pair<char, int64_t>>& l, char primal) -> int64_t {
+    for (const auto& [c, f] : l)
+      if (c == primal - 'A' + 'a') return f;
+    return 0;
+  };
+  // Full extent of each primal axis.
+  std::map<char, int64_t> full;
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto& [c, f] = src[i];
+    if (f > 0) {
+      if (x->shape()[i] != f)
+        return k.Error(absl::StrCat("axis ", i, " of ", TypeStr(*x), " must be ", f, " (", a.src_layout, ")"));
+      if (full.count(static_cast<char>(c - 'a' + 'A')) == 0 &&
+          std::none_of(src.begin(), src.end(), [&](auto& p) { return p.first == c - 'a' + 'A'; }))
+        return k.Error(absl::StrCat("src_layout ", a.src_layout, " splits an axis it lacks"));
+      continue;
+    }
+    const int64_t sf = factor_of(src, c);
+    full[c] = x->shape()[i] * (sf > 0 ? sf : 1);
+  }
+  Shape64 os;
+  for (const auto& [c, f] : dst) {
+    if (f > 0) {
+      if (full.count(static_cast<char>(c - 'a' + 'A')) == 0)
+        return k.Error(absl::StrCat("dst_layout ", a.dst_layout, " splits an axis src_layout lacks"));
+      os.push_back(f);
+      continue;
+    }
+    if (full.count(c) == 0)
+      return k.Error(absl::StrCat("src_layout ", a.src_layout, " has no axis ", std::string(1, c)));
+    const int64_t df = factor_of(dst, c);
+    if (df > 0 && full[c] % df != 0)
+      return k.Error(absl::StrCat("axis ", std::string(1, c), " of extent ", full[c],
+                                  " does not divide by ", df));
+    os.push_back(df > 0 ? full[c] / df : full[c]);
+  }
+  for (const auto& [c, e] : full) {
+    (void)e;
+    if (std::none_of(dst.begin(), dst.end(), [c = c](auto& p) { return p.first == c; }))
+      return k.Error(absl::StrCat("dst_layout ", a.dst_layout, " has no axis ", std::string(1, c)));
+  }
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
+  const Shape64 ist = Strides(x->shape());
+  Shape64 oc;
+  std::map<char, int64_t> coord;  // full primal coordinates
+  for (int64_t o = 0; o < out->num_elements(); ++o) {
+    Unravel(o, os, &oc);
+    for (const auto& [c, e] : full) coord[c] = e * 0;
+    for (size_t d = 0; d < dst.size(); ++d) {
+      const auto& [c, f] = dst[d];
+      if (f > 0) continue;
+      const int64_t df = factor_of(dst, c);
+      coord[c] += oc[d] * (df > 0 ? df : 1);
+    }
+    for (size_t d = 0; d < dst.size(); ++d)
+      if (dst[d].second > 0) coord[static_cast<char>(dst[d].first - 'a' + 'A')] += oc[d];
+    int64_t srci = 0;
+    for (size_t d = 0; d < src.size(); ++d) {
+      const auto& [c, f] = src[d];
+      int64_t v;
+      if (f > 0) {
+        v = coord[static_cast<char>(c - 'a' + 'A')] % f;
+      } else {
+        const int64_t sf = factor_of(src, c);
+        v = sf > 0 ? coord[c] / sf : coord[c];
+      }
+      srci += v * ist[d];
+    }
+    CopyElem(*x, srci, *out, o);
+  }
+  return TensorValue(std::move(out));
+}
+
+}  // namespace
+
+void RegisterTransformKernels() {
+  AddKernel("reshape", Reshape);
+  AddKernel("transpose", Transpose);
+  AddKernel("concatenate", Concatenate);
+  AddKernel("split", Split);
+  AddKernel("strided_slice", StridedSlice);
+  AddKernel("take", Take);
+  AddKernel("expand_dims", ExpandDims);
+  AddKernel("squeeze", Squeeze);
+  AddKernel("broadcast_to", BroadcastTo);
+  AddKernel("where", Where);
+  AddKernel("layout_transform", LayoutTransform);
+}
+
+}  // namespace kiln::interp::internal
