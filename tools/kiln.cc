@@ -2,6 +2,10 @@
 //
 //   kiln print FILE.kir [--types]   parse, optionally type-check, print the module
 //   kiln check FILE.kir...          parse and type-check; report time and size
+//   kiln opt FILE.kir [--passes=A,B] [--opt-level N] [--disable=A,B]
+//            [--print-after-all] [--timing]
+//                                   run passes (or the default pipeline) and
+//                                   print the resulting module
 //
 // Errors go to stderr with a non-zero exit status; nothing aborts.
 //
@@ -10,14 +14,22 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/traversal.h"
+#include "passes/infra/pass.h"
+#include "passes/pipeline.h"
+#include "passes/registry/register_passes.h"
 #include "types/infer_type.h"
 
 namespace {
@@ -29,6 +41,13 @@ constexpr const char kUsage[] =
     "  print FILE.kir [--types]   parse a text-IR module and print it; with --types,\n"
     "                             type-check it and show every inferred type\n"
     "  check FILE.kir...          parse and type-check each file; print a summary\n"
+    "  opt FILE.kir [options]     run graph passes and print the resulting module:\n"
+    "      --passes=A,B,C         the passes to run, in order (default: the default\n"
+    "                             pipeline for the opt level)\n"
+    "      --opt-level N          0-3 (default 3); passes above it are skipped\n"
+    "      --disable=A,B          never run these passes\n"
+    "      --print-after-all      print the module after each pass\n"
+    "      --timing               print each pass's time to stderr\n"
     "  help                       this message\n";
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
@@ -106,6 +125,81 @@ int Check(const std::vector<std::string>& files) {
   return 0;
 }
 
+// Splits "A,B" into trimmed names; every name must be a registered pass.
+absl::StatusOr<std::vector<std::string>> PassNames(const std::string& list) {
+  std::vector<std::string> out;
+  for (absl::string_view piece : absl::StrSplit(list, ',')) {
+    absl::string_view name = absl::StripAsciiWhitespace(piece);
+    if (name.empty()) continue;
+    auto p = kiln::passes::PassRegistry::Global().Create(name);
+    if (!p.ok()) return p.status();
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+int Opt(const std::vector<std::string>& args) {
+  kiln::passes::RegisterAllPasses();
+  std::string file, passes;
+  bool have_passes = false, print_after_all = false, timing = false;
+  int opt_level = 3;
+  std::vector<std::string> disabled;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string level;
+    if (a.starts_with("--passes=")) {
+      passes = a.substr(9);
+      have_passes = true;
+    } else if (a == "--opt-level" && i + 1 < args.size()) {
+      level = args[++i];
+    } else if (a.starts_with("--opt-level=")) {
+      level = a.substr(12);
+    } else if (a.starts_with("--disable=")) {
+      auto names = PassNames(a.substr(10));
+      if (!names.ok()) return Fail(names.status());
+      disabled.insert(disabled.end(), names->begin(), names->end());
+    } else if (a == "--print-after-all") {
+      print_after_all = true;
+    } else if (a == "--timing") {
+      timing = true;
+    } else if (a.starts_with("-")) {
+      std::fprintf(stderr, "kiln opt: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "kiln opt: more than one input file ('%s', '%s')\n", file.c_str(),
+                   a.c_str());
+      return 2;
+    }
+    if (!level.empty() && (!absl::SimpleAtoi(level, &opt_level) || opt_level < 0 || opt_level > 3)) {
+      std::fprintf(stderr, "kiln opt: --opt-level must be 0, 1, 2 or 3, got '%s'\n", level.c_str());
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    std::fprintf(stderr, "kiln opt: no input file\n%s", kUsage);
+    return 2;
+  }
+  absl::StatusOr<kiln::passes::PassPtr> pipeline =
+      have_passes ? kiln::passes::ParsePassList(passes) : kiln::passes::DefaultPipeline(opt_level);
+  if (!pipeline.ok()) return Fail(pipeline.status());
+  auto m = Load(file);
+  if (!m.ok()) return Fail(m.status());
+  kiln::passes::PassContext ctx;
+  ctx.opt_level = opt_level;
+  ctx.disabled_passes.insert(disabled.begin(), disabled.end());
+  auto timer = std::make_shared<kiln::passes::TimingInstrument>();
+  if (timing) ctx.instruments.push_back(timer);
+  if (print_after_all) ctx.instruments.push_back(std::make_shared<kiln::passes::IrDumpInstrument>(""));
+  absl::StatusOr<bool> changed = (*pipeline)->Run(&*m, ctx);
+  if (!changed.ok()) return Fail(changed.status());
+  if (timing) std::fputs(timer->Report().c_str(), stderr);
+  if (print_after_all) std::fputs("// ---- result ----\n", stdout);
+  std::fputs(kiln::PrintModule(*m).c_str(), stdout);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -117,6 +211,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 2, argv + argc);
   if (cmd == "print") return Print(args);
   if (cmd == "check") return Check(args);
+  if (cmd == "opt") return Opt(args);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

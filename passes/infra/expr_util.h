@@ -35,7 +35,7 @@ bool IsAtom(const ExprNode* e);
 // Transform instead of PostVisit.
 class TypedRewriter : public ExprRewriter {
  protected:
-  virtual absl::StatusOr<Expr> Transform(const Expr& pre, Expr post) { return post; }
+  virtual absl::StatusOr<Expr> Transform(const Expr& /*pre*/, Expr post) { return post; }
 
  private:
   absl::StatusOr<Expr> PostVisit(const Expr& pre, Expr post) final;

@@ -1,0 +1,46 @@
+#include "passes/pipeline.h"
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+
+namespace kiln::passes {
+
+// The default pass order (TVM's relay.build order). Each pass carries its own
+// opt level (shown here); the Sequential skips those above the context's.
+const std::vector<std::string>& DefaultPipelineNames() {
+  static const auto* names = new std::vector<std::string>{
+      "InferType",               // 0
+      "SimplifyInference",       // 0  batch_norm / dropout to inference form
+      // "FoldConstant",         // 2  (not registered yet)
+      "Inline",                  // 1  functions marked Inline=1
+      "SimplifyExpr",            // 3
+      "EliminateCommonSubexpr",  // 3
+      // "FoldConstant",         // 2  (not registered yet)
+      // "FoldScaleAxis",        // 3  (not registered yet)
+      "CanonicalizeOps",         // 3  bias_add -> add
+      // "ConvertLayout",        // 3  only when a desired layout is configured
+      // "AlterOpLayout",        // 3  (not registered yet)
+      // "FoldConstant",         // 2  (not registered yet)
+      "DeadCodeElimination",     // 1
+      "InferType",               // 0  types for what follows (lowering)
+      // "FuseOps",              // 0  (not registered yet) always last
+  };
+  return *names;
+}
+
+absl::StatusOr<PassPtr> DefaultPipeline(int opt_level) {
+  if (opt_level < 0 || opt_level > 3)
+    return absl::InvalidArgumentError(
+        absl::StrCat("opt level must be between 0 and 3, got ", opt_level));
+  std::vector<PassPtr> passes;
+  for (const std::string& name : DefaultPipelineNames()) {
+    absl::StatusOr<PassPtr> p = PassRegistry::Global().Create(name);
+    if (!p.ok())
+      return absl::FailedPreconditionError(absl::StrCat(
+          "default pipeline: ", p.status().message(), " (was RegisterAllPasses() called?)"));
+    passes.push_back(*std::move(p));
+  }
+  return MakeSequential(absl::StrCat("O", opt_level), std::move(passes), opt_level);
+}
+
+}  // namespace kiln::passes
