@@ -132,7 +132,11 @@ absl::Status Machine::Loop() {
       }
       case Step::kLetDone:
       case Step::kIfDone:
-      case Step::kMatchDone: f.memo[t.e] = f.memo.at(t.aux); break;
+      case Step::kMatchDone: {
+        Value v = f.memo.at(t.aux);  // copy first: inserting may rehash
+        f.memo[t.e] = std::move(v);
+        break;
+      }
       case Step::kReturn: {
         Value result = f.memo.at(t.aux);
         frames_.pop_back();

@@ -222,7 +222,8 @@ absl::Status CompareOne(const Value& a, const Value& b, const std::string& path,
     }
     case ValueKind::kTuple:
     case ValueKind::kAdt: {
-      if (a.is_adt() && a.constructor().get() != b.constructor().get())
+      if (a.is_adt() && (a.constructor()->tag != b.constructor()->tag ||
+                         a.constructor()->name != b.constructor()->name))
         return mismatch(absl::StrCat("constructor ", a.constructor()->name, " vs ",
                                      b.constructor()->name));
       if (a.fields().size() != b.fields().size())
