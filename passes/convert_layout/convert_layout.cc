@@ -148,8 +148,9 @@ class Converter : public ExprRewriter {
   }
   bool Tracked(const Expr& pre) const { return StateOf(pre) != nullptr; }
 
-  void SetState(const Expr& pre, const std::string& orig, const std::string& cur) {
-    if (orig != cur) states_[pre.get()] = LState{orig, cur};
+  // By value: `orig` / `cur` may point into states_, which inserting may rehash.
+  void SetState(const Expr& pre, std::string orig, std::string cur) {
+    if (orig != cur) states_[pre.get()] = LState{std::move(orig), std::move(cur)};
   }
 
   // layout_transform(x, src, dst); identity and inverse pairs fold away.

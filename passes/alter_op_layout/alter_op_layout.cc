@@ -1,0 +1,238 @@
+// AlterOpLayout: NCHWc blocking of conv2d for CPU targets, carried through
+// elementwise ops; one memoized bottom-up rewrite (the same layout-state
+// scheme as ConvertLayout: {orig, cur} per rewritten 4-D value).
+#include "passes/alter_op_layout/alter_op_layout.h"
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/op.h"
+#include "ir/op_attrs.h"
+#include "ir/status_macros.h"
+#include "ir/traversal.h"
+#include "types/infer_type.h"
+
+namespace kiln::passes {
+namespace {
+
+struct LState {
+  std::string orig;
+  std::string cur;
+};
+
+const TensorTypeNode* TT(const Expr& e) {
+  return e->checked_type() ? e->checked_type().as<TensorTypeNode>() : nullptr;
+}
+
+bool IsSealed(const Expr& e) {
+  const auto* f = e.as<FunctionNode>();
+  if (f == nullptr) return false;
+  const AttrValue* p = f->GetAttr("Primitive");
+  return (p != nullptr && p->i != 0) || f->GetAttr("Compiler") != nullptr;
+}
+
+int64_t BlockFactor(const Dim& channels) {
+  if (!channels.is_static()) return 0;
+  for (int64_t f : {16, 8, 4, 2}) {
+    if (channels.value() % f == 0) return f;
+  }
+  return 0;
+}
+
+absl::StatusOr<Expr> LayoutTransform(const Expr& x, const std::string& src,
+                                     const std::string& dst) {
+  if (src == dst) return x;
+  if (const auto* c = x.as<CallNode>()) {
+    if (const auto* a = c->attrs.as<LayoutTransformAttrs>()) {
+      if (a->src_layout == dst && a->dst_layout == src) return c->args[0];
+    }
+  }
+  auto* attrs = new LayoutTransformAttrs();
+  attrs->src_layout = src;
+  attrs->dst_layout = dst;
+  KILN_ASSIGN_OR_RETURN(Op lt, GetOp("layout_transform"));
+  KILN_ASSIGN_OR_RETURN(Call c, MakeCall(lt, {x}, Ref<AttrsNode>(attrs)));
+  return Expr(c);
+}
+
+class Blocker : public ExprRewriter {
+ public:
+  absl::StatusOr<Expr> Restore(const Expr& pre) {
+    if (auto d = restored_.find(pre.get()); d != restored_.end()) return d->second;
+    Expr out = Post(pre);
+    if (auto it = states_.find(pre.get()); it != states_.end()) {
+      KILN_ASSIGN_OR_RETURN(out, Transform(out, it->second.cur, it->second.orig));
+    }
+    restored_[pre.get()] = out;
+    return out;
+  }
+
+ protected:
+  absl::StatusOr<std::optional<Expr>> PreVisit(const Expr& pre) override {
+    if (IsSealed(pre)) return std::optional<Expr>(pre);
+    return std::optional<Expr>();
+  }
+
+  absl::StatusOr<Expr> PostVisit(const Expr& pre, Expr post) override {
+    const auto* c = pre.as<CallNode>();
+    const auto* op = c != nullptr ? c->op.as<OpNode>() : nullptr;
+    if (op == nullptr) return Generic(pre, std::move(post));
+    if (op->name() == "nn.conv2d") return Conv(pre, c, std::move(post));
+    const TensorTypeNode* out_t = TT(pre);
+    const LState* s0 = c->args.empty() ? nullptr : StateOf(c->args[0]);
+    if (op->def->pattern == OpPattern::kElemWise && c->args.size() == 1 && s0 != nullptr &&
+        out_t != nullptr && out_t->ndim() == 4) {
+      const LState st = *s0;  // copy: inserting may rehash the map
+      states_[pre.get()] = st;
+      return post;
+    }
+    if (op->def->pattern == OpPattern::kBroadcast && c->args.size() == 2 &&
+        op->name() != "nn.bias_add" && op->name() != "nn.prelu" && out_t != nullptr) {
+      const LState* s1 = StateOf(c->args[1]);
+      if (s0 == nullptr && s1 == nullptr) return post;
+      const size_t t = s0 != nullptr ? 0 : 1;
+      const LState st = *(t == 0 ? s0 : s1);
+      const Expr& other = c->args[1 - t];
+      const TensorTypeNode* ot = TT(other);
+      const LState* so = StateOf(other);
+      std::vector<Expr> args(2);
+      args[t] = Post(c->args[t]);
+      if (so != nullptr && so->cur == st.cur) {
+        args[1 - t] = Post(other);
+      } else if (ot != nullptr && ot->ndim() == 0) {
+        args[1 - t] = Post(other);
+      } else if (ot != nullptr && ot->shape == out_t->shape && ot->dtype == out_t->dtype) {
+        KILN_ASSIGN_OR_RETURN(Expr r, Restore(other));
+        KILN_ASSIGN_OR_RETURN(args[1 - t], Transform(r, st.orig, st.cur));
+      } else {
+        return Generic(pre, std::move(post));
+      }
+      KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, std::move(args), c->attrs));
+      states_[pre.get()] = st;
+      return Expr(nc);
+    }
+    return Generic(pre, std::move(post));
+  }
+
+ private:
+  Expr Post(const Expr& pre) {
+    Expr m = Memo(pre);
+    return m ? m : pre;
+  }
+  const LState* StateOf(const Expr& pre) const {
+    auto it = states_.find(pre.get());
+    return it == states_.end() ? nullptr : &it->second;
+  }
+
+  absl::StatusOr<Expr> Transform(const Expr& x, const std::string& src, const std::string& dst) {
+    auto key = std::make_tuple(x.get(), src, dst);
+    if (auto it = transforms_.find(key); it != transforms_.end()) return it->second;
+    KILN_ASSIGN_OR_RETURN(Expr r, LayoutTransform(x, src, dst));
+    transforms_[key] = r;
+    return r;
+  }
+
+  absl::StatusOr<Expr> Generic(const Expr& pre, Expr post) {
+    bool any = false;
+    ForEachChild(pre, [&](const Expr& c) { any |= StateOf(c) != nullptr; });
+    if (!any) return post;
+    std::vector<Expr> kids = Children(pre);
+    for (Expr& k : kids) {
+      KILN_ASSIGN_OR_RETURN(k, Restore(k));
+    }
+    return WithNewChildren(pre, kids);
+  }
+
+  absl::StatusOr<Expr> Conv(const Expr& pre, const CallNode* c, Expr post) {
+    const auto* a = c->attrs.as<Conv2DAttrs>();
+    const TensorTypeNode* dt = TT(c->args[0]);
+    const TensorTypeNode* ot = TT(pre);
+    if (a->data_layout != "NCHW" || a->kernel_layout != "OIHW" ||
+        !(a->out_layout.empty() || a->out_layout == "NCHW") || a->groups != 1 || dt == nullptr ||
+        ot == nullptr || dt->ndim() != 4 || ot->ndim() != 4) {
+      return Generic(pre, std::move(post));
+    }
+    const int64_t ic = BlockFactor(dt->shape[1]);
+    const int64_t oc = BlockFactor(ot->shape[1]);
+    if (ic == 0 || oc == 0) return Generic(pre, std::move(post));
+    const std::string in_layout = absl::StrCat("NCHW", ic, "c");
+    const std::string out_layout = absl::StrCat("NCHW", oc, "c");
+    const std::string kernel_layout = absl::StrCat("OIHW", ic, "i", oc, "o");
+    Expr data;
+    if (const LState* s = StateOf(c->args[0]); s != nullptr && s->cur == in_layout) {
+      data = Post(c->args[0]);
+    } else {
+      KILN_ASSIGN_OR_RETURN(Expr r, Restore(c->args[0]));
+      KILN_ASSIGN_OR_RETURN(data, Transform(r, "NCHW", in_layout));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr w, Restore(c->args[1]));
+    KILN_ASSIGN_OR_RETURN(w, Transform(w, "OIHW", kernel_layout));
+    Ref<AttrsNode> cloned = c->attrs->Clone();
+    auto* na = static_cast<Conv2DAttrs*>(cloned.get());
+    na->data_layout = in_layout;
+    na->kernel_layout = kernel_layout;
+    na->out_layout = out_layout;
+    KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {data, w}, cloned));
+    states_[pre.get()] = LState{"NCHW", out_layout};
+    return Expr(nc);
+  }
+
+  absl::flat_hash_map<const ExprNode*, LState> states_;
+  absl::flat_hash_map<const ExprNode*, Expr> restored_;
+  absl::flat_hash_map<std::tuple<const ExprNode*, std::string, std::string>, Expr> transforms_;
+};
+
+bool ProbeBlockedConv() {
+  auto conv = GetOp("nn.conv2d");
+  if (!conv.ok()) return false;
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, 1, 4, 4, 16}), DataType::Float(32)));
+  Var w = MakeVar("w", MakeTensorType(ShapeFromInts({1, 1, 3, 3, 16, 16}), DataType::Float(32)));
+  auto* a = new Conv2DAttrs();
+  a->padding = {1, 1};
+  a->data_layout = "NCHW16c";
+  a->kernel_layout = "OIHW16i16o";
+  a->out_layout = "NCHW16c";
+  auto call = MakeCall(*conv, {x, w}, Ref<AttrsNode>(a));
+  if (!call.ok()) return false;
+  auto t = types::InferExprType(*call);
+  if (!t.ok()) return false;
+  const auto* tt = t->as<TensorTypeNode>();
+  return tt != nullptr && tt->shape == ShapeFromInts({1, 1, 4, 4, 16});
+}
+
+}  // namespace
+
+bool BlockedConvTypeSupported() {
+  static const bool supported = ProbeBlockedConv();
+  return supported;
+}
+
+absl::StatusOr<Function> AlterOpLayoutFunction(const Function& f,
+                                               const AlterOpLayoutOptions& options) {
+  if (IsSealed(f)) return f;
+  if (options.target.rfind("llvm", 0) != 0) return f;
+  if (options.require_type_support && !BlockedConvTypeSupported()) return f;
+  Blocker b;
+  KILN_RETURN_IF_ERROR(b.Rewrite(f->body).status());
+  KILN_ASSIGN_OR_RETURN(Expr body, b.Restore(f->body));
+  if (body == f->body) return f;
+  return MakeFunction(f->params, body, f->ret_type, f->type_params, f->attrs);
+}
+
+PassPtr AlterOpLayout() {
+  return MakeFunctionPass(
+      PassInfo{"AlterOpLayout", 3, {"InferType"}},
+      [](const Function& f, const Module&, const PassContext& ctx) -> absl::StatusOr<Function> {
+        AlterOpLayoutOptions opts;
+        KILN_ASSIGN_OR_RETURN(opts.target,
+                              ctx.GetConfig<std::string>("relay.AlterOpLayout.target", "llvm"));
+        return AlterOpLayoutFunction(f, opts);
+      });
+}
+
+}  // namespace kiln::passes
