@@ -11,19 +11,19 @@ const std::vector<std::string>& DefaultPipelineNames() {
   static const auto* names = new std::vector<std::string>{
       "InferType",               // 0
       "SimplifyInference",       // 0  batch_norm / dropout to inference form
-      // "FoldConstant",         // 2  (not registered yet)
+      "FoldConstant",            // 2  weights: constant subgraphs evaluated once
       "Inline",                  // 1  functions marked Inline=1
       "SimplifyExpr",            // 3
       "EliminateCommonSubexpr",  // 3
-      // "FoldConstant",         // 2  (not registered yet)
-      // "FoldScaleAxis",        // 3  (not registered yet)
+      "FoldConstant",            // 2
+      "FoldScaleAxis",           // 3  per-channel scales into conv/dense weights
       "CanonicalizeOps",         // 3  bias_add -> add
       // "ConvertLayout",        // 3  only when a desired layout is configured
       // "AlterOpLayout",        // 3  (not registered yet)
-      // "FoldConstant",         // 2  (not registered yet)
+      "FoldConstant",            // 2  what FoldScaleAxis / CanonicalizeOps left
       "DeadCodeElimination",     // 1
       "InferType",               // 0  types for what follows (lowering)
-      // "FuseOps",              // 0  (not registered yet) always last
+      "FuseOps",                 // 1  always last
   };
   return *names;
 }

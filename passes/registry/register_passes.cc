@@ -14,11 +14,11 @@
 #include "passes/to_a_normal_form/to_a_normal_form.h"
 #include "passes/to_graph_normal_form/to_graph_normal_form.h"
 // ---- Passes owned by other engineers: add their headers here. ----------------
-// #include "passes/fold_constant/fold_constant.h"
-// #include "passes/fold_scale_axis/fold_scale_axis.h"
+#include "passes/fold_constant/fold_constant.h"
+#include "passes/fold_scale_axis/fold_scale_axis.h"
 // #include "passes/convert_layout/convert_layout.h"
 // #include "passes/alter_op_layout/alter_op_layout.h"
-// #include "passes/fuse_ops/fuse_ops.h"
+#include "passes/fuse_ops/fuse_ops.h"
 
 namespace kiln::passes {
 
@@ -38,11 +38,11 @@ void RegisterAllPasses() {
     (void)r.Register("Inline", Inline);
     (void)r.Register("LambdaLift", LambdaLift);
     // ---- Passes owned by other engineers: register them here. ----------------
-    // (void)r.Register("FoldConstant", FoldConstant);
-    // (void)r.Register("FoldScaleAxis", FoldScaleAxis);
+    (void)r.Register("FoldConstant", FoldConstant);
+    (void)r.Register("FoldScaleAxis", FoldScaleAxis);
     // (void)r.Register("ConvertLayout", ConvertLayout);
     // (void)r.Register("AlterOpLayout", AlterOpLayout);
-    // (void)r.Register("FuseOps", FuseOps);
+    (void)r.Register("FuseOps", FuseOps);
   });
 }
 
