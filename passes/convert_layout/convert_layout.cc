@@ -66,7 +66,7 @@ int64_t RemapAxis(int64_t axis, const std::string& from, const std::string& to) 
 template <typename A>
 Ref<A> CloneAttrs(const Attrs& attrs) {
   Ref<AttrsNode> c = attrs->Clone();
-  return Ref<A>(static_cast<A*>(c.release()));
+  return Ref<A>(static_cast<A*>(c.get()));  // shares ownership with `c`
 }
 
 class Converter : public ExprRewriter {
