@@ -16,8 +16,11 @@ def @main(%x: Tensor[(2, 3), float32]) { %0 = exp(%x); add(%0, 1f) }
   absl::StatusOr<bool> changed = InferType()->Run(&*m, PassContext());
   ASSERT_TRUE(changed.ok()) << changed.status();
   EXPECT_FALSE(*changed);
-  for (const Expr& e : PostOrder(m->Lookup("main").value()))
-    if (e->kind != ExprKind::kOp) EXPECT_TRUE(e->checked_type()) << ExprKindName(e->kind);
+  for (const Expr& e : PostOrder(m->Lookup("main").value())) {
+    if (e->kind != ExprKind::kOp) {
+      EXPECT_TRUE(e->checked_type()) << ExprKindName(e->kind);
+    }
+  }
 }
 
 TEST(InferTypePassTest, TypeErrorNamesThePass) {

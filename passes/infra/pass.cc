@@ -104,35 +104,43 @@ class Sequential : public Pass {
 
   absl::StatusOr<bool> RunOnModule(Module& module, const PassContext& ctx) const override {
     bool changed = false;
-    std::string last_run;  // the module has not changed since this pass ran
+    // Passes that ran since the module last changed: a prerequisite among
+    // them need not run again.
+    absl::flat_hash_set<std::string> fresh;
     for (const PassPtr& p : passes_) {
       if (!p || !ctx.ShouldRun(p->info())) continue;
-      KILN_RETURN_IF_ERROR(RunPrerequisites(*p, module, ctx, &last_run, &changed, 0));
+      KILN_RETURN_IF_ERROR(RunPrerequisites(*p, module, ctx, &fresh, &changed, 0));
       KILN_ASSIGN_OR_RETURN(bool c, p->Run(&module, ctx));
-      changed |= c;
-      last_run = p->name();
+      Ran(p->name(), c, &fresh, &changed);
     }
     return changed;
   }
 
  private:
   // Runs the passes `p` requires (and theirs first), skipping one that just ran.
+  static void Ran(const std::string& name, bool c, absl::flat_hash_set<std::string>* fresh,
+                  bool* changed) {
+    if (c) fresh->clear();
+    fresh->insert(name);
+    *changed |= c;
+  }
+
   absl::Status RunPrerequisites(const Pass& p, Module& module, const PassContext& ctx,
-                                std::string* last_run, bool* changed, int depth) const {
+                                absl::flat_hash_set<std::string>* fresh, bool* changed,
+                                int depth) const {
     if (depth > 8)
       return absl::FailedPreconditionError(
           absl::StrCat(p.name(), ": prerequisites nest too deeply (a cycle?)"));
     for (const std::string& req : p.info().required) {
-      if (req == *last_run) continue;
+      if (fresh->contains(req)) continue;
       absl::StatusOr<PassPtr> rp = PassRegistry::Global().Create(req);
       if (!rp.ok())
         return absl::FailedPreconditionError(absl::StrCat(
             p.name(), ": requires pass '", req, "', which is not registered: ",
             rp.status().message()));
-      KILN_RETURN_IF_ERROR(RunPrerequisites(**rp, module, ctx, last_run, changed, depth + 1));
+      KILN_RETURN_IF_ERROR(RunPrerequisites(**rp, module, ctx, fresh, changed, depth + 1));
       KILN_ASSIGN_OR_RETURN(bool c, (*rp)->Run(&module, ctx));
-      *changed |= c;
-      *last_run = req;
+      Ran(req, c, fresh, changed);
     }
     return absl::OkStatus();
   }

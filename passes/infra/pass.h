@@ -10,7 +10,8 @@
 //     timing, IR dumps);
 //   - Sequential runs a list of passes: a pass above the context's opt level is
 //     skipped unless required; a disabled pass is skipped; declared
-//     prerequisites (such as InferType) run first.
+//     prerequisites (such as InferType) run first, unless they already ran
+//     since the last pass that changed the module.
 //
 //   PassContext ctx;
 //   ctx.opt_level = 3;

@@ -28,11 +28,11 @@ def @g(%x: Tensor[(4,), float32]) { nn.relu(%x) }
 
 // A pass that appends its name to a log and optionally replaces @main.
 PassPtr LoggingPass(std::string name, int opt_level, std::vector<std::string>* log,
-                    std::vector<std::string> required = {}) {
+                    std::vector<std::string> required = {}, bool changes = false) {
   return MakeModulePass({name, opt_level, std::move(required)},
-                        [name, log](Module&, const PassContext&) -> absl::StatusOr<bool> {
+                        [name, log, changes](Module&, const PassContext&) -> absl::StatusOr<bool> {
                           log->push_back(name);
-                          return false;
+                          return changes;
                         });
 }
 
@@ -83,13 +83,14 @@ TEST(PassTest, PrerequisitesRunFirstAndTransitively) {
   std::vector<std::string> log;
   RegisterTestPasses(&log);
   PassPtr seq = MakeSequential(
-      "s", {LoggingPass("X", 0, &log, {"TestPrereqB"}), LoggingPass("Y", 0, &log, {"TestPrereqA"}),
-            LoggingPass("Z", 0, &log, {"TestPrereqA"})});
+      "s", {LoggingPass("X", 0, &log, {"TestPrereqB"}, /*changes=*/true),
+            LoggingPass("Y", 0, &log, {"TestPrereqA"}), LoggingPass("Z", 0, &log, {"TestPrereqA"})});
   Module m = Parse(kTwo);
   ASSERT_TRUE(seq->Run(&m, PassContext()).ok());
-  // A prerequisite that ran just before is not run again.
+  // X changed the module, so Y's prerequisite runs again; Y changed nothing,
+  // so Z's does not.
   EXPECT_EQ(log, (std::vector<std::string>{"TestPrereqA", "TestPrereqB", "X", "TestPrereqA", "Y",
-                                           "TestPrereqA", "Z"}));
+                                           "Z"}));
 }
 
 TEST(PassTest, UnregisteredPrerequisiteIsAnError) {
@@ -216,6 +217,7 @@ TEST(PassTest, ParsePassListErrors) {
   ASSERT_TRUE(p.ok()) << p.status();
   Module m = Parse(kTwo);
   ASSERT_TRUE((*p)->Run(&m, PassContext()).ok());
+  // TestPrereqB's prerequisite runs first; the listed TestPrereqA runs too.
   EXPECT_EQ(log, (std::vector<std::string>{"TestPrereqA", "TestPrereqB", "TestPrereqA"}));
 }
 

@@ -13,12 +13,15 @@ TEST(SimplifyInferenceTest, ResNet50HasNoBatchNormLeftAndStillTypes) {
   ASSERT_TRUE(m.ok()) << m.status();
   absl::StatusOr<Module> out = testing::TryRunPasses(*m, {SimplifyInference(), InferType()});
   ASSERT_TRUE(out.ok()) << out.status();
-  for (const auto& [gv, fn] : out->functions())
+  for (const auto& [gv, fn] : out->functions()) {
     for (const Expr& e : PostOrder(fn)) {
       if (const auto* c = e.as<CallNode>()) {
-        if (const auto* op = c->op.as<OpNode>()) EXPECT_NE(op->name(), "nn.batch_norm");
+        if (const auto* op = c->op.as<OpNode>()) {
+          EXPECT_NE(op->name(), "nn.batch_norm");
+        }
       }
     }
+  }
 }
 
 TEST(SimplifyInferenceTest, HundredThousandNodeChain) {

@@ -31,8 +31,8 @@ TEST(ToANormalFormTest, EveryCallIsLetBoundAndRoundTripsThroughGraphForm) {
   const char* text = R"(
 def @main(%x: Tensor[(4,), float32]) {
   %f = fn (%y: Tensor[(4,), float32]) { nn.relu(exp(%y)) };
-  %0 = %f(%x);
-  (%0, %f(%0))
+  %0 = exp(%x);
+  (%0, nn.relu(%0), %f)
 })";
   Module anf = RunPasses(text, {ToANormalForm()});
   for (const Expr& e : PostOrder(anf.Lookup("main").value()->body)) {
