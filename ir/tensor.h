@@ -29,6 +29,10 @@ class HostTensor : public Object {
 
   // Zero-filled. Fails on negative dims or a size that overflows.
   static absl::StatusOr<Ref<HostTensor>> Create(DataType dtype, std::vector<int64_t> shape);
+  // Like Create, but the contents are unspecified: for callers that write
+  // every element (saves a pass over large weights).
+  static absl::StatusOr<Ref<HostTensor>> CreateUninitialized(DataType dtype,
+                                                             std::vector<int64_t> shape);
   // Copies `nbytes` bytes from `data`; nbytes must match the shape.
   static absl::StatusOr<Ref<HostTensor>> FromBytes(DataType dtype, std::vector<int64_t> shape,
                                                    const void* data, size_t nbytes);

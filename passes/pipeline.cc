@@ -19,7 +19,7 @@ const std::vector<std::string>& DefaultPipelineNames() {
       "FoldScaleAxis",           // 3  per-channel scales into conv/dense weights
       "CanonicalizeOps",         // 3  bias_add -> add
       // "ConvertLayout",        // 3  only when a desired layout is configured
-      // "AlterOpLayout",        // 3  (not registered yet)
+      "AlterOpLayout",           // 3  NCHW{c}c blocked convolutions for x86
       "FoldConstant",            // 2  what FoldScaleAxis / CanonicalizeOps left
       "DeadCodeElimination",     // 1
       "InferType",               // 0  types for what follows (lowering)

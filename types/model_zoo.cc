@@ -13,10 +13,29 @@ namespace {
 
 class Builder {
  public:
-  Var Param(const std::string& name, Shape shape) {
+  explicit Builder(bool constant_weights) : constant_weights_(constant_weights) {}
+
+  // A model input: always a parameter.
+  Var Input(const std::string& name, Shape shape) {
     Var v = MakeVar(name, MakeTensorType(std::move(shape), DataType::Float(32)));
     params_.push_back(v);
     return v;
+  }
+
+  // A weight: a parameter, or a constant of small pseudo-random values
+  // (positive for variances and scales, so the model stays well-defined).
+  Expr Param(const std::string& name, Shape shape) {
+    if (!constant_weights_) return Input(name, std::move(shape));
+    std::vector<int64_t> dims = *StaticShape(shape);
+    Ref<HostTensor> t = *HostTensor::Create(DataType::Float(32), dims);
+    float* p = t->mutable_data<float>();
+    bool positive = name.find("var") != std::string::npos || name.find("gamma") != std::string::npos;
+    for (int64_t i = 0; i < t->num_elements(); ++i) {
+      state_ = state_ * 6364136223846793005ULL + 1442695040888963407ULL;
+      float u = static_cast<float>((state_ >> 40) & 0xffffff) / 16777216.0f;  // [0, 1)
+      p[i] = positive ? 0.5f + u : (u - 0.5f) * 0.1f;
+    }
+    return *MakeConstant(Ref<const HostTensor>(std::move(t)));
   }
 
   absl::StatusOr<Expr> Call(const char* op_name, std::vector<Expr> args, Ref<AttrsNode> attrs = nullptr) {
@@ -32,7 +51,7 @@ class Builder {
     a->padding = {pad, pad};
     a->channels = out_c;
     a->kernel_size = std::vector<int64_t>{k, k};
-    Var w = Param(name + "_weight", {Dim(out_c), Dim(in_c), Dim(k), Dim(k)});
+    Expr w = Param(name + "_weight", {Dim(out_c), Dim(in_c), Dim(k), Dim(k)});
     return Call("nn.conv2d", {x, w}, Ref<AttrsNode>(a));
   }
 
@@ -56,10 +75,10 @@ class Builder {
 
   absl::StatusOr<Expr> Dense(const Expr& x, const std::string& name, int64_t in, int64_t out,
                              bool bias = true) {
-    Var w = Param(name + "_weight", {Dim(out), Dim(in)});
+    Expr w = Param(name + "_weight", {Dim(out), Dim(in)});
     KILN_ASSIGN_OR_RETURN(Expr y, Call("nn.dense", {x, w}));
     if (!bias) return y;
-    Var b = Param(name + "_bias", {Dim(out)});
+    Expr b = Param(name + "_bias", {Dim(out)});
     auto* a = new BiasAddAttrs();
     a->axis = -1;
     return Call("nn.bias_add", {y, b}, Ref<AttrsNode>(a));
@@ -73,14 +92,16 @@ class Builder {
   }
 
  private:
+  bool constant_weights_;
+  uint64_t state_ = 42;
   std::vector<Var> params_;
 };
 
 }  // namespace
 
-absl::StatusOr<Module> ResNet50(Dim batch) {
-  Builder b;
-  Var data = b.Param("data", {batch, Dim(3), Dim(224), Dim(224)});
+absl::StatusOr<Module> ResNet50(Dim batch, bool constant_weights) {
+  Builder b(constant_weights);
+  Var data = b.Input("data", {batch, Dim(3), Dim(224), Dim(224)});
   KILN_ASSIGN_OR_RETURN(Expr x, b.ConvBnRelu(data, "stem", 3, 64, 7, 2, 3));
   auto* pool = new Pool2DAttrs();
   pool->pool_size = {3, 3};
@@ -117,10 +138,10 @@ absl::StatusOr<Module> ResNet50(Dim batch) {
   return b.Finish(x);
 }
 
-absl::StatusOr<Module> BertLayer(Dim batch, int64_t seq_len) {
+absl::StatusOr<Module> BertLayer(Dim batch, int64_t seq_len, bool constant_weights) {
   const int64_t hidden = 768, heads = 12, head_dim = 64, ffn = 3072;
-  Builder b;
-  Var x = b.Param("hidden_states", {batch, Dim(seq_len), Dim(hidden)});
+  Builder b(constant_weights);
+  Var x = b.Input("hidden_states", {batch, Dim(seq_len), Dim(hidden)});
   auto heads_of = [&](const Expr& t) -> absl::StatusOr<Expr> {
     auto* r = new ReshapeAttrs();
     r->newshape = {0, 0, heads, head_dim};
@@ -155,15 +176,15 @@ absl::StatusOr<Module> BertLayer(Dim batch, int64_t seq_len) {
   KILN_ASSIGN_OR_RETURN(ctx, b.Call("reshape", {ctx}, Ref<AttrsNode>(r2)));
   KILN_ASSIGN_OR_RETURN(Expr attn, b.Dense(ctx, "attn_out", hidden, hidden));
   KILN_ASSIGN_OR_RETURN(attn, b.Call("add", {attn, x}));
-  Var g1 = b.Param("ln1_gamma", {Dim(hidden)});
-  Var b1 = b.Param("ln1_beta", {Dim(hidden)});
+  Expr g1 = b.Param("ln1_gamma", {Dim(hidden)});
+  Expr b1 = b.Param("ln1_beta", {Dim(hidden)});
   KILN_ASSIGN_OR_RETURN(attn, b.Call("nn.layer_norm", {attn, g1, b1}));
   KILN_ASSIGN_OR_RETURN(Expr h, b.Dense(attn, "ffn_in", hidden, ffn));
   KILN_ASSIGN_OR_RETURN(h, b.Call("nn.gelu", {h}));
   KILN_ASSIGN_OR_RETURN(h, b.Dense(h, "ffn_out", ffn, hidden));
   KILN_ASSIGN_OR_RETURN(h, b.Call("add", {h, attn}));
-  Var g2 = b.Param("ln2_gamma", {Dim(hidden)});
-  Var b2 = b.Param("ln2_beta", {Dim(hidden)});
+  Expr g2 = b.Param("ln2_gamma", {Dim(hidden)});
+  Expr b2 = b.Param("ln2_beta", {Dim(hidden)});
   KILN_ASSIGN_OR_RETURN(h, b.Call("nn.layer_norm", {h, g2, b2}));
   return b.Finish(h);
 }

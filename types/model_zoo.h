@@ -16,11 +16,13 @@
 namespace kiln::types {
 
 // ResNet-50 v1 for 224x224 RGB images, NCHW, float32, 1000 classes. `batch`
-// may be symbolic (Dim::Var("n")).
-absl::StatusOr<Module> ResNet50(Dim batch);
+// may be symbolic (Dim::Var("n")). With `constant_weights`, every weight is a
+// Constant (deterministic pseudo-random values, 25.6M floats), as after
+// importing a trained model; otherwise weights are typed parameters.
+absl::StatusOr<Module> ResNet50(Dim batch, bool constant_weights = false);
 
 // One BERT-base encoder layer: hidden 768, 12 heads, FFN 3072, GELU.
-absl::StatusOr<Module> BertLayer(Dim batch, int64_t seq_len);
+absl::StatusOr<Module> BertLayer(Dim batch, int64_t seq_len, bool constant_weights = false);
 
 // def @main(%x: Tensor[(1, 16), float32]) { add(...add(add(%x, 1f), 1f)..., 1f) }
 // with `length` calls, as graph bindings (no lets), or as a let chain.

@@ -13,11 +13,10 @@
 #include "passes/simplify_inference/simplify_inference.h"
 #include "passes/to_a_normal_form/to_a_normal_form.h"
 #include "passes/to_graph_normal_form/to_graph_normal_form.h"
-// ---- Passes owned by other engineers: add their headers here. ----------------
 #include "passes/fold_constant/fold_constant.h"
 #include "passes/fold_scale_axis/fold_scale_axis.h"
-// #include "passes/convert_layout/convert_layout.h"
-// #include "passes/alter_op_layout/alter_op_layout.h"
+#include "passes/alter_op_layout/alter_op_layout.h"
+#include "passes/convert_layout/convert_layout.h"
 #include "passes/fuse_ops/fuse_ops.h"
 
 namespace kiln::passes {
@@ -40,8 +39,11 @@ void RegisterAllPasses() {
     // ---- Passes owned by other engineers: register them here. ----------------
     (void)r.Register("FoldConstant", FoldConstant);
     (void)r.Register("FoldScaleAxis", FoldScaleAxis);
-    // (void)r.Register("ConvertLayout", ConvertLayout);
-    // (void)r.Register("AlterOpLayout", AlterOpLayout);
+    // By name, ConvertLayout converts convolutions to NHWC (TVM's usual
+    // request); callers wanting other layouts build ConvertLayout(desired).
+    (void)r.Register("ConvertLayout",
+                     [] { return ConvertLayout({{"nn.conv2d", {"NHWC", "default"}}}); });
+    (void)r.Register("AlterOpLayout", AlterOpLayout);
     (void)r.Register("FuseOps", FuseOps);
   });
 }
