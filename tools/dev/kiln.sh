@@ -36,6 +36,8 @@ run_demo() {
   done
   echo "==== summary"
   "$kiln" check "${files[@]}"
+  echo "==== default O3 pipeline on ${files[0]}"
+  "$kiln" opt "${files[0]}" --opt-level 3 --timing
 }
 
 cmd="${1:-}"
