@@ -74,10 +74,92 @@ TEST(Conv2D, Layouts) {
             "Tensor[(1, 112, 112, 64), float32]");
   EXPECT_THAT(Infer("nn.conv2d", {T("1, 3, 8, 8"), T("8, 3, 3, 3")},
                     Make<Conv2DAttrs>([](auto& a) { a.data_layout = "NCHW8c"; })),
-              HasSubstr("data_layout \"NCHW8c\" is not supported"));
+              HasSubstr("expected a 5-D tensor (data_layout NCHW8c)"));
+  EXPECT_THAT(Infer("nn.conv2d", {T("1, 3, 8, 8, 2"), T("8, 3, 3, 3")},
+                    Make<Conv2DAttrs>([](auto& a) { a.data_layout = "NCHW2h"; })),
+              HasSubstr("data_layout \"NCHW2h\" is not supported"));
   EXPECT_THAT(Infer("nn.conv2d", {T("1, 3, 8, 8"), T("8, 3, 3, 3")},
                     Make<Conv2DAttrs>([](auto& a) { a.kernel_layout = "OIH"; })),
               HasSubstr("kernel_layout \"OIH\" is not supported"));
+}
+
+Attrs Blocked(const char* dl, const char* kl, const char* ol, int64_t groups = 1) {
+  return Make<Conv2DAttrs>([=](Conv2DAttrs& a) {
+    a.padding = {1, 1};
+    a.data_layout = dl;
+    a.kernel_layout = kl;
+    a.out_layout = ol;
+    a.groups = groups;
+  });
+}
+
+TEST(Conv2D, BlockedLayouts) {
+  // The AlterOpLayout probe: 16 channels in one block, 3x3 pad 1 keeps 4x4.
+  EXPECT_EQ(Infer("nn.conv2d", {T("1, 1, 4, 4, 16"), T("1, 1, 3, 3, 16, 16")},
+                  Blocked("NCHW16c", "OIHW16i16o", "NCHW16c")),
+            "Tensor[(1, 1, 4, 4, 16), float32]");
+  // 32 -> 64 channels, data blocked by 8 (4 x 8), kernel (64/16, 32/8, 3, 3, 8, 16),
+  // output blocked by 4: (1, 16, 8, 8, 4).
+  EXPECT_EQ(Infer("nn.conv2d", {T("1, 4, 8, 8, 8"), T("4, 4, 3, 3, 8, 16")},
+                  Blocked("NCHW8c", "OIHW8i16o", "NCHW4c")),
+            "Tensor[(1, 16, 8, 8, 4), float32]");
+  // out_layout "" = data_layout.
+  EXPECT_EQ(Infer("nn.conv2d", {T("n, 2, h, 8, 16"), T("2, 2, 3, 3, 16, 16")},
+                  Blocked("NCHW16c", "OIHW16i16o", "")),
+            "Tensor[(n, 2, h, 8, 16), float32]");
+  // Blocked input, plain output and plain kernel; and back.
+  EXPECT_EQ(Infer("nn.conv2d", {T("1, 2, 8, 8, 4"), T("16, 8, 3, 3")},
+                  Blocked("NCHW4c", "OIHW", "NCHW")),
+            "Tensor[(1, 16, 8, 8), float32]");
+  EXPECT_EQ(Infer("nn.conv2d", {T("1, 8, 8, 8"), T("2, 8, 3, 3, 8")},
+                  Blocked("NCHW", "OIHW8o", "NHWC")),
+            "Tensor[(1, 8, 8, 16), float32]");
+  // Depthwise, blocked: 32 channels by 8, kernel (32/8, 1, 3, 3, 8o).
+  EXPECT_EQ(Infer("nn.conv2d", {T("1, 4, 8, 8, 8"), T("4, 1, 3, 3, 1, 8")},
+                  Blocked("NCHW8c", "OIHW1i8o", "NCHW8c", 32)),
+            "Tensor[(1, 4, 8, 8, 8), float32]");
+}
+
+TEST(Conv2D, BlockedLayoutErrors) {
+  // Inner block extent differs from the layout's factor.
+  EXPECT_THAT(Infer("nn.conv2d", {T("1, 2, 4, 4, 8"), T("1, 1, 3, 3, 16, 16")},
+                    Blocked("NCHW16c", "OIHW16i16o", "NCHW16c")),
+              HasSubstr("argument 0 (data) has type Tensor[(1, 2, 4, 4, 8), float32]; expected "
+                        "inner c extent 16 (data_layout NCHW16c)"));
+  EXPECT_THAT(Infer("nn.conv2d", {T("1, 1, 4, 4, 16"), T("1, 1, 3, 3, 16, 8")},
+                    Blocked("NCHW16c", "OIHW16i16o", "NCHW16c")),
+              HasSubstr("expected inner o extent 16 (kernel_layout OIHW16i16o)"));
+  // 2 x 16 = 32 data channels against 1 x 16 input channels of the weight.
+  EXPECT_EQ(Infer("nn.conv2d", {T("1, 2, 4, 4, 16"), T("1, 1, 3, 3, 16, 16")},
+                  Blocked("NCHW16c", "OIHW16i16o", "NCHW16c")),
+            "error: nn.conv2d: data has 32 channels but weight expects 16 (groups=1)");
+  // 24 output channels do not split into blocks of 16.
+  EXPECT_EQ(Infer("nn.conv2d", {T("1, 1, 4, 4, 16"), T("3, 1, 3, 3, 16, 8")},
+                  Blocked("NCHW16c", "OIHW16i8o", "NCHW16c")),
+            "error: nn.conv2d: output channels 24 do not divide by the block 16 of NCHW16c");
+  // Rank follows the layout.
+  EXPECT_THAT(Infer("nn.conv2d", {T("1, 1, 4, 4, 16"), T("16, 16, 3, 3")},
+                    Blocked("NCHW16c", "OIHW16i16o", "NCHW16c")),
+              HasSubstr("expected a 6-D tensor (kernel_layout OIHW16i16o)"));
+  EXPECT_THAT(Infer("nn.conv2d", {T("1, 1, 4, 4, 16"), T("1, 1, 3, 3, 16, 16")},
+                    Blocked("NCHW16c", "OIHW16i16h", "NCHW16c")),
+              HasSubstr("kernel_layout \"OIHW16i16h\" is not supported"));
+}
+
+TEST(Conv2D, BlockedWeightIsAssigned) {
+  RelResult r = RunRel("nn.conv2d", {T("1, 2, 8, 8, 16"), MakeIncompleteType()},
+                       Make<Conv2DAttrs>([](Conv2DAttrs& a) {
+                         a.channels = 64;
+                         a.kernel_size = std::vector<int64_t>{3, 3};
+                         a.padding = {1};
+                         a.data_layout = "NCHW16c";
+                         a.kernel_layout = "OIHW16i8o";
+                         a.out_layout = "NCHW8c";
+                       }));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_TRUE(r.solved);
+  EXPECT_EQ(TypeToString(r.output), "Tensor[(1, 8, 8, 8, 8), float32]");
+  EXPECT_EQ(TypeToString(r.reporter.Get(r.args[1])), "Tensor[(8, 2, 3, 3, 16, 8), float32]");
 }
 
 TEST(Conv2D, GroupsAndDepthwise) {
