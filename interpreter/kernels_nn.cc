@@ -63,24 +63,119 @@ absl::StatusOr<int64_t> WindowOut(const KernelCtx& k, absl::string_view axis, in
   return out;
 }
 
+// A conv layout: the primal axes of `primal` in any order, each optionally
+// split by a lower-case inner axis ("NCHW16c", "OIHW16i16o"). Offsets of a
+// logical coordinate follow from the strides of a tensor in that layout.
+struct ConvLayout {
+  struct Axis {
+    int pos = -1;        // position of the primal (outer) part
+    int inner = -1;      // position of the split part, or -1
+    int64_t factor = 0;  // split factor (0 when not split)
+  };
+  std::vector<Axis> axes;  // in the order of `primal`
+  int64_t ndim = 0;
+};
+
+absl::StatusOr<ConvLayout> ParseConvLayout(const KernelCtx& k, absl::string_view what,
+                                           const std::string& text, absl::string_view primal) {
+  ConvLayout l;
+  l.axes.resize(primal.size());
+  auto bad = [&]() {
+    return k.Error(absl::StrCat(what, " \"", text, "\" is not supported: expected a permutation of ",
+                                primal, ", optionally with split axes (e.g. ", primal, "8",
+                                std::string(1, static_cast<char>(primal[1] - 'A' + 'a')), ")"));
+  };
+  int64_t f = 0;
+  bool has_f = false;
+  int pos = 0;
+  for (char ch : text) {
+    if (ch >= '0' && ch <= '9') {
+      f = f * 10 + (ch - '0');
+      has_f = true;
+      if (f > (int64_t{1} << 40)) return bad();
+      continue;
+    }
+    const bool lower = ch >= 'a' && ch <= 'z';
+    const char up = lower ? static_cast<char>(ch - 'a' + 'A') : ch;
+    const size_t a = primal.find(up);
+    if (a == absl::string_view::npos || lower != has_f || (lower && f <= 0)) return bad();
+    ConvLayout::Axis& ax = l.axes[a];
+    if (lower) {
+      if (ax.inner >= 0) return bad();
+      ax.inner = pos;
+      ax.factor = f;
+    } else {
+      if (ax.pos >= 0) return bad();
+      ax.pos = pos;
+    }
+    f = 0;
+    has_f = false;
+    ++pos;
+  }
+  if (has_f) return bad();
+  for (const ConvLayout::Axis& ax : l.axes)
+    if (ax.pos < 0) return bad();
+  l.ndim = pos;
+  return l;
+}
+
+// Logical extent of axis `a`; an error when a split part's extent is not its factor.
+absl::StatusOr<int64_t> Extent(const KernelCtx& k, const ConvLayout& l, size_t a, const HostTensor& t,
+                               absl::string_view what) {
+  const ConvLayout::Axis& ax = l.axes[a];
+  if (ax.inner < 0) return t.shape()[static_cast<size_t>(ax.pos)];
+  if (t.shape()[static_cast<size_t>(ax.inner)] != ax.factor)
+    return k.Error(absl::StrCat(what, " ", TypeStr(t), " does not match its layout: axis ", ax.inner,
+                                " must be ", ax.factor));
+  return t.shape()[static_cast<size_t>(ax.pos)] * ax.factor;
+}
+
+// Per axis, the flat offset of each logical coordinate.
+std::vector<std::vector<int64_t>> AxisOffsets(const ConvLayout& l, const Shape64& strides,
+                                              const std::vector<int64_t>& extents) {
+  std::vector<std::vector<int64_t>> off(l.axes.size());
+  for (size_t a = 0; a < l.axes.size(); ++a) {
+    const ConvLayout::Axis& ax = l.axes[a];
+    off[a].resize(static_cast<size_t>(extents[a]));
+    for (int64_t v = 0; v < extents[a]; ++v) {
+      off[a][static_cast<size_t>(v)] =
+          ax.inner < 0 ? v * strides[static_cast<size_t>(ax.pos)]
+                       : (v / ax.factor) * strides[static_cast<size_t>(ax.pos)] +
+                             (v % ax.factor) * strides[static_cast<size_t>(ax.inner)];
+    }
+  }
+  return off;
+}
+
 absl::StatusOr<Value> Conv2D(const KernelCtx& k) {
   KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
   KILN_ASSIGN_OR_RETURN(const HostTensor* w, k.Tensor(1));
   const Conv2DAttrs& a = k.Attrs<Conv2DAttrs>();
-  KILN_ASSIGN_OR_RETURN(std::vector<int> dl, PermutedLayout(k, "data_layout", a.data_layout, "NCHW"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int> kl, PermutedLayout(k, "kernel_layout", a.kernel_layout, "OIHW"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int> ol,
-                        PermutedLayout(k, "out_layout", a.out_layout.empty() ? a.data_layout : a.out_layout, "NCHW"));
-  if (x->ndim() != 4 || w->ndim() != 4)
-    return k.Error(absl::StrCat("data and weight must be 4-D; got ", TypeStr(*x), " and ", TypeStr(*w)));
+  KILN_ASSIGN_OR_RETURN(ConvLayout dl, ParseConvLayout(k, "data_layout", a.data_layout, "NCHW"));
+  KILN_ASSIGN_OR_RETURN(ConvLayout kl, ParseConvLayout(k, "kernel_layout", a.kernel_layout, "OIHW"));
+  KILN_ASSIGN_OR_RETURN(
+      ConvLayout ol,
+      ParseConvLayout(k, "out_layout", a.out_layout.empty() ? a.data_layout : a.out_layout, "NCHW"));
+  for (const ConvLayout* l : {&dl, &ol})
+    if (l->axes[0].inner >= 0 || l->axes[2].inner >= 0 || l->axes[3].inner >= 0)
+      return k.Error("only the C axis of a conv2d data or output layout may be split");
+  if (kl.axes[2].inner >= 0 || kl.axes[3].inner >= 0)
+    return k.Error("only the O and I axes of a conv2d kernel layout may be split");
+  if (x->ndim() != dl.ndim || w->ndim() != kl.ndim)
+    return k.Error(absl::StrCat("data and weight must be ", dl.ndim, "-D and ", kl.ndim,
+                                "-D (data_layout ", a.data_layout, ", kernel_layout ",
+                                a.kernel_layout, "); got ", TypeStr(*x), " and ", TypeStr(*w)));
   KILN_RETURN_IF_ERROR(CheckDtypes(k, *x, *w));
   KILN_ASSIGN_OR_RETURN(Shape64 st, Pair(k, "strides", a.strides, 1));
   KILN_ASSIGN_OR_RETURN(Shape64 dil, Pair(k, "dilation", a.dilation, 1));
   KILN_ASSIGN_OR_RETURN(Shape64 pad, Padding4(k, a.padding));
-  const Shape64& xs = x->shape();
-  const Shape64& ws = w->shape();
-  const int64_t N = xs[dl[0]], C = xs[dl[1]], H = xs[dl[2]], W = xs[dl[3]];
-  const int64_t O = ws[kl[0]], I = ws[kl[1]], KH = ws[kl[2]], KW = ws[kl[3]];
+  Shape64 xe(4), we(4);
+  for (size_t i = 0; i < 4; ++i) {
+    KILN_ASSIGN_OR_RETURN(xe[i], Extent(k, dl, i, *x, "data"));
+    KILN_ASSIGN_OR_RETURN(we[i], Extent(k, kl, i, *w, "weight"));
+  }
+  const int64_t N = xe[0], C = xe[1], H = xe[2], W = xe[3];
+  const int64_t O = we[0], I = we[1], KH = we[2], KW = we[3];
   const int64_t g = a.groups;
   if (g < 1 || C != I * g || O % g != 0)
     return k.Error(absl::StrCat("data ", TypeStr(*x), " and weight ", TypeStr(*w), " (",
@@ -89,13 +184,22 @@ absl::StatusOr<Value> Conv2D(const KernelCtx& k) {
     return k.Error(absl::StrCat("channels=", *a.channels, " but weight has ", O, " output channels"));
   KILN_ASSIGN_OR_RETURN(int64_t OH, WindowOut(k, "height", H, KH, st[0], pad[0] + pad[2], dil[0], false));
   KILN_ASSIGN_OR_RETURN(int64_t OW, WindowOut(k, "width", W, KW, st[1], pad[1] + pad[3], dil[1], false));
-  Shape64 os(4);
-  os[ol[0]] = N;
-  os[ol[1]] = O;
-  os[ol[2]] = OH;
-  os[ol[3]] = OW;
+  const Shape64 oe = {N, O, OH, OW};
+  Shape64 os(static_cast<size_t>(ol.ndim));
+  for (size_t i = 0; i < 4; ++i) {
+    const ConvLayout::Axis& ax = ol.axes[i];
+    if (ax.inner >= 0) {
+      if (oe[i] % ax.factor != 0)
+        return k.Error(absl::StrCat("output channels ", oe[i], " do not divide by the block ",
+                                    ax.factor, " of out_layout"));
+      os[static_cast<size_t>(ax.inner)] = ax.factor;
+    }
+    os[static_cast<size_t>(ax.pos)] = ax.inner >= 0 ? oe[i] / ax.factor : oe[i];
+  }
   KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, OutDtype(a.out_dtype, *x), os));
-  const Shape64 xst = Strides(xs), wst = Strides(ws), ost = Strides(os);
+  const auto xo = AxisOffsets(dl, Strides(x->shape()), xe);
+  const auto wo = AxisOffsets(kl, Strides(w->shape()), we);
+  const auto oo = AxisOffsets(ol, Strides(os), oe);
   const int64_t opg = O / g;
   const bool fl = IsFloatMath(*x, *w);
   for (int64_t n = 0; n < N; ++n)
@@ -112,12 +216,12 @@ absl::StatusOr<Value> Conv2D(const KernelCtx& k) {
               for (int64_t kw = 0; kw < KW; ++kw) {
                 const int64_t iw = ow * st[1] - pad[1] + kw * dil[1];
                 if (iw < 0 || iw >= W) continue;
-                acc.Add(*x, n * xst[dl[0]] + c * xst[dl[1]] + ih * xst[dl[2]] + iw * xst[dl[3]], *w,
-                        oc * wst[kl[0]] + ic * wst[kl[1]] + kh * wst[kl[2]] + kw * wst[kl[3]]);
+                acc.Add(*x, xo[0][n] + xo[1][c] + xo[2][ih] + xo[3][iw], *w,
+                        wo[0][oc] + wo[1][ic] + wo[2][kh] + wo[3][kw]);
               }
             }
           }
-          acc.Store(*out, n * ost[ol[0]] + oc * ost[ol[1]] + oh * ost[ol[2]] + ow * ost[ol[3]]);
+          acc.Store(*out, oo[0][n] + oo[1][oc] + oo[2][oh] + oo[3][ow]);
         }
   return TensorValue(std::move(out));
 }

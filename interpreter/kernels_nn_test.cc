@@ -63,6 +63,49 @@ TEST(Conv2D, DepthwiseGroupsAndOutDtype) {
   EXPECT_EQ(Doubles(q), (V{-10000}));
 }
 
+V Iota(int64_t n, double scale) {
+  V v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((i * 7) % 13 - 6) * scale;
+  return v;
+}
+
+// The blocked conv, fed layout_transform'ed inputs and transformed back,
+// gives exactly the NCHW conv's values.
+void ExpectBlockedMatchesNchw(const S& xs, const S& ws, const std::string& attrs, const char* dl,
+                              const char* kl, const char* ol) {
+  auto x = F32(xs, Iota(xs[0] * xs[1] * xs[2] * xs[3], 0.5));
+  auto w = F32(ws, Iota(ws[0] * ws[1] * ws[2] * ws[3], 0.25));
+  Value plain = Ok(EvalText("nn.conv2d(%x, %w" + attrs + ")", {{"x", x}, {"w", w}}));
+  const std::string text = std::string("%0 = layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"") +
+                           dl + "\");\n%1 = layout_transform(%w, src_layout=\"OIHW\", dst_layout=\"" + kl +
+                           "\");\n%2 = nn.conv2d(%0, %1" + attrs + ", data_layout=\"" + dl +
+                           "\", kernel_layout=\"" + kl + "\", out_layout=\"" + ol +
+                           "\");\nlayout_transform(%2, src_layout=\"" + ol + "\", dst_layout=\"NCHW\")";
+  Value blocked = Ok(EvalText(text, {{"x", x}, {"w", w}}));
+  EXPECT_EQ(ShapeOf(blocked), ShapeOf(plain)) << text;
+  EXPECT_EQ(Doubles(blocked), Doubles(plain)) << text;
+}
+
+TEST(Conv2D, BlockedLayoutsMatchNchw) {
+  ExpectBlockedMatchesNchw({1, 16, 4, 4}, {16, 16, 3, 3}, ", padding=[1, 1]", "NCHW16c",
+                           "OIHW16i16o", "NCHW16c");
+  ExpectBlockedMatchesNchw({2, 8, 5, 6}, {12, 8, 3, 3}, ", strides=[2, 1], padding=[1, 0]",
+                           "NCHW4c", "OIHW2i4o", "NCHW3c");
+  ExpectBlockedMatchesNchw({1, 8, 5, 5}, {4, 8, 3, 3}, ", dilation=[2, 2]", "NCHW2c", "OIHW8i",
+                           "NCHW");
+  // Grouped and depthwise.
+  ExpectBlockedMatchesNchw({1, 8, 4, 4}, {8, 4, 3, 3}, ", padding=[1, 1], groups=2", "NCHW4c",
+                           "OIHW2i4o", "NCHW8c");
+  ExpectBlockedMatchesNchw({1, 8, 4, 4}, {8, 1, 3, 3}, ", padding=[1, 1], groups=8", "NCHW4c",
+                           "OIHW1i4o", "NCHW4c");
+}
+
+TEST(Conv2D, BlockedLayoutErrors) {
+  auto r = EvalText("nn.conv2d(%x, %w, data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\")",
+                    {{"x", F32({1, 1, 4, 4, 16}, V(256, 1.0))}, {"w", F32({16, 16, 3, 3}, V(2304, 1.0))}});
+  EXPECT_FALSE(r.ok());
+}
+
 TEST(DenseMatmul, Values) {
   EXPECT_EQ(Doubles(Ok(EvalText("nn.dense(%x, %w)", {{"x", F32({1, 2}, {1, 2})},
                                                      {"w", F32({3, 2}, {1, 0, 0, 1, 1, 1})}}))),
