@@ -128,6 +128,28 @@ void RegisterCoreOps(OpRegistry& registry) {
         AttrsOf<BroadcastToAttrs>());
   r.Add("layout_transform", x, OpPattern::kInjective, "converts between data layouts",
         AttrsOf<LayoutTransformAttrs>());
+
+  // Dynamic operators: a shape-like argument is a run-time tensor (TVM's dyn.*).
+  // DynamicToStatic turns them into the static operators above when those
+  // arguments are constants.
+  r.Add("dyn.reshape", {{"data", "input"}, {"newshape", "1-D integer tensor of reshape codes"}},
+        OpPattern::kInjective, "reshape to a run-time newshape", AttrsOf<DynReshapeAttrs>());
+  r.Add("dyn.broadcast_to", {{"data", "input"}, {"shape", "1-D integer tensor"}},
+        OpPattern::kBroadcast, "broadcasts to a run-time shape");
+  r.Add("dyn.zeros", {{"shape", "1-D integer tensor"}}, OpPattern::kElemWise,
+        "zeros of a run-time shape", AttrsOf<InitOpAttrs>());
+  r.Add("dyn.ones", {{"shape", "1-D integer tensor"}}, OpPattern::kElemWise,
+        "ones of a run-time shape", AttrsOf<InitOpAttrs>());
+  r.Add("dyn.full", {{"fill_value", "0-D tensor"}, {"shape", "1-D integer tensor"}},
+        OpPattern::kElemWise, "fill_value repeated to a run-time shape", AttrsOf<InitOpAttrs>());
+  r.Add("dyn.strided_slice",
+        {{"data", "input"}, {"begin", "1-D integer tensor"}, {"end", "1-D integer tensor"},
+         {"strides", "1-D integer tensor"}},
+        OpPattern::kInjective, "strided slice with run-time bounds",
+        AttrsOf<DynStridedSliceAttrs>());
+  r.Add("dyn.expand_dims", {{"data", "input"}, {"axis", "0-D integer tensor"}},
+        OpPattern::kInjective, "inserts num_newaxis axes of size 1 at a run-time axis",
+        AttrsOf<DynExpandDimsAttrs>());
 }
 
 }  // namespace kiln

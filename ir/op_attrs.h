@@ -358,6 +358,36 @@ struct LayoutTransformAttrs : AttrsBase<LayoutTransformAttrs> {
   }
 };
 
+// ---- Dynamic operators (dyn.*): shapes come from tensor arguments -----------
+
+// dyn.zeros, dyn.ones, dyn.full: the output dtype.
+struct InitOpAttrs : AttrsBase<InitOpAttrs> {
+  KILN_ATTRS(InitOpAttrs)
+  DataType dtype = DataType::Float(32);
+  void VisitAttrs(AttrVisitor* v) override { v->Visit("dtype", &dtype); }
+};
+
+// dyn.reshape(data, newshape): the newshape codes as in ReshapeAttrs.
+struct DynReshapeAttrs : AttrsBase<DynReshapeAttrs> {
+  KILN_ATTRS(DynReshapeAttrs)
+  bool allowzero = false;
+  void VisitAttrs(AttrVisitor* v) override { v->Visit("allowzero", &allowzero); }
+};
+
+// dyn.strided_slice(data, begin, end, strides): slice_mode as in StridedSliceAttrs.
+struct DynStridedSliceAttrs : AttrsBase<DynStridedSliceAttrs> {
+  KILN_ATTRS(DynStridedSliceAttrs)
+  std::string slice_mode = "end";
+  void VisitAttrs(AttrVisitor* v) override { v->Visit("slice_mode", &slice_mode); }
+};
+
+// dyn.expand_dims(data, axis): axis is a 0-D integer tensor.
+struct DynExpandDimsAttrs : AttrsBase<DynExpandDimsAttrs> {
+  KILN_ATTRS(DynExpandDimsAttrs)
+  int64_t num_newaxis = 1;
+  void VisitAttrs(AttrVisitor* v) override { v->Visit("num_newaxis", &num_newaxis); }
+};
+
 #undef KILN_ATTRS
 
 }  // namespace kiln

@@ -59,6 +59,7 @@ absl::Status RegisterPoolRelations();
 absl::Status RegisterNormRelations();
 absl::Status RegisterTransformRelations();  // also calls RegisterSliceRelations
 absl::Status RegisterSliceRelations();
+absl::Status RegisterDynRelations();  // rel_dyn.cc: dyn.*
 
 // ---- Arguments ------------------------------------------------------------
 

@@ -54,6 +54,7 @@ void RegisterCoreTypeRelations() {
     (void)rel::RegisterPoolRelations();
     (void)rel::RegisterNormRelations();
     (void)rel::RegisterTransformRelations();
+    (void)rel::RegisterDynRelations();
   });
 }
 
