@@ -1,11 +1,13 @@
-// AlterOpLayout tests. The nn.conv2d type relation may not accept blocked
-// layouts yet: with the default options the pass then leaves functions alone;
-// the rewrite itself is checked with require_type_support=false.
+// AlterOpLayout tests. The nn.conv2d type relation accepts blocked layouts,
+// so the pass rewrites with its default options; every rewritten function is
+// type-checked, and the conv chain is also run through the interpreter before
+// and after to compare values.
 #include "passes/alter_op_layout/alter_op_layout.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
+#include "interpreter/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
@@ -21,6 +23,41 @@ Function Typed(const std::string& text) {
   auto t = types::InferType(*m);
   EXPECT_TRUE(t.ok()) << t.status();
   return t.ok() ? *t->Lookup("main") : Function();
+}
+
+// Type-checks `f` as @main.
+void ExpectWellTyped(const Function& f) {
+  Module m;
+  ASSERT_TRUE(m.AddFunction("main", f).ok());
+  auto t = types::InferType(m);
+  EXPECT_TRUE(t.ok()) << t.status() << "\n" << PrintExpr(f);
+}
+
+Ref<const HostTensor> Filled(std::vector<int64_t> shape, int seed) {
+  auto t = HostTensor::Create(DataType::Float(32), std::move(shape));
+  EXPECT_TRUE(t.ok());
+  for (int64_t i = 0; i < (*t)->num_elements(); ++i)
+    (*t)->mutable_data<float>()[i] = static_cast<float>((i * 7 + seed) % 11 - 5) * 0.125f;
+  return Ref<const HostTensor>(*t);
+}
+
+std::vector<double> RunMain(const Function& f, const std::vector<Ref<const HostTensor>>& args) {
+  Module m;
+  EXPECT_TRUE(m.AddFunction("main", f).ok());
+  auto typed = types::InferType(m);
+  EXPECT_TRUE(typed.ok()) << typed.status();
+  if (!typed.ok()) return {};
+  std::vector<interp::Value> vals;
+  for (const auto& a : args) vals.push_back(interp::Value::Tensor(a));
+  auto v = interp::RunFunction(*typed, "main", vals);
+  EXPECT_TRUE(v.ok()) << v.status();
+  if (!v.ok()) return {};
+  auto t = interp::AsTensor(*v, "result");
+  EXPECT_TRUE(t.ok());
+  if (!t.ok()) return {};
+  std::vector<double> out;
+  for (int64_t i = 0; i < (*t)->num_elements(); ++i) out.push_back((*t)->GetAsDouble(i));
+  return out;
 }
 
 const char* kChain = R"(
@@ -57,12 +94,24 @@ def @main(%x: Tensor[(1, 32, 8, 8), float32], %w1: Tensor[(32, 32, 3, 3), float3
   ASSERT_TRUE(want.ok()) << want.status();
   auto diff = StructuralDifference(*g, *want->Lookup("main"));
   EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
-  if (BlockedConvTypeSupported()) {
-    Module m;
-    ASSERT_TRUE(m.AddFunction("main", *g).ok());
-    auto t = types::InferType(m);
-    EXPECT_TRUE(t.ok()) << t.status();
-  }
+  ExpectWellTyped(*g);
+}
+
+TEST(AlterOpLayoutTest, BlockedTypeRelationIsSupported) { EXPECT_TRUE(BlockedConvTypeSupported()); }
+
+// The blocked program computes the same values as the original.
+TEST(AlterOpLayoutTest, ConvChainMatchesInterpreter) {
+  Function f = Typed(kChain);
+  auto g = AlterOpLayoutFunction(f);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_NE(g->get(), f.get());
+  std::vector<Ref<const HostTensor>> args = {Filled({1, 32, 8, 8}, 1), Filled({32, 32, 3, 3}, 2),
+                                             Filled({24, 32, 3, 3}, 3)};
+  std::vector<double> want = RunMain(f, args);
+  std::vector<double> got = RunMain(*g, args);
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_EQ(want.size(), 24u * 8 * 8);
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
 }
 
 // Channels that no factor divides (3 input channels) leave the conv as it is;
@@ -94,22 +143,17 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32]
   ASSERT_TRUE(want.ok()) << want.status();
   auto diff = StructuralDifference(*g, *want->Lookup("main"));
   EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
+  ExpectWellTyped(*g);
 }
 
-// Without type-relation support for blocked conv2d layouts, the pass keeps
-// the program well typed by leaving it alone.
+// With the type relation's support (probed), the default options rewrite,
+// and the result stays well typed.
 TEST(AlterOpLayoutTest, RespectsTypeRelationSupport) {
   Function f = Typed(kChain);
   auto g = AlterOpLayoutFunction(f);
   ASSERT_TRUE(g.ok()) << g.status();
-  if (!BlockedConvTypeSupported()) {
-    EXPECT_EQ(g->get(), f.get());
-  } else {
-    EXPECT_NE(g->get(), f.get());
-  }
-  Module m;
-  ASSERT_TRUE(m.AddFunction("main", *g).ok());
-  EXPECT_TRUE(types::InferType(m).ok());
+  EXPECT_NE(g->get(), f.get());
+  ExpectWellTyped(*g);
 }
 
 TEST(AlterOpLayoutTest, OtherTargetsAreLeftAlone) {
