@@ -38,6 +38,7 @@ void RegisterReduceKernels();
 void RegisterNNKernels();
 void RegisterNormKernels();
 void RegisterTransformKernels();
+void RegisterDynKernels();  // kernels_dyn.cc: dyn.*
 
 // ---- Element access ---------------------------------------------------------
 

@@ -36,6 +36,7 @@ void RegisterCoreKernels() {
     internal::RegisterNNKernels();
     internal::RegisterNormKernels();
     internal::RegisterTransformKernels();
+    internal::RegisterDynKernels();
   });
 }
 

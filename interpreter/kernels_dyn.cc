@@ -1,0 +1,140 @@
+// Kernels of the dynamic operators (dyn.*): read the shape-like tensor
+// arguments, build the static operator's attributes from their values and run
+// the static kernel (reshape, broadcast_to, strided_slice, expand_dims), so a
+// dyn.* call and the static call DynamicToStatic makes of it agree exactly.
+// Errors name the dyn.* operator. dyn.zeros / dyn.ones / dyn.full fill a new
+// tensor; dyn.full converts fill_value to dtype as cast does.
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "interpreter/kernel_util.h"
+#include "ir/op_attrs.h"
+
+namespace kiln::interp::internal {
+namespace {
+
+// Argument i as a 1-D (or, with scalar, 0-D) integer tensor's values.
+absl::StatusOr<Shape64> IntValues(const KernelCtx& k, size_t i, bool scalar = false) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* t, k.Tensor(i));
+  const std::string& name = k.op.arguments[i].name;
+  if (!t->dtype().is_int() && !t->dtype().is_uint())
+    return k.Error(absl::StrCat(name, " must be an integer tensor; got ", TypeStr(*t)));
+  if (t->ndim() != (scalar ? 0 : 1))
+    return k.Error(absl::StrCat(name, " must be a ", scalar ? "0-D" : "1-D", " tensor; got ",
+                                TypeStr(*t)));
+  Shape64 v(static_cast<size_t>(t->num_elements()));
+  for (int64_t j = 0; j < t->num_elements(); ++j) v[static_cast<size_t>(j)] = LoadI(*t, j);
+  return v;
+}
+
+// A shape argument: also every extent must be >= 0.
+absl::StatusOr<Shape64> ShapeValues(const KernelCtx& k, size_t i) {
+  KILN_ASSIGN_OR_RETURN(Shape64 s, IntValues(k, i));
+  for (int64_t d : s)
+    if (d < 0)
+      return k.Error(absl::StrCat(k.op.arguments[i].name, " ", ShapeStr(s),
+                                  " has a negative extent"));
+  return s;
+}
+
+// Runs the static operator `name`'s kernel on `args` with `attrs`, reporting
+// errors under the dyn.* operator's name.
+absl::StatusOr<Value> RunStatic(const KernelCtx& k, const char* name, const Attrs& attrs,
+                                const std::vector<Value>& args) {
+  const OpDef* def = OpRegistry::Global().Find(name);
+  const KernelFn* fn = def == nullptr ? nullptr : FindKernel(def);
+  if (fn == nullptr) return absl::InternalError(absl::StrCat("no kernel for ", name));
+  KernelCtx ctx{k.op, attrs.get(), args};
+  return (*fn)(ctx);
+}
+
+template <typename A, typename F>
+Attrs MakeAttrs(F f) {
+  auto* a = new A();
+  Attrs owner(a);
+  f(*a);
+  return owner;
+}
+
+absl::StatusOr<Value> DynReshape(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(Shape64 ns, IntValues(k, 1));
+  const bool allowzero = k.Attrs<DynReshapeAttrs>().allowzero;
+  Attrs a = MakeAttrs<ReshapeAttrs>([&](ReshapeAttrs& r) {
+    r.newshape = ns;
+    r.allowzero = allowzero;
+  });
+  return RunStatic(k, "reshape", a, {k.args[0]});
+}
+
+absl::StatusOr<Value> DynBroadcastTo(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(Shape64 s, ShapeValues(k, 1));
+  Attrs a = MakeAttrs<BroadcastToAttrs>([&](BroadcastToAttrs& b) { b.shape = s; });
+  return RunStatic(k, "broadcast_to", a, {k.args[0]});
+}
+
+absl::StatusOr<Value> Fill(const KernelCtx& k, size_t shape_arg, const HostTensor* value,
+                           double constant) {
+  KILN_ASSIGN_OR_RETURN(Shape64 s, ShapeValues(k, shape_arg));
+  const DataType dt = k.Attrs<InitOpAttrs>().dtype;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, dt, s));
+  if (out->num_elements() == 0) return TensorValue(std::move(out));
+  // Store element 0 once (converted as cast does), then copy it.
+  if (value == nullptr) {
+    StoreF(*out, 0, constant);
+  } else if (value->dtype().is_float() || dt.is_float()) {
+    StoreF(*out, 0, LoadF(*value, 0));
+  } else {
+    StoreI(*out, 0, LoadI(*value, 0));
+  }
+  for (int64_t i = 1; i < out->num_elements(); ++i) CopyElem(*out, 0, *out, i);
+  return TensorValue(std::move(out));
+}
+
+absl::StatusOr<Value> DynZeros(const KernelCtx& k) { return Fill(k, 0, nullptr, 0.0); }
+absl::StatusOr<Value> DynOnes(const KernelCtx& k) { return Fill(k, 0, nullptr, 1.0); }
+
+absl::StatusOr<Value> DynFull(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* v, k.Tensor(0));
+  if (v->ndim() != 0)
+    return k.Error(absl::StrCat("fill_value must be a 0-D tensor; got ", TypeStr(*v)));
+  return Fill(k, 1, v, 0.0);
+}
+
+absl::StatusOr<Value> DynStridedSlice(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(Shape64 b, IntValues(k, 1));
+  KILN_ASSIGN_OR_RETURN(Shape64 e, IntValues(k, 2));
+  KILN_ASSIGN_OR_RETURN(Shape64 s, IntValues(k, 3));
+  const std::string mode = k.Attrs<DynStridedSliceAttrs>().slice_mode;
+  Attrs a = MakeAttrs<StridedSliceAttrs>([&](StridedSliceAttrs& ss) {
+    ss.begin = b;
+    ss.end = e;
+    ss.strides = s;
+    ss.slice_mode = mode;
+  });
+  return RunStatic(k, "strided_slice", a, {k.args[0]});
+}
+
+absl::StatusOr<Value> DynExpandDims(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(Shape64 axis, IntValues(k, 1, /*scalar=*/true));
+  const int64_t n = k.Attrs<DynExpandDimsAttrs>().num_newaxis;
+  Attrs a = MakeAttrs<ExpandDimsAttrs>([&](ExpandDimsAttrs& ed) {
+    ed.axis = axis[0];
+    ed.num_newaxis = n;
+  });
+  return RunStatic(k, "expand_dims", a, {k.args[0]});
+}
+
+}  // namespace
+
+void RegisterDynKernels() {
+  AddKernel("dyn.reshape", DynReshape);
+  AddKernel("dyn.broadcast_to", DynBroadcastTo);
+  AddKernel("dyn.zeros", DynZeros);
+  AddKernel("dyn.ones", DynOnes);
+  AddKernel("dyn.full", DynFull);
+  AddKernel("dyn.strided_slice", DynStridedSlice);
+  AddKernel("dyn.expand_dims", DynExpandDims);
+}
+
+}  // namespace kiln::interp::internal
