@@ -12,6 +12,7 @@ const std::vector<std::string>& DefaultPipelineNames() {
       "InferType",               // 0
       "SimplifyInference",       // 0  batch_norm / dropout to inference form
       "FoldConstant",            // 2  weights: constant subgraphs evaluated once
+      "DynamicToStatic",         // 3  dyn.* with constant shapes -> static ops
       "Inline",                  // 1  functions marked Inline=1
       "SimplifyExpr",            // 3
       "EliminateCommonSubexpr",  // 3

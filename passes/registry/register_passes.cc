@@ -4,6 +4,7 @@
 
 #include "passes/canonicalize_ops/canonicalize_ops.h"
 #include "passes/dead_code_elimination/dead_code_elimination.h"
+#include "passes/dynamic_to_static/dynamic_to_static.h"
 #include "passes/eliminate_common_subexpr/eliminate_common_subexpr.h"
 #include "passes/infer_type/infer_type.h"
 #include "passes/infra/pass.h"
@@ -38,6 +39,7 @@ void RegisterAllPasses() {
     (void)r.Register("LambdaLift", LambdaLift);
     // ---- Passes owned by other engineers: register them here. ----------------
     (void)r.Register("FoldConstant", FoldConstant);
+    (void)r.Register("DynamicToStatic", DynamicToStatic);
     (void)r.Register("FoldScaleAxis", FoldScaleAxis);
     // By name, ConvertLayout converts convolutions to NHWC (TVM's usual
     // request); callers wanting other layouts build ConvertLayout(desired).
