@@ -15,7 +15,9 @@
 // (a folded Constant would store every element); dyn.full's fill value is cast
 // first when its dtype differs from the dtype attribute. Calls with a
 // non-constant shape argument are left alone, as are constants that are not
-// integer tensors of the right rank (the type checker reports those).
+// integer tensors of the right rank (the type checker reports those). A
+// constant shape that cannot apply (dyn.reshape of 6 elements to [4]) would
+// fail at run time; after the rewrite InferType reports it at compile time.
 //
 // Only literal Constants count: the default pipeline runs FoldConstant just
 // before it (TVM's order), which turns constant shape computations into
