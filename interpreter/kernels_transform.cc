@@ -8,6 +8,7 @@
 // interpreter accepts [-n, n) (negative from the end) and reports anything else
 // as an error rather than reading out of bounds.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -479,34 +480,109 @@ absl::StatusOr<Value> LayoutTransform(const KernelCtx& k) {
     if (std::none_of(dst.begin(), dst.end(), [c = c](auto& p) { return p.first == c; }))
       return k.Error(absl::StrCat("dst_layout ", a.dst_layout, " has no axis ", std::string(1, c)));
   }
-  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
+  // Every element is written below: no need to zero the (possibly huge) output.
+  absl::StatusOr<Ref<HostTensor>> made = HostTensor::CreateUninitialized(x->dtype(), os);
+  if (!made.ok()) return k.Error(made.status().message());
+  Ref<HostTensor> out = *std::move(made);
   const Shape64 ist = Strides(x->shape());
-  Shape64 oc;
-  std::map<char, int64_t> coord;  // full primal coordinates
-  for (int64_t o = 0; o < out->num_elements(); ++o) {
-    Unravel(o, os, &oc);
-    for (const auto& [c, e] : full) coord[c] = e * 0;
-    for (size_t d = 0; d < dst.size(); ++d) {
-      const auto& [c, f] = dst[d];
-      if (f > 0) continue;
-      const int64_t df = factor_of(dst, c);
-      coord[c] += oc[d] * (df > 0 ? df : 1);
-    }
-    for (size_t d = 0; d < dst.size(); ++d)
-      if (dst[d].second > 0) coord[static_cast<char>(dst[d].first - 'a' + 'A')] += oc[d];
-    int64_t srci = 0;
+  // Every output element copies one input element. Each primal axis P (C in
+  // NCHW16c) has a full coordinate that the output axes of P build up
+  // (C = c_outer * 16 + c_inner); a table per primal axis maps that coordinate
+  // to its share of the input offset. The output is walked with an odometer,
+  // so the loop does additions only: weights of tens of millions of elements
+  // are transformed when FoldConstant folds AlterOpLayout's transforms.
+  std::vector<char> primals;
+  for (const auto& [c, e] : full) primals.push_back(c);
+  auto primal_index = [&](char c) {
+    return static_cast<size_t>(std::find(primals.begin(), primals.end(), c) - primals.begin());
+  };
+  std::vector<std::vector<int64_t>> table(primals.size());
+  for (size_t pi = 0; pi < primals.size(); ++pi) {
+    const char c = primals[pi];
+    table[pi].assign(static_cast<size_t>(full[c]), 0);
     for (size_t d = 0; d < src.size(); ++d) {
-      const auto& [c, f] = src[d];
-      int64_t v;
-      if (f > 0) {
-        v = coord[static_cast<char>(c - 'a' + 'A')] % f;
-      } else {
+      const auto& [sc, f] = src[d];
+      if (f > 0 && static_cast<char>(sc - 'a' + 'A') == c) {
+        for (int64_t v = 0; v < full[c]; ++v) table[pi][static_cast<size_t>(v)] += (v % f) * ist[d];
+      } else if (f == 0 && sc == c) {
         const int64_t sf = factor_of(src, c);
-        v = sf > 0 ? coord[c] / sf : coord[c];
+        for (int64_t v = 0; v < full[c]; ++v)
+          table[pi][static_cast<size_t>(v)] += (sf > 0 ? v / sf : v) * ist[d];
       }
-      srci += v * ist[d];
     }
-    CopyElem(*x, srci, *out, o);
+  }
+  std::vector<size_t> prim(dst.size());
+  std::vector<int64_t> mult(dst.size());
+  for (size_t d = 0; d < dst.size(); ++d) {
+    const auto& [c, f] = dst[d];
+    if (f > 0) {
+      prim[d] = primal_index(static_cast<char>(c - 'a' + 'A'));
+      mult[d] = 1;
+    } else {
+      prim[d] = primal_index(c);
+      const int64_t df = factor_of(dst, c);
+      mult[d] = df > 0 ? df : 1;
+    }
+  }
+  const int64_t bits = static_cast<int64_t>(x->dtype().bits()) * x->dtype().lanes();
+  const bool bytewise = bits % 8 == 0;
+  const size_t es = static_cast<size_t>(bits / 8);
+  const char* in = static_cast<const char*>(x->raw_data());
+  char* outp = static_cast<char*>(out->mutable_raw_data());
+  const int nd = static_cast<int>(dst.size());
+  std::vector<int64_t> oc(dst.size(), 0), coord(primals.size(), 0);
+  // The innermost output axis usually reads the input at a constant stride
+  // (its primal axis is not split in the source): copy such runs in a tight loop.
+  const size_t last = dst.size() - 1;
+  const std::vector<int64_t>& last_table = table[prim[last]];
+  bool linear = true;
+  for (size_t v = 0; v < last_table.size() && linear; ++v)
+    linear = last_table[v] == static_cast<int64_t>(v) * (last_table.size() > 1 ? last_table[1] : 0);
+  const int64_t run = nd > 0 ? os[last] : 1;
+  const int64_t run_stride = linear && last_table.size() > 1 ? mult[last] * last_table[1] : 0;
+  if (nd > 0 && linear && es == 4 && run > 0) {
+    uint32_t* q = reinterpret_cast<uint32_t*>(outp);
+    const int64_t runs = out->num_elements() / run;
+    for (int64_t r = 0; r < runs; ++r) {
+      int64_t base = 0;
+      for (size_t pi = 0; pi < primals.size(); ++pi) base += table[pi][static_cast<size_t>(coord[pi])];
+      const char* src_base = in + static_cast<size_t>(base) * 4;
+      for (int64_t j = 0; j < run; ++j) {
+        uint32_t v;
+        std::memcpy(&v, src_base + static_cast<size_t>(j * run_stride) * 4, 4);
+        *q++ = v;
+      }
+      for (int d = nd - 2; d >= 0; --d) {  // odometer over all but the last axis
+        const size_t ud = static_cast<size_t>(d);
+        ++oc[ud];
+        coord[prim[ud]] += mult[ud];
+        if (oc[ud] < os[ud]) break;
+        coord[prim[ud]] -= mult[ud] * os[ud];
+        oc[ud] = 0;
+      }
+    }
+    return TensorValue(std::move(out));
+  }
+  for (int64_t o = 0; o < out->num_elements(); ++o) {
+    int64_t srci = 0;
+    for (size_t pi = 0; pi < primals.size(); ++pi) srci += table[pi][static_cast<size_t>(coord[pi])];
+    if (es == 4) {
+      uint32_t v;
+      std::memcpy(&v, in + static_cast<size_t>(srci) * 4, 4);
+      std::memcpy(outp + static_cast<size_t>(o) * 4, &v, 4);
+    } else if (bytewise) {
+      std::memcpy(outp + static_cast<size_t>(o) * es, in + static_cast<size_t>(srci) * es, es);
+    } else {
+      CopyElem(*x, srci, *out, o);
+    }
+    for (int d = nd - 1; d >= 0; --d) {
+      const size_t ud = static_cast<size_t>(d);
+      ++oc[ud];
+      coord[prim[ud]] += mult[ud];
+      if (oc[ud] < os[ud]) break;
+      coord[prim[ud]] -= mult[ud] * os[ud];
+      oc[ud] = 0;
+    }
   }
   return TensorValue(std::move(out));
 }
