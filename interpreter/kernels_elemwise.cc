@@ -254,9 +254,9 @@ KernelFn Binary(Bin op) {
         StoreF(*out, i, FloatBin(op, LoadF(*a, pa), LoadF(*b, pb)));
       } else {
         bool ok;
-        int64_t r;
+        int64_t r = 0;
         if (IsU64(dt)) {
-          uint64_t u;
+          uint64_t u = 0;
           ok = IntBin<uint64_t>(op, static_cast<uint64_t>(LoadI(*a, pa)),
                                 static_cast<uint64_t>(LoadI(*b, pb)), &u);
           r = static_cast<int64_t>(u);
