@@ -20,6 +20,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op.h"
+#include "ir/scope_tree.h"
 #include "ir/traversal.h"
 
 namespace kiln {
@@ -138,43 +139,6 @@ class MetaTable {
   absl::flat_hash_map<const ConstantNode*, int> index_;
 };
 
-// ---- Scope tree (LCA by skew-binary jump pointers: O(1) space per scope,
-// O(log depth) per query) -----------------------------------------------------
-
-class ScopeTree {
- public:
-  int Add(int parent) {
-    int id = static_cast<int>(parent_.size());
-    parent_.push_back(parent);
-    if (parent < 0) {
-      depth_.push_back(0);
-      jump_.push_back(id);
-    } else {
-      depth_.push_back(depth_[parent] + 1);
-      int j = jump_[parent];
-      int jj = jump_[j];
-      jump_.push_back(depth_[parent] - depth_[j] == depth_[j] - depth_[jj] ? jj : parent);
-    }
-    return id;
-  }
-  int Lca(int u, int v) const {
-    if (depth_[u] < depth_[v]) std::swap(u, v);
-    while (depth_[u] > depth_[v]) u = depth_[jump_[u]] >= depth_[v] ? jump_[u] : parent_[u];
-    while (u != v) {
-      if (jump_[u] != jump_[v]) {
-        u = jump_[u];
-        v = jump_[v];
-      } else {
-        u = parent_[u];
-        v = parent_[v];
-      }
-    }
-    return u;
-  }
-
- private:
-  std::vector<int> parent_, depth_, jump_;
-};
 
 // ---- One function body (or one printed expression) --------------------------
 
