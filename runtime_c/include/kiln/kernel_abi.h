@@ -60,16 +60,22 @@ typedef int32_t (*KilnParallelLambda)(int32_t task_id, int32_t num_tasks, void* 
  * when all are done. num_tasks <= 0 means "one per pool thread". Returns 0, or
  * the first negative code a task returned. A launch from inside a task runs
  * its tasks serially on the calling thread (no nested parallelism). With a
- * NULL ctx every task runs on the calling thread. */
+ * NULL ctx every task runs on the calling thread. If another thread's launch
+ * owns the pool at that moment, this launch runs all its tasks on the calling
+ * thread instead of waiting (kiln/threadpool.h). A NULL fn gives
+ * KILN_KERNEL_EINVAL. Task side effects are visible when it returns. */
 int32_t kiln_parallel_launch(KilnKernelContext* ctx, KilnParallelLambda fn, void* closure,
                              int32_t num_tasks);
 
-/* The number of tasks kiln_parallel_launch(ctx, ..., 0) runs (>= 1). */
+/* The number of tasks kiln_parallel_launch(ctx, ..., 0) runs (>= 1): the
+ * pool's thread count, 1 for a NULL ctx or a context without a pool. */
 int32_t kiln_parallel_num_threads(KilnKernelContext* ctx);
 
 /* Scratch memory for a kernel's temporaries: `nbytes` aligned to `alignment`
  * (a power of two, at least 16; 64 is typical). NULL on failure. Free with
- * kiln_workspace_free on the same ctx. Thread-safe. */
+ * kiln_workspace_free on the same ctx (NULL is fine). nbytes == 0 gives a
+ * valid, unique pointer; an alignment that is not a power of two gives NULL;
+ * a smaller power of two is raised to 16. ctx may be NULL. Thread-safe. */
 void* kiln_workspace_alloc(KilnKernelContext* ctx, uint64_t nbytes, uint32_t alignment);
 void kiln_workspace_free(KilnKernelContext* ctx, void* ptr);
 
