@@ -1,0 +1,260 @@
+// File: lowering/lower.cc
+#include "lowering/lower.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/op.h"
+#include "ir/status_macros.h"
+#include "ir/traversal.h"
+#include "ir/type.h"
+#include "lowering/compute/op_compute.h"
+#include "lowering/passes/pipeline.h"
+#include "lowering/te/lower.h"
+#include "lowering/te/schedule.h"
+#include "lowering/te/schedule_x86.h"
+#include "lowering/te/te.h"
+
+namespace kiln::lowering {
+namespace {
+
+// Number of tensors a value of type `t` flattens to.
+int FlatCount(const Type& t) {
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    int n = 0;
+    for (const Type& f : tup->fields) n += FlatCount(f);
+    return n;
+  }
+  return 1;
+}
+
+// Reads element 0 of a scalar constant as a tir immediate of its dtype.
+absl::StatusOr<tir::PrimExpr> ScalarImmediate(const HostTensor& t) {
+  DataType d = t.dtype();
+  const void* p = t.raw_data();
+  auto read = [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  switch (d.code()) {
+    case DTypeCode::kFloat:
+      if (d.bits() == 32) return tir::FloatImm(read(float{}), d);
+      if (d.bits() == 64) return tir::FloatImm(read(double{}), d);
+      if (d.bits() == 16) return tir::FloatImm(HalfToFloat(read(uint16_t{})), d);
+      break;
+    case DTypeCode::kBFloat:
+      return tir::FloatImm(BFloat16ToFloat(read(uint16_t{})), d);
+    case DTypeCode::kInt:
+      if (d.bits() == 8) return tir::IntImm(read(int8_t{}), d);
+      if (d.bits() == 16) return tir::IntImm(read(int16_t{}), d);
+      if (d.bits() == 32) return tir::IntImm(read(int32_t{}), d);
+      if (d.bits() == 64) return tir::IntImm(read(int64_t{}), d);
+      break;
+    case DTypeCode::kUInt:
+      if (d.bits() == 8) return tir::IntImm(read(uint8_t{}), d);
+      if (d.bits() == 16) return tir::IntImm(read(uint16_t{}), d);
+      if (d.bits() == 32) return tir::IntImm(read(uint32_t{}), d);
+      if (d.bits() == 64) return tir::IntImm(static_cast<int64_t>(read(uint64_t{})), d);
+      break;
+    case DTypeCode::kBool:
+      return tir::IntImm(read(uint8_t{}) != 0 ? 1 : 0, d);
+    default:
+      break;
+  }
+  return absl::UnimplementedError(absl::StrCat("constant of dtype ", d.ToString()));
+}
+
+class Lowerer {
+ public:
+  Lowerer(const Function& fn, absl::string_view name, const LowerOptions& options)
+      : fn_(fn), name_(name), options_(options) {}
+
+  absl::StatusOr<LoweredFunc> Run() {
+    LoweredFunc out;
+    for (const Expr& n : PostOrder(fn_->body, /*enter_functions=*/false)) {
+      if (const auto* call = n.as<CallNode>()) {
+        if (const auto* op = call->op.as<OpNode>()) out.op_names.push_back(op->def->name);
+      }
+    }
+    absl::StatusOr<LoweredFunc> r = Lower(std::move(out));
+    if (!r.ok()) {
+      return absl::Status(r.status().code(),
+                          absl::StrCat("lowering ", name_, " (ops: ",
+                                       absl::StrJoin(op_names_, ", "), "): ", r.status().message()));
+    }
+    return r;
+  }
+
+ private:
+  absl::StatusOr<LoweredFunc> Lower(LoweredFunc out) {
+    op_names_ = out.op_names;
+    std::vector<te::Tensor> args;
+    // Parameters (tuples flattened).
+    for (const Var& p : fn_->params) {
+      Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+      if (!t) return absl::InvalidArgumentError(absl::StrCat("parameter %", p->name_hint, " has no type"));
+      std::vector<std::vector<tir::PrimExpr>> shapes;
+      std::vector<DataType> dtypes;
+      KILN_RETURN_IF_ERROR(FlattenOutputType(t, &dims_, &shapes, &dtypes));
+      std::vector<te::Tensor> flat;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        std::string pname = shapes.size() == 1 ? p->name_hint : absl::StrCat(p->name_hint, "_", i);
+        te::Tensor ph = te::Placeholder(shapes[i], dtypes[i], pname);
+        flat.push_back(ph);
+        args.push_back(ph);
+      }
+      values_[p.get()] = std::move(flat);
+    }
+    const size_t num_params = args.size();
+
+    for (const Expr& n : PostOrder(fn_->body, /*enter_functions=*/false)) {
+      if (values_.count(n.get())) continue;
+      KILN_ASSIGN_OR_RETURN(std::vector<te::Tensor> v, Visit(n, &out, &args));
+      values_[n.get()] = std::move(v);
+    }
+    std::vector<te::Tensor> outputs = values_[fn_->body.get()];
+    if (outputs.empty()) return absl::InvalidArgumentError("the function returns no tensor");
+    // An output must be computed by this kernel, once: copy params, constants
+    // and repeated tensors.
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      bool repeated = false;
+      for (size_t j = 0; j < i; ++j) repeated |= outputs[j] == outputs[i];
+      if (outputs[i].op()->kind == te::OpKind::kPlaceholder || repeated) {
+        te::Tensor src = outputs[i];
+        outputs[i] = te::Compute(
+            src.shape(), [&](const std::vector<tir::Var>& idx) {
+              return src(std::vector<tir::PrimExpr>(idx.begin(), idx.end()));
+            },
+            absl::StrCat("T_copy", i), "injective");
+      }
+    }
+    for (const te::Tensor& c : constant_tensors_) args.push_back(c);
+    out.num_inputs = static_cast<int>(args.size());
+    out.num_outputs = static_cast<int>(outputs.size());
+    (void)num_params;
+    for (const te::Tensor& o : outputs) args.push_back(o);
+    out.constants = constants_;
+
+    KILN_RETURN_IF_ERROR(te::ValidateCompute(outputs));
+    KILN_ASSIGN_OR_RETURN(te::Schedule sched, te::CreateSchedule(outputs));
+    if (!options_.naive_schedule) {
+      KILN_RETURN_IF_ERROR(te::ScheduleDefaultX86(sched, outputs, options_.vector_lanes));
+    }
+    std::map<std::string, std::string> attrs = {{"kiln.op_names", absl::StrJoin(op_names_, ",")}};
+    KILN_ASSIGN_OR_RETURN(tir::PrimFunc f, te::LowerSchedule(sched, args, name_, attrs));
+    passes::LoopPassOptions lopts;
+    lopts.vector_width = options_.vector_lanes;
+    lopts.disabled = options_.disabled_loop_passes;
+    KILN_ASSIGN_OR_RETURN(out.func, passes::RunLoopPipeline(f, lopts));
+    return out;
+  }
+
+  absl::StatusOr<std::vector<te::Tensor>> Visit(const Expr& n, LoweredFunc* out,
+                                                 std::vector<te::Tensor>* args) {
+    (void)out;
+    (void)args;
+    if (const auto* c = n.as<ConstantNode>()) {
+      const HostTensor& t = *c->data;
+      if (t.ndim() == 0) {
+        KILN_ASSIGN_OR_RETURN(tir::PrimExpr imm, ScalarImmediate(t));
+        return std::vector<te::Tensor>{te::Compute(
+            {}, [&](const std::vector<tir::Var>&) { return imm; }, "T_const", "elemwise")};
+      }
+      std::vector<tir::PrimExpr> shape;
+      for (int64_t d : t.shape()) shape.push_back(tir::IntImm(d));
+      te::Tensor ph = te::Placeholder(shape, t.dtype(), absl::StrCat("const", constants_.size()));
+      constants_.push_back(c->data);
+      constant_tensors_.push_back(ph);
+      return std::vector<te::Tensor>{ph};
+    }
+    if (const auto* tup = n.as<TupleNode>()) {
+      std::vector<te::Tensor> flat;
+      for (const Expr& f : tup->fields) {
+        const std::vector<te::Tensor>& v = values_[f.get()];
+        flat.insert(flat.end(), v.begin(), v.end());
+      }
+      return flat;
+    }
+    if (const auto* get = n.as<TupleGetItemNode>()) {
+      const std::vector<te::Tensor>& v = values_[get->tuple.get()];
+      const Type& tt = get->tuple->checked_type();
+      const auto* tup = tt ? tt.as<TupleTypeNode>() : nullptr;
+      if (tup == nullptr || get->index < 0 ||
+          get->index >= static_cast<int>(tup->fields.size())) {
+        return absl::InvalidArgumentError("a tuple projection without a checked tuple type");
+      }
+      int begin = 0;
+      for (int i = 0; i < get->index; ++i) begin += FlatCount(tup->fields[i]);
+      int count = FlatCount(tup->fields[get->index]);
+      if (begin + count > static_cast<int>(v.size())) {
+        return absl::InternalError("tuple projection out of range");
+      }
+      return std::vector<te::Tensor>(v.begin() + begin, v.begin() + begin + count);
+    }
+    if (const auto* call = n.as<CallNode>()) {
+      const auto* op = call->op.as<OpNode>();
+      if (op == nullptr) {
+        return absl::UnimplementedError(
+            "a primitive function may call only operators (found a call of a function value)");
+      }
+      std::vector<te::Tensor> inputs;
+      for (const Expr& a : call->args) {
+        const std::vector<te::Tensor>& v = values_[a.get()];
+        inputs.insert(inputs.end(), v.begin(), v.end());
+      }
+      if (!call->checked_type()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(op->def->name, ": the call is not type-checked (run InferType)"));
+      }
+      return ComputeOp(*op->def, call->attrs.get(), inputs, call->checked_type(), &dims_);
+    }
+    if (n.as<OpNode>() != nullptr) return std::vector<te::Tensor>{};
+    if (const auto* v = n.as<VarNode>()) {
+      return absl::InvalidArgumentError(absl::StrCat("free variable %", v->name_hint));
+    }
+    return absl::UnimplementedError(
+        "a primitive function body may contain only operator calls, tuples, projections, "
+        "parameters and constants");
+  }
+
+  const Function& fn_;
+  std::string name_;
+  const LowerOptions& options_;
+  ShapeVars dims_;
+  std::unordered_map<const ExprNode*, std::vector<te::Tensor>> values_;
+  std::vector<Ref<const HostTensor>> constants_;
+  std::vector<te::Tensor> constant_tensors_;
+  std::vector<std::string> op_names_;
+};
+
+}  // namespace
+
+std::string KernelName(const Function& fn) {
+  std::vector<std::string> names;
+  for (const Expr& n : PostOrder(fn->body, /*enter_functions=*/false)) {
+    if (const auto* call = n.as<CallNode>()) {
+      if (const auto* op = call->op.as<OpNode>()) {
+        std::string s = op->def->name;
+        for (char& ch : s) {
+          if (ch == '.') ch = '_';
+        }
+        names.push_back(s);
+      }
+    }
+  }
+  std::string name = absl::StrCat("fused_", absl::StrJoin(names, "_"));
+  if (name.size() > 80) name = name.substr(0, 80);
+  return name;
+}
+
+absl::StatusOr<LoweredFunc> LowerPrimitive(const Function& fn, absl::string_view name,
+                                           const LowerOptions& options) {
+  RegisterCoreComputes();
+  Lowerer l(fn, name, options);
+  return l.Run();
+}
+
+}  // namespace kiln::lowering

@@ -1,0 +1,55 @@
+// File: lowering/lower.h
+//
+// Lowers one fused primitive function (FuseOps output: `fn (..., Primitive=1)`)
+// to one kernel: each operator call becomes its compute definition
+// (lowering/compute), the result is scheduled for the target
+// (lowering/te/schedule_x86.h), turned into loop IR (lowering/te/lower.h) and
+// run through the loop passes (lowering/passes/pipeline.h).
+//
+//   KILN_ASSIGN_OR_RETURN(LoweredFunc k, LowerPrimitive(fused_fn, "fused_conv2d_add_relu", {}));
+//   k.func  -> a tir::PrimFunc, parameters: the function's tensor params
+//              (tuples flattened), then k.constants, then the outputs.
+//
+// A failure is a status that names the kernel and its operators.
+#ifndef KILN_LOWERING_LOWER_H_
+#define KILN_LOWERING_LOWER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/expr.h"
+#include "ir/tensor.h"
+#include "ir/tir.h"
+
+namespace kiln::lowering {
+
+struct LowerOptions {
+  // Lanes of a float32 vector on the target (16 for AVX-512, 8 for AVX2, 4 for NEON).
+  int vector_lanes = 16;
+  // Skip the target schedule (every stage at root, serial loops): a reference.
+  bool naive_schedule = false;
+  // Loop passes not to run (names as in lowering/passes/pipeline.h).
+  std::vector<std::string> disabled_loop_passes;
+};
+
+struct LoweredFunc {
+  tir::PrimFunc func;
+  // Tensor constants found in the function body; they are kernel parameters
+  // placed after the function's own (flattened) parameters.
+  std::vector<Ref<const HostTensor>> constants;
+  int num_inputs = 0;   // function params (flattened) + constants
+  int num_outputs = 0;  // results (a tuple result is flattened)
+  std::vector<std::string> op_names;  // the operators inside, in order
+};
+
+// `fn` must be type-checked (every call has a checked type).
+absl::StatusOr<LoweredFunc> LowerPrimitive(const Function& fn, absl::string_view name,
+                                           const LowerOptions& options = {});
+
+// TVM-style kernel name for a fused function: "fused_" + its op names.
+std::string KernelName(const Function& fn);
+
+}  // namespace kiln::lowering
+
+#endif  // KILN_LOWERING_LOWER_H_
