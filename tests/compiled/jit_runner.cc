@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "codegen_llvm/codegen_llvm.h"
 #include "ir/op.h"
 #include "ir/status_macros.h"
@@ -82,6 +83,7 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
   std::unique_ptr<JitGraph> g(new JitGraph());
   g->impl_ = std::make_unique<Impl>();
   Module m = module;
+  absl::Time t0 = absl::Now();
   KILN_ASSIGN_OR_RETURN(passes::PassPtr pipeline, passes::DefaultPipeline(options.opt_level));
   passes::PassContext ctx;
   ctx.opt_level = options.opt_level;
@@ -93,6 +95,8 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
   KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
   KILN_ASSIGN_OR_RETURN(m, types::InferType(m));
   g->optimized_ = m;
+  absl::Time t1 = absl::Now();
+  g->stats_.passes_ms = absl::ToDoubleMilliseconds(t1 - t0);
   KILN_ASSIGN_OR_RETURN(g->impl_->main, m.Lookup("main"));
 
   // Lower every primitive function called from main.
@@ -118,12 +122,17 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
     g->kernels_.push_back(std::move(lf));
     order.push_back(fn);
   }
+  absl::Time t2 = absl::Now();
+  g->stats_.lower_ms = absl::ToDoubleMilliseconds(t2 - t1);
+  g->stats_.num_kernels = static_cast<int>(funcs.size());
   KILN_ASSIGN_OR_RETURN(codegen::Target target, codegen::ParseTarget(options.target));
   KILN_ASSIGN_OR_RETURN(g->impl_->jit, codegen::JitModule::Create(funcs, target));
   for (const ExprNode* fn : order) {
     auto& entry = g->impl_->kernel_of[fn];
     KILN_ASSIGN_OR_RETURN(entry.second, g->impl_->jit->Lookup(g->kernels_[entry.first].func->name));
   }
+  // ORC compiles on first lookup: the codegen time includes the lookups.
+  g->stats_.codegen_ms = absl::ToDoubleMilliseconds(absl::Now() - t2);
   return g;
 }
 

@@ -32,6 +32,14 @@ struct JitOptions {
   int max_fuse_depth = 0;
 };
 
+// Wall time of each compile phase.
+struct CompileStats {
+  double passes_ms = 0;   // graph pass pipeline (through FuseOps)
+  double lower_ms = 0;    // compute + schedule + loop passes, all kernels
+  double codegen_ms = 0;  // LLVM IR, optimization, JIT machine code
+  int num_kernels = 0;
+};
+
 class JitGraph {
  public:
   static absl::StatusOr<std::unique_ptr<JitGraph>> Compile(const Module& module,
@@ -44,12 +52,14 @@ class JitGraph {
 
   const Module& optimized() const { return optimized_; }
   const std::vector<lowering::LoweredFunc>& kernels() const { return kernels_; }
+  const CompileStats& stats() const { return stats_; }
 
  private:
   struct Impl;
   JitGraph() = default;
   Module optimized_;
   std::vector<lowering::LoweredFunc> kernels_;
+  CompileStats stats_;
   std::unique_ptr<Impl> impl_;
 };
 
