@@ -1,6 +1,10 @@
 // File: ir/tir_printer.cc
 #include "ir/tir_printer.h"
 
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -60,7 +64,88 @@ const char* ReduceKindName(ReduceKind k) {
   return "?";
 }
 
+const char* IterKindName(IterKind k) {
+  switch (k) {
+    case IterKind::kDataPar: return "data_par";
+    case IterKind::kReduce: return "reduce";
+    case IterKind::kOrdered: return "ordered";
+    case IterKind::kOpaque: return "opaque";
+    case IterKind::kThread: return "thread";
+  }
+  return "?";
+}
+
+const char* CallEffectName(CallEffect e) {
+  switch (e) {
+    case CallEffect::kPure: return "pure";
+    case CallEffect::kReadState: return "read_state";
+    case CallEffect::kOpaque: return "opaque";
+  }
+  return "?";
+}
+
 namespace {
+
+bool IsMathIntrinsic(absl::string_view n) {
+  static const auto* const kNames = new std::unordered_set<std::string>{
+      "exp",  "log",   "sqrt",  "rsqrt", "tanh",  "sigmoid", "erf",      "pow",
+      "fabs", "floor", "ceil",  "round", "trunc", "sin",     "cos",      "isnan",
+      "fmod", "exp2",  "log2",  "log1p", "expm1", "copysign"};
+  return kNames->count(std::string(n)) > 0;
+}
+
+// Names with their own expression syntax; a call with such a name is quoted.
+bool IsExprKeyword(absl::string_view n) {
+  return n == "min" || n == "max" || n == "select" || n == "floordiv" || n == "floormod" ||
+         n == "ramp" || n == "broadcast" || n == "evaluate" || n == "iter_var";
+}
+
+bool IsDTypeName(absl::string_view n) { return n == "handle" || DataType::Parse(n).ok(); }
+
+bool IsIdentStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool IsIdentChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// A valid, non-reserved identifier derived from a name hint.
+std::string Sanitize(absl::string_view hint) {
+  std::string s;
+  for (size_t i = 0; i < hint.size(); ++i) {
+    char c = hint[i];
+    if (IsIdentChar(c)) {
+      s += c;
+    } else if (c == '.' && !s.empty() && i + 1 < hint.size() && IsIdentChar(hint[i + 1])) {
+      s += c;
+    } else {
+      s += '_';
+    }
+  }
+  if (s.empty()) return "v";
+  if (!IsIdentStart(s[0])) s = "_" + s;
+  return s;
+}
+
+std::string FormatFloat(double v, DataType t) {
+  std::string digits;
+  if (std::isnan(v)) {
+    digits = "nan";
+  } else if (std::isinf(v)) {
+    digits = v > 0 ? "inf" : "-inf";
+  } else {
+    // The shortest form that reads back as the same double.
+    for (int p = 1; p <= 17; ++p) {
+      digits = absl::StrFormat("%.*g", p, v);
+      if (std::strtod(digits.c_str(), nullptr) == v) break;
+    }
+  }
+  if (t == DataType::Float(32)) return digits + "f";
+  return absl::StrCat(digits, "_", t.ToString());
+}
+
+std::string Quote(absl::string_view s) { return absl::StrCat("\"", absl::CEscape(s), "\""); }
+
+// A map key or attribute name: bare when it is an identifier, else quoted.
+std::string KeyText(absl::string_view k) {
+  return IsTextIdentifier(k) && !IsReservedWord(k) ? std::string(k) : Quote(k);
+}
 
 const char* InfixOp(ExprKind k) {
   switch (k) {
@@ -83,76 +168,113 @@ const char* InfixOp(ExprKind k) {
 
 class Printer {
  public:
+  // ---- Names ----------------------------------------------------------------
+
+  // A fresh name for `v`, valid until Unbind(mark) with a mark taken before.
+  std::string Bind(const ExprNode* v) {
+    std::string name = Fresh(v->name);
+    auto it = names_.find(v);
+    bound_.push_back({v, name, it != names_.end(), it != names_.end() ? it->second : ""});
+    names_[v] = name;
+    ++in_scope_[name];
+    return name;
+  }
+  // Bind, with the variable's type when it is not int64.
+  std::string BindDecl(const ExprNode* v) {
+    std::string name = Bind(v);
+    if (v->dtype != kIndexType) absl::StrAppend(&name, ": ", v->dtype.ToString());
+    return name;
+  }
+  size_t Mark() const { return bound_.size(); }
+  void Unbind(size_t mark) {
+    while (bound_.size() > mark) {
+      Bound b = std::move(bound_.back());
+      bound_.pop_back();
+      if (--in_scope_[b.name] == 0) in_scope_.erase(b.name);
+      if (b.had_prev) {
+        names_[b.v] = b.prev;
+      } else {
+        names_.erase(b.v);
+      }
+    }
+  }
+  // The name of a reference. A variable bound nowhere gets a name of its own
+  // for the rest of the text.
   std::string Name(const ExprNode* v) {
     auto it = names_.find(v);
     if (it != names_.end()) return it->second;
-    std::string base = v->name.empty() ? "v" : v->name;
-    std::string name = base;
-    for (int i = 1; used_.count(name); ++i) name = absl::StrCat(base, "_", i);
-    used_.insert(name);
+    std::string name = Fresh(v->name);
     names_[v] = name;
+    ++in_scope_[name];  // never released
     return name;
   }
+  bool IsNamed(const ExprNode* v) const { return names_.count(v) > 0; }
 
   std::string BufName(const Buffer& b) { return b ? Name(b->data.get()) : "<null buffer>"; }
+
+  // ---- Expressions ------------------------------------------------------------
+
+  std::string Exprs(const std::vector<PrimExpr>& v) {
+    std::vector<std::string> a;
+    a.reserve(v.size());
+    for (const PrimExpr& x : v) a.push_back(Expr(x));
+    return absl::StrJoin(a, ", ");
+  }
+
+  std::string CallName(const ExprNode& n) {
+    std::string name = (IsTextIdentifier(n.name) && !IsReservedWord(n.name) &&
+                        !IsExprKeyword(n.name) && !IsDTypeName(n.name))
+                           ? n.name
+                           : Quote(n.name);
+    DataType inferred;
+    if (!InferCallType(n.name, n.args, &inferred) || inferred != n.dtype) {
+      absl::StrAppend(&name, ":", n.dtype.ToString());
+    }
+    if (n.effect != DefaultCallEffect(n.name)) absl::StrAppend(&name, ":", CallEffectName(n.effect));
+    return name;
+  }
 
   std::string Expr(const PrimExpr& e) {
     if (!e) return "<null>";
     const ExprNode& n = *e;
-    std::string lanes = n.dtype.lanes() > 1 ? absl::StrCat("x", n.dtype.lanes()) : "";
     switch (n.kind) {
       case ExprKind::kIntImm:
-        if (n.dtype.is_bool()) return n.int_value ? "true" : "false";
+        if (n.dtype == DataType::Bool()) return n.int_value ? "true" : "false";
         if (n.dtype == kIndexType) return absl::StrCat(n.int_value);
         return absl::StrCat(n.int_value, "_", n.dtype.ToString());
-      case ExprKind::kFloatImm: {
-        std::string v = absl::StrFormat("%.9g", n.float_value);
-        if (n.dtype == DataType::Float(32)) return v + "f";
-        return absl::StrCat(v, "_", n.dtype.ToString());
-      }
-      case ExprKind::kStringImm: return absl::StrCat("\"", absl::CEscape(n.name), "\"");
+      case ExprKind::kFloatImm: return FormatFloat(n.float_value, n.dtype);
+      case ExprKind::kStringImm: return Quote(n.name);
       case ExprKind::kVar: return Name(&n);
-      case ExprKind::kMin: return absl::StrCat("min(", Expr(n.args[0]), ", ", Expr(n.args[1]), ")");
-      case ExprKind::kMax: return absl::StrCat("max(", Expr(n.args[0]), ", ", Expr(n.args[1]), ")");
-      case ExprKind::kFloorDiv:
-        return absl::StrCat("floordiv(", Expr(n.args[0]), ", ", Expr(n.args[1]), ")");
-      case ExprKind::kFloorMod:
-        return absl::StrCat("floormod(", Expr(n.args[0]), ", ", Expr(n.args[1]), ")");
+      case ExprKind::kMin: return absl::StrCat("min(", Exprs(n.args), ")");
+      case ExprKind::kMax: return absl::StrCat("max(", Exprs(n.args), ")");
+      case ExprKind::kFloorDiv: return absl::StrCat("floordiv(", Exprs(n.args), ")");
+      case ExprKind::kFloorMod: return absl::StrCat("floormod(", Exprs(n.args), ")");
       case ExprKind::kNot: return absl::StrCat("!", Expr(n.args[0]));
-      case ExprKind::kSelect:
-        return absl::StrCat("select(", Expr(n.args[0]), ", ", Expr(n.args[1]), ", ",
-                            Expr(n.args[2]), ")");
+      case ExprKind::kSelect: return absl::StrCat("select(", Exprs(n.args), ")");
       case ExprKind::kCast: return absl::StrCat(n.dtype.ToString(), "(", Expr(n.args[0]), ")");
-      case ExprKind::kCall: {
-        std::vector<std::string> a;
-        for (const PrimExpr& x : n.args) a.push_back(Expr(x));
-        return absl::StrCat(n.name, "(", absl::StrJoin(a, ", "), ")", lanes.empty() ? "" : ":",
-                            lanes);
-      }
-      case ExprKind::kLoad: {
-        std::vector<std::string> a;
-        for (const PrimExpr& x : n.args) a.push_back(Expr(x));
-        return absl::StrCat(BufName(n.buffer), "[", absl::StrJoin(a, ", "), "]");
-      }
-      case ExprKind::kProducerLoad: {
-        std::vector<std::string> a;
-        for (const PrimExpr& x : n.args) a.push_back(Expr(x));
+      case ExprKind::kCall: return absl::StrCat(CallName(n), "(", Exprs(n.args), ")");
+      case ExprKind::kLoad: return absl::StrCat(BufName(n.buffer), "[", Exprs(n.args), "]");
+      case ExprKind::kProducerLoad:
         return absl::StrCat("tensor@", reinterpret_cast<uintptr_t>(n.producer.get()) % 100000,
-                            "(", absl::StrJoin(a, ", "), ")");
-      }
+                            "(", Exprs(n.args), ")");
       case ExprKind::kRamp:
         return absl::StrCat("ramp(", Expr(n.args[0]), ", ", Expr(n.args[1]), ", ",
                             n.dtype.lanes(), ")");
       case ExprKind::kBroadcast:
         return absl::StrCat("broadcast(", Expr(n.args[0]), ", ", n.dtype.lanes(), ")");
-      case ExprKind::kLet:
-        return absl::StrCat("(let ", Expr(n.args[0]), " = ", Expr(n.args[1]), " in ",
-                            Expr(n.args[2]), ")");
+      case ExprKind::kLet: {
+        std::string value = Expr(n.args[1]);
+        size_t mark = Mark();
+        std::string var = BindDecl(n.args[0].get());
+        std::string body = Expr(n.args[2]);
+        Unbind(mark);
+        return absl::StrCat("(let ", var, " = ", value, " in ", body, ")");
+      }
       case ExprKind::kReduce: {
         std::vector<std::string> ax;
         for (const IterVar& iv : n.axes) {
           ax.push_back(absl::StrCat(Name(iv->var.get()), " in [", Expr(iv->dom.min), ", ",
-                                    Expr(iv->dom.min) + " + " + Expr(iv->dom.extent), ")"));
+                                    Expr(iv->dom.min), " + ", Expr(iv->dom.extent), ")"));
         }
         std::string extra;
         if (n.args.size() > 2) extra = absl::StrCat(", index=", Expr(n.args[2]));
@@ -171,6 +293,8 @@ class Printer {
     return absl::StrCat("<", ExprKindName(n.kind), ">");
   }
 
+  // ---- Statements -------------------------------------------------------------
+
   void Line(std::string* out, int indent, absl::string_view text) {
     out->append(static_cast<size_t>(indent) * 2, ' ');
     out->append(text.data(), text.size());
@@ -179,17 +303,57 @@ class Printer {
 
   void Block(std::string* out, int indent, absl::string_view head, const Stmt& body) {
     Line(out, indent, absl::StrCat(head, " {"));
-    StmtText(out, indent + 1, body);
+    StmtText(out, indent + 1, body, /*tail=*/true);
     Line(out, indent, "}");
   }
 
-  std::string Shape(const std::vector<PrimExpr>& shape) {
+  // `let`, `allocate` and `assert` scope over the rest of their block: their
+  // body follows at the same indentation when they end the block (`tail`),
+  // and is braced otherwise.
+  void ScopedBody(std::string* out, int indent, absl::string_view head, const Stmt& body,
+                  bool tail) {
+    if (tail) {
+      Line(out, indent, head);
+      StmtText(out, indent, body, /*tail=*/true);
+    } else {
+      Block(out, indent, head, body);
+    }
+  }
+
+  // `name: dtype[dims] options`; the first occurrence of a shape variable
+  // binds it (with its type when it is not int64).
+  std::string Dims(const std::vector<PrimExpr>& dims) {
     std::vector<std::string> d;
-    for (const PrimExpr& x : shape) d.push_back(Expr(x));
+    for (const PrimExpr& x : dims) {
+      if (x && x->kind == ExprKind::kVar && !IsNamed(x.get())) {
+        d.push_back(BindDecl(x.get()));
+      } else {
+        d.push_back(Expr(x));
+      }
+    }
     return absl::StrCat("[", absl::StrJoin(d, ", "), "]");
   }
 
-  void StmtText(std::string* out, int indent, const Stmt& s) {
+  std::string BufferDecl(const Buffer& b, bool with_scope) {
+    std::string name = Bind(b->data.get());
+    std::string s = absl::StrCat(name, ": ", b->dtype.ToString(), Dims(b->shape));
+    if (!b->strides.empty()) absl::StrAppend(&s, " strides=", Dims(b->strides));
+    if (b->elem_offset) absl::StrAppend(&s, " offset=", Expr(b->elem_offset));
+    if (b->data_alignment != 64) absl::StrAppend(&s, " align=", b->data_alignment);
+    if (with_scope && b->scope != "global") absl::StrAppend(&s, " scope=", Quote(b->scope));
+    return s;
+  }
+
+  std::string IterVarText(const IterVarNode* iv) {
+    std::string var = IsNamed(iv->var.get()) ? Name(iv->var.get()) : BindDecl(iv->var.get());
+    std::string dom = iv->dom.defined()
+                          ? absl::StrCat("[", Expr(iv->dom.min), ", ", Expr(iv->dom.extent), "]")
+                          : "none";
+    return absl::StrCat("iter_var(", var, ", ", dom, ", ", IterKindName(iv->iter_kind), ", ",
+                        Quote(iv->thread_tag), ")");
+  }
+
+  void StmtText(std::string* out, int indent, const Stmt& s, bool tail) {
     if (!s) {
       Line(out, indent, "<null stmt>");
       return;
@@ -197,78 +361,94 @@ class Printer {
     const StmtNode& n = *s;
     switch (n.kind) {
       case StmtKind::kFor: {
-        std::string head = absl::StrCat(n.for_kind == ForKind::kSerial ? "for" : ForKindName(n.for_kind),
-                                        " (", Name(n.var.get()), ", ", Expr(n.a), ", ", Expr(n.b), ")");
-        if (!n.tag.empty()) absl::StrAppend(&head, " \"", n.tag, "\"");
-        for (const auto& [k, v] : n.annotations) absl::StrAppend(&head, " ", k, "=", v);
+        std::string min = Expr(n.a);
+        std::string extent = Expr(n.b);
+        size_t mark = Mark();
+        std::string head =
+            absl::StrCat(n.for_kind == ForKind::kSerial ? "for" : ForKindName(n.for_kind), " (",
+                         BindDecl(n.var.get()), ", ", min, ", ", extent, ")");
+        if (!n.tag.empty()) absl::StrAppend(&head, " ", Quote(n.tag));
+        for (const auto& [k, v] : n.annotations) absl::StrAppend(&head, " ", KeyText(k), "=", Quote(v));
         Block(out, indent, head, n.body0());
+        Unbind(mark);
         return;
       }
-      case StmtKind::kLetStmt:
-        Line(out, indent, absl::StrCat("let ", Name(n.var.get()), " = ", Expr(n.a)));
-        StmtText(out, indent, n.body0());
+      case StmtKind::kLetStmt: {
+        std::string value = Expr(n.a);
+        size_t mark = Mark();
+        std::string head = absl::StrCat("let ", BindDecl(n.var.get()), " = ", value);
+        ScopedBody(out, indent, head, n.body0(), tail);
+        Unbind(mark);
         return;
+      }
       case StmtKind::kAttr: {
+        size_t mark = Mark();
         std::string subject;
         if (n.node) {
           if (const auto* iv = dynamic_cast<const IterVarNode*>(n.node.get())) {
-            subject = Name(iv->var.get()) + " ";
+            subject = IterVarText(iv) + " ";
           } else if (const auto* b = dynamic_cast<const BufferNode*>(n.node.get())) {
             subject = Name(b->data.get()) + " ";
+          } else if (const auto* v = dynamic_cast<const ExprNode*>(n.node.get());
+                     v != nullptr && v->kind == ExprKind::kVar) {
+            subject = Name(v) + " ";
           }
         }
-        Block(out, indent, absl::StrCat("attr ", subject, "\"", n.tag, "\" = ", Expr(n.a)),
+        Block(out, indent, absl::StrCat("attr ", subject, Quote(n.tag), " = ", Expr(n.a)),
               n.body0());
+        Unbind(mark);
         return;
       }
       case StmtKind::kIfThenElse:
         Line(out, indent, absl::StrCat("if (", Expr(n.a), ") {"));
-        StmtText(out, indent + 1, n.body[0]);
+        StmtText(out, indent + 1, n.body[0], true);
         if (n.body.size() > 1) {
           Line(out, indent, "} else {");
-          StmtText(out, indent + 1, n.body[1]);
+          StmtText(out, indent + 1, n.body[1], true);
         }
         Line(out, indent, "}");
         return;
       case StmtKind::kSeq:
-        for (const Stmt& c : n.body) StmtText(out, indent, c);
+        for (size_t i = 0; i < n.body.size(); ++i) {
+          StmtText(out, indent, n.body[i], tail && i + 1 == n.body.size());
+        }
         return;
-      case StmtKind::kStore: {
-        std::vector<std::string> a;
-        for (const PrimExpr& x : n.indices) a.push_back(Expr(x));
-        Line(out, indent, absl::StrCat(BufName(n.buffer), "[", absl::StrJoin(a, ", "), "] = ",
-                                       Expr(n.a)));
+      case StmtKind::kStore:
+        Line(out, indent, absl::StrCat(BufName(n.buffer), "[", Exprs(n.indices), "] = ", Expr(n.a)));
+        return;
+      case StmtKind::kAllocate: {
+        size_t mark = Mark();
+        std::string scope = n.tag.empty() ? n.buffer->scope : n.tag;
+        std::string head = absl::StrCat("allocate ", BufferDecl(n.buffer, /*with_scope=*/false), " ",
+                                        KeyText(scope));
+        ScopedBody(out, indent, head, n.body0(), tail);
+        Unbind(mark);
         return;
       }
-      case StmtKind::kAllocate:
-        Line(out, indent, absl::StrCat("allocate ", BufName(n.buffer), ": ",
-                                       n.buffer->dtype.ToString(), Shape(n.buffer->shape), " ",
-                                       n.tag.empty() ? n.buffer->scope : n.tag));
-        StmtText(out, indent, n.body0());
-        return;
       case StmtKind::kEvaluate:
         if (n.a && n.a->kind == ExprKind::kIntImm) {
           Line(out, indent, "no_op");
-        } else {
+        } else if (n.a && n.a->kind == ExprKind::kCall) {
           Line(out, indent, Expr(n.a));
+        } else {
+          Line(out, indent, absl::StrCat("evaluate(", Expr(n.a), ")"));
         }
         return;
       case StmtKind::kAssert:
-        Line(out, indent, absl::StrCat("assert(", Expr(n.a), ", \"", absl::CEscape(n.tag), "\")"));
-        StmtText(out, indent, n.body0());
+        ScopedBody(out, indent, absl::StrCat("assert(", Expr(n.a), ", ", Quote(n.tag), ")"),
+                   n.body0(), tail);
         return;
     }
   }
 
   std::string Func(const PrimFunc& f) {
     std::vector<std::string> params;
-    for (const Buffer& b : f->params) {
-      params.push_back(absl::StrCat(BufName(b), ": ", b->dtype.ToString(), Shape(b->shape)));
-    }
-    std::string head = absl::StrCat("primfunc ", f->name, "(", absl::StrJoin(params, ", "), ")");
+    for (const Buffer& b : f->params) params.push_back(BufferDecl(b, /*with_scope=*/true));
+    std::string name = IsTextIdentifier(f->name) && !IsReservedWord(f->name) ? f->name : Quote(f->name);
+    std::string head = absl::StrCat("primfunc ", name, "(", absl::StrJoin(params, ", "), ")");
     if (!f->attrs.empty()) {
       std::vector<std::string> a;
-      for (const auto& [k, v] : f->attrs) a.push_back(absl::StrCat(k, "=\"", absl::CEscape(v), "\""));
+      for (const auto& [k, v] : f->attrs) a.push_back(absl::StrCat(KeyText(k), "=", Quote(v)));
       absl::StrAppend(&head, " attrs {", absl::StrJoin(a, ", "), "}");
     }
     std::string out;
@@ -277,11 +457,75 @@ class Printer {
   }
 
  private:
+  std::string Fresh(absl::string_view hint) {
+    std::string base = Sanitize(hint);
+    std::string name = base;
+    for (int i = 1; in_scope_.count(name) > 0 || IsReservedWord(name); ++i) {
+      name = absl::StrCat(base, "_", i);
+    }
+    return name;
+  }
+
+  struct Bound {
+    const ExprNode* v;
+    std::string name;
+    bool had_prev;
+    std::string prev;
+  };
   std::unordered_map<const ExprNode*, std::string> names_;
-  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int> in_scope_;
+  std::vector<Bound> bound_;
 };
 
 }  // namespace
+
+bool InferCallType(absl::string_view name, const std::vector<PrimExpr>& args, DataType* out) {
+  if (name == "likely" && args.size() == 1 && args[0]) {
+    *out = DataType(DTypeCode::kBool, 8, args[0]->dtype.lanes());
+    return true;
+  }
+  if (name == "if_then_else" && args.size() == 3 && args[1]) {
+    *out = args[1]->dtype;
+    return true;
+  }
+  if (IsMathIntrinsic(name) && !args.empty() && args[0]) {
+    *out = name == "isnan" ? DataType(DTypeCode::kBool, 8, args[0]->dtype.lanes()) : args[0]->dtype;
+    return true;
+  }
+  return false;
+}
+
+CallEffect DefaultCallEffect(absl::string_view) {
+  // The factory's default (tir::Call); extern calls built as opaque say so.
+  return CallEffect::kPure;
+}
+
+bool IsReservedWord(absl::string_view s) {
+  static const auto* const kWords = new std::unordered_set<std::string>{
+      "for",   "serial",   "parallel", "vectorized", "unrolled", "thread_binding", "let",
+      "in",    "attr",     "if",       "else",       "allocate", "no_op",          "assert",
+      "evaluate", "primfunc", "true",  "false",      "iter_var", "none"};
+  if (kWords->count(std::string(s)) > 0) return true;
+  // Float literals spelled with letters: inff, -inff, nanf, inf_float64, ...
+  for (absl::string_view w : {"inf", "nan"}) {
+    if (s.substr(0, 3) != w) continue;
+    absl::string_view rest = s.substr(3);
+    if (rest == "f") return true;
+    if (!rest.empty() && rest[0] == '_' && IsDTypeName(rest.substr(1))) return true;
+  }
+  return false;
+}
+
+bool IsTextIdentifier(absl::string_view s) {
+  if (s.empty() || !IsIdentStart(s[0])) return false;
+  for (size_t i = 1; i < s.size(); ++i) {
+    char c = s[i];
+    if (IsIdentChar(c)) continue;
+    if (c == '.' && i + 1 < s.size() && IsIdentChar(s[i + 1])) continue;
+    return false;
+  }
+  return true;
+}
 
 std::string ToText(const PrimExpr& e) {
   Printer p;
@@ -291,7 +535,7 @@ std::string ToText(const PrimExpr& e) {
 std::string ToText(const Stmt& s) {
   Printer p;
   std::string out;
-  p.StmtText(&out, 0, s);
+  p.StmtText(&out, 0, s, /*tail=*/true);
   return out;
 }
 
