@@ -33,7 +33,6 @@ enum class Bin {
   kEq, kNe, kLt, kLe, kGt, kGe, kAnd, kOr, kXor,
 };
 
-bool IsCompare(Bin b) { return b >= Bin::kEq && b <= Bin::kGe; }
 bool IsLogical(Bin b) { return b >= Bin::kAnd; }
 
 PrimExpr C(DataType t, double v) { return tir::MakeConst(t, v); }
