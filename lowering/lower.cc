@@ -250,6 +250,32 @@ std::string KernelName(const Function& fn) {
   return name;
 }
 
+absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOptions& options) {
+  KILN_ASSIGN_OR_RETURN(Function main, fused.Lookup("main"));
+  LoweredModule out;
+  std::unordered_map<std::string, int> name_count;
+  for (const Expr& n : PostOrder(main->body, /*enter_functions=*/false)) {
+    const auto* call = n.as<CallNode>();
+    if (call == nullptr) continue;
+    const auto* fn = call->op.as<FunctionNode>();
+    if (fn == nullptr) continue;
+    const AttrValue* prim = fn->GetAttr("Primitive");
+    if (prim == nullptr || prim->kind != AttrValue::Kind::kInt || prim->i == 0) {
+      return absl::UnimplementedError(
+          "lowering: main calls a function that is not primitive (run FuseOps first)");
+    }
+    if (out.kernel_of.count(fn)) continue;
+    Function f = call->op.cast<FunctionNode>();
+    std::string name = KernelName(f);
+    int k = name_count[name]++;
+    if (k > 0) name = absl::StrCat(name, "_", k);
+    KILN_ASSIGN_OR_RETURN(LoweredFunc lf, LowerPrimitive(f, name, options));
+    out.kernel_of[fn] = out.kernels.size();
+    out.kernels.push_back(std::move(lf));
+  }
+  return out;
+}
+
 absl::StatusOr<LoweredFunc> LowerPrimitive(const Function& fn, absl::string_view name,
                                            const LowerOptions& options) {
   RegisterCoreComputes();

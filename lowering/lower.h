@@ -15,10 +15,12 @@
 #define KILN_LOWERING_LOWER_H_
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/expr.h"
+#include "ir/module.h"
 #include "ir/tensor.h"
 #include "ir/tir.h"
 
@@ -46,6 +48,15 @@ struct LoweredFunc {
 // `fn` must be type-checked (every call has a checked type).
 absl::StatusOr<LoweredFunc> LowerPrimitive(const Function& fn, absl::string_view name,
                                            const LowerOptions& options = {});
+
+// Every primitive function called from `main` of a fused module (the graph
+// pipeline through FuseOps has run and types are checked), lowered once each.
+struct LoweredModule {
+  std::vector<LoweredFunc> kernels;
+  // Primitive function node (the callee of a call in main) -> index in kernels.
+  std::unordered_map<const ExprNode*, size_t> kernel_of;
+};
+absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOptions& options = {});
 
 // TVM-style kernel name for a fused function: "fused_" + its op names.
 std::string KernelName(const Function& fn);

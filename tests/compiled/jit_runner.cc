@@ -27,11 +27,6 @@ JitGraph::~JitGraph() = default;
 
 namespace {
 
-bool IsPrimitive(const FunctionNode* f) {
-  const AttrValue* p = f->GetAttr("Primitive");
-  return p != nullptr && p->kind == AttrValue::Kind::kInt && p->i != 0;
-}
-
 DLTensor ToDL(const HostTensor& t) {
   DLTensor d{};
   d.data = const_cast<void*>(t.raw_data());
@@ -99,36 +94,17 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
   g->stats_.passes_ms = absl::ToDoubleMilliseconds(t1 - t0);
   KILN_ASSIGN_OR_RETURN(g->impl_->main, m.Lookup("main"));
 
-  // Lower every primitive function called from main.
+  KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(m, options.lower));
   std::vector<tir::PrimFunc> funcs;
-  std::vector<const ExprNode*> order;
-  std::unordered_map<std::string, int> name_count;
-  for (const Expr& n : PostOrder(g->impl_->main->body, /*enter_functions=*/false)) {
-    const auto* call = n.as<CallNode>();
-    if (call == nullptr) continue;
-    const auto* fn = call->op.as<FunctionNode>();
-    if (fn == nullptr) continue;
-    if (!IsPrimitive(fn)) {
-      return absl::UnimplementedError("jit runner: a call of a non-primitive function in main");
-    }
-    if (g->impl_->kernel_of.count(fn)) continue;
-    Function f = call->op.cast<FunctionNode>();
-    std::string name = lowering::KernelName(f);
-    int k = name_count[name]++;
-    if (k > 0) name = absl::StrCat(name, "_", k);
-    KILN_ASSIGN_OR_RETURN(lowering::LoweredFunc lf, lowering::LowerPrimitive(f, name, options.lower));
-    g->impl_->kernel_of[fn] = {g->kernels_.size(), nullptr};
-    funcs.push_back(lf.func);
-    g->kernels_.push_back(std::move(lf));
-    order.push_back(fn);
-  }
+  for (const auto& k : lm.kernels) funcs.push_back(k.func);
+  for (const auto& [fn, index] : lm.kernel_of) g->impl_->kernel_of[fn] = {index, nullptr};
+  g->kernels_ = std::move(lm.kernels);
   absl::Time t2 = absl::Now();
   g->stats_.lower_ms = absl::ToDoubleMilliseconds(t2 - t1);
   g->stats_.num_kernels = static_cast<int>(funcs.size());
   KILN_ASSIGN_OR_RETURN(codegen::Target target, codegen::ParseTarget(options.target));
   KILN_ASSIGN_OR_RETURN(g->impl_->jit, codegen::JitModule::Create(funcs, target));
-  for (const ExprNode* fn : order) {
-    auto& entry = g->impl_->kernel_of[fn];
+  for (auto& [fn, entry] : g->impl_->kernel_of) {
     KILN_ASSIGN_OR_RETURN(entry.second, g->impl_->jit->Lookup(g->kernels_[entry.first].func->name));
   }
   // ORC compiles on first lookup: the codegen time includes the lookups.
