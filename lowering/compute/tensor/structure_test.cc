@@ -14,11 +14,6 @@
 #include "lowering/compute/tensor/test_util.h"
 #include "lowering/te/te.h"
 
-namespace kiln::lowering {
-// This test links the tensor computes only (not //lowering/compute:all).
-void RegisterCoreComputes() { RegisterTensorComputes(); }
-}  // namespace kiln::lowering
-
 namespace kiln::lowering::tensor::testing {
 namespace {
 
