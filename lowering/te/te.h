@@ -120,6 +120,12 @@ std::vector<Tensor> ComputeMulti(std::vector<PrimExpr> shape, const FComputeMult
                                  absl::string_view name = "T", absl::string_view tag = "",
                                  std::map<std::string, std::string> attrs = {});
 
+// A compute operation from its parts, for code that rewrites operations
+// (schedules): the output shape is the axes' extents (each axis' dom starts at 0).
+Operation MakeComputeOp(absl::string_view name, absl::string_view tag,
+                        std::map<std::string, std::string> attrs, std::vector<IterVar> axis,
+                        std::vector<PrimExpr> bodies);
+
 // A reduction axis over `dom`.
 IterVar ReduceAxis(Range dom, absl::string_view name = "k");
 
