@@ -46,11 +46,12 @@ struct ComputedCall {
   std::vector<te::Tensor> inputs;    // placeholders named after the free vars
   std::vector<te::Tensor> outputs;   // the Compute facet's result
   std::vector<DataType> out_dtypes;  // from the checked type
-  std::vector<std::vector<int64_t>> out_shapes;
+  std::vector<std::vector<int64_t>> out_shapes;  // -1 for a dim that is not static
 };
 
 // Parses `text` (one call of an nn op over free vars typed by `inputs`:
 // name -> type text), infers its type and runs the op's Compute facet.
+// Symbolic dims ("n") become shared tir vars; ValidateCompute checks the result.
 absl::StatusOr<ComputedCall> ComputeCall(
     const std::string& text, const std::vector<std::pair<std::string, std::string>>& inputs);
 
