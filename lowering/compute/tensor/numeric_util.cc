@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,8 @@
 #include "lowering/compute/tensor/naive_lower.h"
 #include "lowering/compute/tensor/test_util.h"
 #include "lowering/passes/tir_eval.h"
+#include "lowering/te/lower.h"
+#include "lowering/te/schedule.h"
 
 namespace kiln::lowering::tensor::testing {
 namespace {
@@ -163,19 +166,44 @@ AssertionResult CheckOp(const std::string& op_name, const Attrs& attrs, const st
                               << want.size();
   absl::Status valid = te::ValidateCompute(b->outputs);
   if (!valid.ok()) return AssertionFailure() << what << ": " << valid;
-  absl::StatusOr<tir::PrimFunc> f = NaiveLower(b->inputs, b->outputs, "f");
-  if (!f.ok()) return AssertionFailure() << what << ": lowering failed: " << f.status();
   for (const Ref<const HostTensor>& w : want) {
     tir::testing::EvalArg out;
     out.data.assign(static_cast<size_t>(w->num_elements()), 0.0);
     out.shape = w->shape();
     eval_args.push_back(std::move(out));
   }
-  absl::Status run = tir::testing::EvalPrimFunc(*f, &eval_args);
-  if (!run.ok())
-    return AssertionFailure() << what << ": tir_eval failed: " << run << "\n" << tir::ToText(*f);
 
-  const size_t first_out = eval_args.size() - want.size();
+  // Runs f on the inputs and compares its outputs with the interpreter's.
+  // `keep[i]`: whether f has a parameter for eval_args[i].
+  auto run_and_compare = [&](const tir::PrimFunc& f, const char* how,
+                             const std::vector<bool>& keep) -> AssertionResult {
+    std::vector<tir::testing::EvalArg> io;
+    for (size_t i = 0; i < eval_args.size(); ++i)
+      if (keep[i]) io.push_back(eval_args[i]);
+    absl::Status run = tir::testing::EvalPrimFunc(f, &io);
+    if (!run.ok())
+      return AssertionFailure() << what << " (" << how << "): tir_eval failed: " << run << "\n"
+                                << tir::ToText(f);
+    for (size_t o = 0; o < want.size(); ++o) {
+      const HostTensor& w = *want[o];
+      const std::vector<double>& got = io[io.size() - want.size() + o].data;
+      std::vector<double> exp;
+      for (int64_t i = 0; i < w.num_elements(); ++i) exp.push_back(w.GetAsDouble(i));
+      const double tol = Tolerance(w.dtype());
+      for (size_t i = 0; i < exp.size(); ++i) {
+        const double x = got[i], y = exp[i];
+        bool ok = x == y || (std::isnan(x) && std::isnan(y));
+        if (!ok && w.dtype().is_float() && std::isfinite(x) && std::isfinite(y))
+          ok = std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y));
+        if (!ok)
+          return AssertionFailure() << what << " (" << how << "): output " << o << " element " << i
+                                    << " is " << x << ", the interpreter's " << y << "\n  got      "
+                                    << Preview(got) << "\n  expected " << Preview(exp);
+      }
+    }
+    return AssertionSuccess();
+  };
+
   for (size_t o = 0; o < want.size(); ++o) {
     const HostTensor& w = *want[o];
     const te::Tensor& t = b->outputs[o];
@@ -190,20 +218,36 @@ AssertionResult CheckOp(const std::string& op_name, const Attrs& attrs, const st
         return AssertionFailure() << what << ": output " << o << " dim " << d << " is " << e
                                   << ", the interpreter's " << w.shape()[static_cast<size_t>(d)];
     }
-    const std::vector<double>& got = eval_args[first_out + o].data;
-    std::vector<double> exp;
-    for (int64_t i = 0; i < w.num_elements(); ++i) exp.push_back(w.GetAsDouble(i));
-    const double tol = Tolerance(w.dtype());
-    for (size_t i = 0; i < exp.size(); ++i) {
-      const double x = got[i], y = exp[i];
-      bool ok = x == y || (std::isnan(x) && std::isnan(y));
-      if (!ok && w.dtype().is_float() && std::isfinite(x) && std::isfinite(y))
-        ok = std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y));
-      if (!ok)
-        return AssertionFailure() << what << ": output " << o << " element " << i << " is " << x
-                                  << ", the interpreter's " << y << "\n  got      " << Preview(got)
-                                  << "\n  expected " << Preview(exp);
+  }
+
+  // 1. The naive lowering (naive_lower.h).
+  absl::StatusOr<tir::PrimFunc> naive = NaiveLower(b->inputs, b->outputs, "f");
+  if (!naive.ok()) return AssertionFailure() << what << ": naive lowering failed: " << naive.status();
+  AssertionResult r = run_and_compare(*naive, "naive lowering", std::vector<bool>(eval_args.size(), true));
+  if (!r) return r;
+
+  // 2. The real pipeline with the default schedule (lowering/te/lower.h).
+  if (!ranges.naive_only) {
+    absl::StatusOr<te::Schedule> made = te::CreateSchedule(b->outputs);
+    if (!made.ok()) return AssertionFailure() << what << ": CreateSchedule failed: " << made.status();
+    te::Schedule& sched = *made;
+    // LowerSchedule rejects a parameter the schedule does not read (the shape
+    // argument of dyn.reshape, the input of zeros_like, ...): pass only the
+    // inputs that are read.
+    std::set<const te::OperationNode*> read;
+    for (const te::Operation& op : te::PostOrderOps(b->outputs)) read.insert(op.get());
+    std::vector<te::Tensor> params;
+    std::vector<bool> keep;
+    for (const te::Tensor& t : b->inputs) {
+      keep.push_back(read.count(t.op().get()) > 0);
+      if (keep.back()) params.push_back(t);
     }
+    params.insert(params.end(), b->outputs.begin(), b->outputs.end());
+    keep.resize(eval_args.size(), true);
+    absl::StatusOr<tir::PrimFunc> lowered = te::LowerSchedule(sched, params, "f");
+    if (!lowered.ok()) return AssertionFailure() << what << ": LowerSchedule failed: " << lowered.status();
+    r = run_and_compare(*lowered, "LowerSchedule", keep);
+    if (!r) return r;
   }
   return AssertionSuccess();
 }

@@ -64,6 +64,8 @@ struct Ranges {
   double flo = -3, fhi = 3;
   int64_t ilo = -8, ihi = 8;
   uint32_t seed = 1;
+  // Only the naive lowering (skips CreateSchedule + LowerSchedule).
+  bool naive_only = false;
 };
 
 ::testing::AssertionResult CheckOp(const std::string& op, const Attrs& attrs,

@@ -69,8 +69,13 @@ TEST(ReduceComputeTest, IntegerSumsWrapAndMeansUse64Bits) {
 TEST(ReduceComputeTest, MaxMin) {
   for (const char* op : {"max", "min"}) {
     for (DataType dt : {kF32, kF64, kF16, kBF16, kI32, kI8, kU8, kI64, kBool}) {
+      // tir_eval keeps values in doubles: INT64_MAX, min's identity for int64,
+      // does not survive a store and load, so only the naive lowering (which
+      // starts from the first element) runs for int64.
+      Ranges r;
+      r.naive_only = dt == kI64;
       for (const AxisCase& c : kAxisCases) {
-        EXPECT_TRUE(CheckOp(op, Axes<ReduceAttrs>(c), {T({2, 3, 4}, dt)})) << dt.ToString();
+        EXPECT_TRUE(CheckOp(op, Axes<ReduceAttrs>(c), {T({2, 3, 4}, dt)}, r)) << dt.ToString();
       }
     }
   }
