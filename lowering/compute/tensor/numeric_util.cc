@@ -18,6 +18,7 @@
 #include "lowering/compute/tensor/naive_lower.h"
 #include "lowering/compute/tensor/test_util.h"
 #include "lowering/passes/tir_eval.h"
+#include "lowering/passes/verify.h"
 #include "lowering/te/lower.h"
 #include "lowering/te/schedule.h"
 
@@ -177,6 +178,8 @@ AssertionResult CheckOp(const std::string& op_name, const Attrs& attrs, const st
   // `keep[i]`: whether f has a parameter for eval_args[i].
   auto run_and_compare = [&](const tir::PrimFunc& f, const char* how,
                              const std::vector<bool>& keep) -> AssertionResult {
+    absl::Status verified = tir::transform::VerifyPrimFunc(f);
+    if (!verified.ok()) return AssertionFailure() << what << " (" << how << "): " << verified;
     std::vector<tir::testing::EvalArg> io;
     for (size_t i = 0; i < eval_args.size(); ++i)
       if (keep[i]) io.push_back(eval_args[i]);
