@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "interpreter/kernels.h"
@@ -13,8 +14,11 @@
 #include "ir/parser.h"
 #include "ir/status_macros.h"
 #include "ir/tensor.h"
-#include "lowering/compute/nn/nn_compute.h"
 #include "lowering/passes/tir_eval.h"
+#include "lowering/te/lower.h"
+#include "lowering/te/schedule.h"
+#include "lowering/te/schedule_x86.h"
+#include "lowering/te/te_test_util.h"
 #include "types/infer_type.h"
 
 namespace kiln::lowering::nn_testing {
@@ -354,7 +358,7 @@ void SetElem(HostTensor& t, int64_t i, double v) {
 absl::StatusOr<ComputedCall> Compute(const std::string& text,
                                      const std::vector<std::pair<std::string, std::string>>& inputs,
                                      const std::string* out_type_text) {
-  RegisterNnComputes();
+  RegisterCoreComputes();  // as ComputeOp does (the nn computes among them)
   std::vector<Var> vars;
   ComputedCall c;
   ShapeVars dims;
@@ -479,7 +483,49 @@ absl::Status CompareWithInterpreter(const std::string& text,
   if (refs.size() != c.outputs.size())
     return absl::InternalError(absl::StrCat("interpreter gives ", refs.size(), " outputs, compute ",
                                             c.outputs.size()));
-  KILN_ASSIGN_OR_RETURN(std::vector<std::vector<double>> got, EvalTensors(c.outputs, tv));
+  std::vector<std::pair<std::string, std::vector<std::vector<double>>>> results;
+  {
+    KILN_ASSIGN_OR_RETURN(std::vector<std::vector<double>> got, EvalTensors(c.outputs, tv));
+    results.emplace_back("direct", std::move(got));
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool x86 = pass == 1;
+    if (x86 ? !options.x86_schedule : !options.naive_schedule) continue;
+    const std::string path = x86 ? "x86 schedule" : "naive schedule";
+    auto where = [&](const absl::Status& st) {
+      return absl::Status(st.code(), absl::StrCat(text, " (", path, "): ", st.message()));
+    };
+    absl::StatusOr<te::Schedule> s = te::CreateSchedule(c.outputs);
+    if (!s.ok()) return where(s.status());
+    if (x86) {
+      absl::Status st = te::ScheduleDefaultX86(*s, c.outputs);
+      if (!st.ok()) return where(st);
+    }
+    // LowerSchedule rejects a parameter no stage reads (beta without
+    // `center`, pad_value in edge mode, ...): pass only the inputs read.
+    std::vector<te::Tensor> params;
+    absl::flat_hash_set<const te::OperationNode*> read;
+    for (const te::Operation& op : te::PostOrderOps(c.outputs)) read.insert(op.get());
+    for (const te::Tensor& t : c.inputs)
+      if (read.contains(t.op().get())) params.push_back(t);
+    const size_t num_in = params.size();
+    params.insert(params.end(), c.outputs.begin(), c.outputs.end());
+    absl::StatusOr<tir::PrimFunc> f = te::LowerSchedule(*s, params, "nn_kernel");
+    if (!f.ok()) return where(f.status());
+    std::vector<std::vector<double>> bufs;
+    for (size_t i = 0; i < num_in; ++i) bufs.push_back(tv[params[i]]);
+    for (const te::Tensor& t : c.outputs) {
+      absl::StatusOr<int64_t> n = te::testing::NumElements(t.shape());
+      if (!n.ok()) return where(n.status());
+      bufs.emplace_back(static_cast<size_t>(*n), 0.0);
+    }
+    std::vector<std::vector<double>*> ptrs;
+    for (auto& b : bufs) ptrs.push_back(&b);
+    absl::Status st = te::testing::RunPrimFunc(*f, ptrs);
+    if (!st.ok()) return where(st);
+    results.emplace_back(path, std::vector<std::vector<double>>(
+                                   bufs.begin() + static_cast<std::ptrdiff_t>(num_in), bufs.end()));
+  }
   for (size_t o = 0; o < refs.size(); ++o) {
     const HostTensor& r = *refs[o].tensor();
     const DataType dt = c.outputs[o].dtype();
@@ -497,16 +543,18 @@ absl::Status CompareWithInterpreter(const std::string& text,
       else if (dt.bits() == 32) tol = 1e-5;
       else tol = 1e-12;
     }
-    if (static_cast<int64_t>(got[o].size()) != r.num_elements())
-      return absl::InternalError("element counts differ");
-    for (int64_t k = 0; k < r.num_elements(); ++k) {
-      const double want = r.GetAsDouble(k), have = got[o][static_cast<size_t>(k)];
-      if (std::isnan(want) && std::isnan(have)) continue;
-      const bool ok = want == have || (std::isfinite(want) && std::isfinite(have) &&
-                                       std::fabs(want - have) <= tol * std::max(1.0, std::fabs(want)));
-      if (!ok)
-        return absl::InternalError(absl::StrCat(text, ": output ", o, " element ", k, ": compute ",
-                                                have, ", interpreter ", want));
+    for (const auto& [path, got] : results) {
+      if (static_cast<int64_t>(got[o].size()) != r.num_elements())
+        return absl::InternalError(absl::StrCat(text, " (", path, "): element counts differ"));
+      for (int64_t k = 0; k < r.num_elements(); ++k) {
+        const double want = r.GetAsDouble(k), have = got[o][static_cast<size_t>(k)];
+        if (std::isnan(want) && std::isnan(have)) continue;
+        const bool ok = want == have || (std::isfinite(want) && std::isfinite(have) &&
+                                         std::fabs(want - have) <= tol * std::max(1.0, std::fabs(want)));
+        if (!ok)
+          return absl::InternalError(absl::StrCat(text, " (", path, "): output ", o, " element ", k,
+                                                  ": compute ", have, ", interpreter ", want));
+      }
     }
   }
   return absl::OkStatus();

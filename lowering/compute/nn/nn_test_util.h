@@ -68,10 +68,17 @@ struct CompareOptions {
   std::map<std::string, std::vector<double>> values;
   // Tolerance (relative, absolute below 1); < 0 picks one from the output dtype.
   double tol = -1;
+  // Besides evaluating the expressions directly (EvalTensors), lower them
+  // (CreateSchedule + LowerSchedule: every stage at the root) and run the loop
+  // IR (te_test_util's RunPrimFunc), and also with the default CPU schedule
+  // (ScheduleDefaultX86: inlining, vectorization, compute_at).
+  bool naive_schedule = true;
+  bool x86_schedule = true;
 };
 
 // Runs ComputeCall's compute and the interpreter kernel on the same inputs and
-// compares every output element (NaN equals NaN).
+// compares every output element (NaN equals NaN; infinities exactly). The
+// error names the path (direct, naive, x86) and the first differing element.
 absl::Status CompareWithInterpreter(const std::string& text,
                                     const std::vector<std::pair<std::string, std::string>>& inputs,
                                     const CompareOptions& options = {});

