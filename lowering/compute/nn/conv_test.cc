@@ -142,8 +142,10 @@ TEST(Conv2DValues, NhwcAndOtherKernelLayouts) {
 }
 
 TEST(Conv2DValues, BlockedLayouts) {
-  Check(", data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\", padding=[1, 1]", "1, 2, 5, 5, 16",
-        "2, 2, 3, 3, 16, 16");
+  Check(", data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\", padding=[1, 1]", "1, 1, 3, 3, 16",
+        "1, 1, 3, 3, 16, 16");
+  Check(", data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i16o\", strides=[2, 2]", "1, 2, 3, 3, 16",
+        "1, 2, 2, 2, 16, 16");
   Check(", data_layout=\"NCHW4c\", kernel_layout=\"OIHW4i4o\", groups=2, padding=[1, 1]",
         "1, 2, 5, 5, 4", "2, 1, 3, 3, 4, 4");
   Check(", data_layout=\"NCHW\", kernel_layout=\"OIHW\", out_layout=\"NCHW4c\"", "1, 3, 5, 5",
