@@ -21,6 +21,7 @@
 #include "lowering/passes/verify.h"
 #include "lowering/te/lower.h"
 #include "lowering/te/schedule.h"
+#include "lowering/te/schedule_x86.h"
 
 namespace kiln::lowering::tensor::testing {
 namespace {
@@ -229,11 +230,10 @@ AssertionResult CheckOp(const std::string& op_name, const Attrs& attrs, const st
   AssertionResult r = run_and_compare(*naive, "naive lowering", std::vector<bool>(eval_args.size(), true));
   if (!r) return r;
 
-  // 2. The real pipeline with the default schedule (lowering/te/lower.h).
+  // 2. The real pipeline (lowering/te/lower.h): the plain schedule, then the
+  // default CPU schedule (inlining, fused parallel loops, vectorized inner
+  // loops; lowering/te/schedule_x86.h).
   if (!ranges.naive_only) {
-    absl::StatusOr<te::Schedule> made = te::CreateSchedule(b->outputs);
-    if (!made.ok()) return AssertionFailure() << what << ": CreateSchedule failed: " << made.status();
-    te::Schedule& sched = *made;
     // LowerSchedule rejects a parameter the schedule does not read (the shape
     // argument of dyn.reshape, the input of zeros_like, ...): pass only the
     // inputs that are read.
@@ -247,10 +247,20 @@ AssertionResult CheckOp(const std::string& op_name, const Attrs& attrs, const st
     }
     params.insert(params.end(), b->outputs.begin(), b->outputs.end());
     keep.resize(eval_args.size(), true);
-    absl::StatusOr<tir::PrimFunc> lowered = te::LowerSchedule(sched, params, "f");
-    if (!lowered.ok()) return AssertionFailure() << what << ": LowerSchedule failed: " << lowered.status();
-    r = run_and_compare(*lowered, "LowerSchedule", keep);
-    if (!r) return r;
+    for (bool x86 : {false, true}) {
+      const char* how = x86 ? "ScheduleDefaultX86 + LowerSchedule" : "LowerSchedule";
+      absl::StatusOr<te::Schedule> made = te::CreateSchedule(b->outputs);
+      if (!made.ok()) return AssertionFailure() << what << ": CreateSchedule failed: " << made.status();
+      te::Schedule& sched = *made;
+      if (x86) {
+        absl::Status st = te::ScheduleDefaultX86(sched, b->outputs, 4);
+        if (!st.ok()) return AssertionFailure() << what << ": ScheduleDefaultX86 failed: " << st;
+      }
+      absl::StatusOr<tir::PrimFunc> lowered = te::LowerSchedule(sched, params, "f");
+      if (!lowered.ok()) return AssertionFailure() << what << " (" << how << ") failed: " << lowered.status();
+      r = run_and_compare(*lowered, how, keep);
+      if (!r) return r;
+    }
   }
   return AssertionSuccess();
 }
