@@ -1,10 +1,12 @@
 // File: lowering/compute/tensor/numeric_util.h (tests only)
 //
 // Checks an operator's compute against the interpreter's kernel: the compute
-// is built through type inference (test_util.h), lowered naively
-// (naive_lower.h), run by the loop-IR evaluator (lowering/passes/tir_eval.h)
-// on the same inputs the interpreter gets, and every output element compared
-// (integers and bools exactly, floats within a tolerance of their dtype).
+// is built through type inference (test_util.h), lowered three ways (naively,
+// naive_lower.h; CreateSchedule + LowerSchedule, lowering/te/lower.h; the same
+// after ScheduleDefaultX86), verified (VerifyPrimFunc), run by the loop-IR
+// evaluator (lowering/passes/tir_eval.h) on the same inputs the interpreter
+// gets, and every output element compared (integers and bools exactly, floats
+// within a tolerance of their dtype).
 //
 //   EXPECT_TRUE(CheckOp("add", nullptr, {T({2, 3}), T({3})}));
 //   EXPECT_TRUE(CheckOp("take", attrs, {T({5}), T({4}, DataType::Int(32), {-1, 0, 4, 9})}));
