@@ -119,6 +119,7 @@ TEST(Conv2DValues, Nchw) {
   Check("", "1, 3, 7, 7", "4, 3, 3, 3");
   Check(", padding=[1, 1]", "2, 3, 7, 7", "4, 3, 3, 3");
   Check(", padding=[2]", "1, 2, 5, 6", "3, 2, 3, 2");
+  Check(", channels=4, kernel_size=[3, 3], strides=[2], dilation=[1]", "1, 3, 7, 7", "4, 3, 3, 3");
 }
 
 TEST(Conv2DValues, StridesAsymmetricPaddingDilation) {

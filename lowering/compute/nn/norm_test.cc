@@ -106,6 +106,7 @@ TEST(SoftmaxValues, OddSizesAxesDtypes) {
     Check(op + "(%x)", {{"x", T("3, 7", "float16")}});
     Check(op + "(%x)", {{"x", T("3, 7", "bfloat16")}});
     Check(op + "(%x, axis=-2)", {{"x", T("4, 3, 2", "float64")}});
+    Check(op + "(%x)", {{"x", T("3, 4", "int32")}});
   }
 }
 

@@ -74,6 +74,7 @@ TEST(PoolStructure, GlobalPools) {
 TEST(PoolValues, MaxPool) {
   const std::string m = "nn.max_pool2d(%x, ";
   Check(m + "pool_size=[2, 2], strides=[2, 2])", "1, 3, 6, 6");
+  Check(m + "pool_size=[3], strides=[2], padding=[1], dilation=[1])", "1, 2, 7, 7");
   Check(m + "pool_size=[3, 3], strides=[2, 2], padding=[1, 1])", "2, 2, 7, 7");
   Check(m + "pool_size=[3, 2], strides=[2, 1], padding=[1, 0, 2, 1])", "1, 2, 7, 6");
   Check(m + "pool_size=[3, 3], strides=[2, 2], ceil_mode=true)", "1, 2, 8, 8");
