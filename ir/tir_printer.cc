@@ -307,19 +307,6 @@ class Printer {
     Line(out, indent, "}");
   }
 
-  // `let`, `allocate` and `assert` scope over the rest of their block: their
-  // body follows at the same indentation when they end the block (`tail`),
-  // and is braced otherwise.
-  void ScopedBody(std::string* out, int indent, absl::string_view head, const Stmt& body,
-                  bool tail) {
-    if (tail) {
-      Line(out, indent, head);
-      StmtText(out, indent, body, /*tail=*/true);
-    } else {
-      Block(out, indent, head, body);
-    }
-  }
-
   // `name: dtype[dims] options`; the first occurrence of a shape variable
   // binds it (with its type when it is not int64).
   std::string Dims(const std::vector<PrimExpr>& dims) {
@@ -353,7 +340,43 @@ class Printer {
                         Quote(iv->thread_tag), ")");
   }
 
+  static bool IsScoped(const Stmt& s) {
+    return s && (s->kind == StmtKind::kLetStmt || s->kind == StmtKind::kAllocate ||
+                 s->kind == StmtKind::kAssert);
+  }
+
+  // The first line of a let / allocate / assert; binds its variable or
+  // buffer (the caller unbinds).
+  std::string ScopedHead(const StmtNode& n) {
+    switch (n.kind) {
+      case StmtKind::kLetStmt: {
+        std::string value = Expr(n.a);
+        return absl::StrCat("let ", BindDecl(n.var.get()), " = ", value);
+      }
+      case StmtKind::kAllocate: {
+        std::string scope = n.tag.empty() ? n.buffer->scope : n.tag;
+        return absl::StrCat("allocate ", BufferDecl(n.buffer, /*with_scope=*/false), " ",
+                            KeyText(scope));
+      }
+      default: return absl::StrCat("assert(", Expr(n.a), ", ", Quote(n.tag), ")");
+    }
+  }
+
+  // `let`, `allocate` and `assert` scope over the rest of their block: when
+  // one ends its block (`tail`) its body follows at the same indentation;
+  // otherwise it is braced. Chains of them print in a loop, not recursively.
   void StmtText(std::string* out, int indent, const Stmt& s, bool tail) {
+    size_t mark = Mark();
+    Stmt cur = s;
+    while (tail && IsScoped(cur)) {
+      Line(out, indent, ScopedHead(*cur));
+      cur = cur->body0();
+    }
+    StmtOne(out, indent, cur, tail);
+    Unbind(mark);
+  }
+
+  void StmtOne(std::string* out, int indent, const Stmt& s, bool tail) {
     if (!s) {
       Line(out, indent, "<null stmt>");
       return;
@@ -373,14 +396,11 @@ class Printer {
         Unbind(mark);
         return;
       }
-      case StmtKind::kLetStmt: {
-        std::string value = Expr(n.a);
-        size_t mark = Mark();
-        std::string head = absl::StrCat("let ", BindDecl(n.var.get()), " = ", value);
-        ScopedBody(out, indent, head, n.body0(), tail);
-        Unbind(mark);
+      case StmtKind::kLetStmt:
+      case StmtKind::kAllocate:
+      case StmtKind::kAssert:
+        Block(out, indent, ScopedHead(n), n.body0());  // not last in its block: braced
         return;
-      }
       case StmtKind::kAttr: {
         size_t mark = Mark();
         std::string subject;
@@ -416,15 +436,6 @@ class Printer {
       case StmtKind::kStore:
         Line(out, indent, absl::StrCat(BufName(n.buffer), "[", Exprs(n.indices), "] = ", Expr(n.a)));
         return;
-      case StmtKind::kAllocate: {
-        size_t mark = Mark();
-        std::string scope = n.tag.empty() ? n.buffer->scope : n.tag;
-        std::string head = absl::StrCat("allocate ", BufferDecl(n.buffer, /*with_scope=*/false), " ",
-                                        KeyText(scope));
-        ScopedBody(out, indent, head, n.body0(), tail);
-        Unbind(mark);
-        return;
-      }
       case StmtKind::kEvaluate:
         if (n.a && n.a->kind == ExprKind::kIntImm) {
           Line(out, indent, "no_op");
@@ -433,10 +444,6 @@ class Printer {
         } else {
           Line(out, indent, absl::StrCat("evaluate(", Expr(n.a), ")"));
         }
-        return;
-      case StmtKind::kAssert:
-        ScopedBody(out, indent, absl::StrCat("assert(", Expr(n.a), ", ", Quote(n.tag), ")"),
-                   n.body0(), tail);
         return;
     }
   }
