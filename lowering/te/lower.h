@@ -7,7 +7,7 @@
 //
 //   Tensor A = Placeholder({n, IntImm(64)}, DataType::Float(32), "A");
 //   Tensor B = Compute(A.shape(), [&](auto& i) { return A({i[0], i[1]}) * 2.0f; }, "B");
-//   Schedule s = CreateSchedule({B});
+//   KILN_ASSIGN_OR_RETURN(Schedule s, CreateSchedule({B}));
 //   KILN_ASSIGN_OR_RETURN(tir::PrimFunc f, LowerSchedule(s, {A, B}, "scale"));
 //   // primfunc scale(A: float32[n, 64], B: float32[n, 64]) { for (ax0, 0, n) { ... } }
 #ifndef KILN_LOWERING_TE_LOWER_H_

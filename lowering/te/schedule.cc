@@ -182,8 +182,9 @@ absl::Status Stage::CheckLeaf(const IterVar& iv, absl::string_view primitive) co
   return absl::OkStatus();
 }
 
-absl::StatusOr<SplitAxes> Stage::DoSplit(const IterVar& parent, PrimExpr factor, PrimExpr nparts,
-                                         absl::string_view primitive) {
+absl::StatusOr<SplitAxes> Stage::DoSplit(const IterVar& parent_ref, PrimExpr factor,
+                                         PrimExpr nparts, absl::string_view primitive) {
+  const IterVar parent = parent_ref;  // may alias an element of leaf_iter_vars
   KILN_RETURN_IF_ERROR(CheckLeaf(parent, primitive));
   const PrimExpr& f = factor ? factor : nparts;
   if (!f || !f->dtype.is_int()) {
@@ -269,7 +270,8 @@ absl::StatusOr<IterVar> Stage::fuse(const IterVar& outer_in, const IterVar& inne
   return fused;
 }
 
-absl::StatusOr<IterVar> Stage::fuse(const std::vector<IterVar>& axes) {
+absl::StatusOr<IterVar> Stage::fuse(const std::vector<IterVar>& axes_ref) {
+  const std::vector<IterVar> axes = axes_ref;  // may alias leaf_iter_vars
   if (axes.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("stage '", name(), "': fuse: no IterVars to fuse"));
@@ -290,7 +292,8 @@ absl::StatusOr<IterVar> Stage::fuse(const std::vector<IterVar>& axes) {
   return acc;
 }
 
-absl::Status Stage::reorder(const std::vector<IterVar>& order) {
+absl::Status Stage::reorder(const std::vector<IterVar>& order_ref) {
+  const std::vector<IterVar> order = order_ref;  // may alias leaf_iter_vars
   std::vector<size_t> pos;
   absl::flat_hash_set<const tir::IterVarNode*> seen;
   for (const IterVar& iv : order) {
@@ -306,8 +309,9 @@ absl::Status Stage::reorder(const std::vector<IterVar>& order) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<TileAxes> Stage::tile(const IterVar& x, const IterVar& y, int64_t x_factor,
-                                     int64_t y_factor) {
+absl::StatusOr<TileAxes> Stage::tile(const IterVar& x_ref, const IterVar& y_ref,
+                                     int64_t x_factor, int64_t y_factor) {
+  const IterVar x = x_ref, y = y_ref;  // may alias elements of leaf_iter_vars
   KILN_RETURN_IF_ERROR(CheckLeaf(x, "tile"));
   KILN_RETURN_IF_ERROR(CheckLeaf(y, "tile"));
   if (x == y) {
@@ -513,6 +517,13 @@ std::vector<Stage*> Schedule::stages() const {
 
 const std::vector<Tensor>& Schedule::outputs() const { return state_->outputs; }
 
+absl::StatusOr<std::vector<Stage*>> Schedule::ReadersOf(const Stage* s) const {
+  KILN_ASSIGN_OR_RETURN(internal::DataFlow flow, internal::BuildDataFlow(*state_));
+  auto it = flow.consumers.find(s);
+  if (it == flow.consumers.end()) return std::vector<Stage*>{};
+  return it->second;
+}
+
 absl::Status Schedule::Normalize() {
   std::unordered_map<IterVar, IterVar, RefHash> rebase_map;
   for (const auto& sp : state_->stages) {
@@ -546,7 +557,9 @@ absl::Status Schedule::Normalize() {
   return absl::OkStatus();
 }
 
-Schedule CreateSchedule(std::vector<Tensor> outputs) {
+absl::StatusOr<Schedule> CreateSchedule(std::vector<Tensor> outputs) {
+  if (outputs.empty()) return absl::InvalidArgumentError("CreateSchedule: no output tensors");
+  KILN_RETURN_IF_ERROR(ValidateCompute(outputs));
   Schedule s;
   s.state_->outputs = outputs;
   std::unordered_set<const OperationNode*> out_ops;

@@ -5,7 +5,7 @@
 // operation (inputs first); each primitive edits a stage's loop structure and
 // returns a status, never aborting on misuse.
 //
-//   Schedule s = CreateSchedule({C});
+//   KILN_ASSIGN_OR_RETURN(Schedule s, CreateSchedule({C}));
 //   Stage* sc = s[C];
 //   KILN_ASSIGN_OR_RETURN(SplitAxes i, sc->split(sc->leaf_iter_vars[0], 32));
 //   KILN_RETURN_IF_ERROR(sc->parallel(i.outer));
@@ -197,6 +197,9 @@ class Schedule {
   // All stages, producers before consumers.
   std::vector<Stage*> stages() const;
   const std::vector<Tensor>& outputs() const;
+  // The stages that read `s`'s outputs, looking through inlined stages (an
+  // inlined reader is replaced by its own readers); producers-first order.
+  absl::StatusOr<std::vector<Stage*>> ReadersOf(const Stage* s) const;
 
   // A new stage copying `tensor` into storage `scope`; each reader reads the
   // copy instead. Error if a reader does not read `tensor`.
@@ -224,13 +227,15 @@ class Schedule {
   absl::Status Normalize();
 
  private:
-  friend Schedule CreateSchedule(std::vector<Tensor> outputs);
+  friend absl::StatusOr<Schedule> CreateSchedule(std::vector<Tensor> outputs);
   friend const internal::ScheduleState& internal::StateOf(const Schedule& s);
   std::unique_ptr<internal::ScheduleState> state_;
 };
 
-// One stage per operation reachable from `outputs` (PostOrderOps order).
-Schedule CreateSchedule(std::vector<Tensor> outputs);
+// One stage per operation reachable from `outputs` (PostOrderOps order), the
+// outputs' stages marked is_output. Errors: no outputs, an undefined output,
+// or a compute that ValidateCompute rejects.
+absl::StatusOr<Schedule> CreateSchedule(std::vector<Tensor> outputs);
 
 }  // namespace kiln::te
 

@@ -266,9 +266,15 @@ absl::Status CheckExpr(const OperationNode& op, const PrimExpr& e, bool top,
       }
       return absl::OkStatus();
     case tir::ExprKind::kVar:
-      if (!inside_reduce && reduce_vars.count(e.get())) {
-        return OpError(op, absl::StrCat("reduction axis '", e->name,
-                                        "' is used outside its reduction"));
+      if (reduce_vars.count(e.get())) {
+        bool own = false;
+        if (inside_reduce) {
+          for (const IterVar& iv : op.reduce_axis) own |= iv->var.get() == e.get();
+        }
+        if (!own) {
+          return OpError(op, absl::StrCat("reduction axis '", e->name,
+                                          "' is used outside its reduction"));
+        }
       }
       return absl::OkStatus();
     case tir::ExprKind::kProducerLoad: {
@@ -303,7 +309,8 @@ absl::Status CheckExpr(const OperationNode& op, const PrimExpr& e, bool top,
   return absl::OkStatus();
 }
 
-absl::Status ValidateOp(const OperationNode& op) {
+absl::Status ValidateOp(const OperationNode& op,
+                        const std::unordered_set<const tir::ExprNode*>& reduce_vars) {
   if (op.kind == OpKind::kPlaceholder) {
     if (op.num_outputs() != 1) return OpError(op, "a placeholder has exactly one output");
     for (const PrimExpr& d : op.output_shapes[0]) {
@@ -328,8 +335,6 @@ absl::Status ValidateOp(const OperationNode& op) {
     }
   }
   const bool is_reduce = op.body[0] && op.body[0]->kind == tir::ExprKind::kReduce;
-  std::unordered_set<const tir::ExprNode*> reduce_vars;
-  for (const IterVar& iv : op.reduce_axis) reduce_vars.insert(iv->var.get());
   for (size_t i = 0; i < op.body.size(); ++i) {
     const PrimExpr& b = op.body[i];
     if (!b) return OpError(op, absl::StrCat("body ", i, " is null"));
@@ -367,8 +372,20 @@ absl::Status ValidateCompute(const std::vector<Tensor>& outputs) {
                                                      "' has an out-of-range output index"));
     }
   }
-  for (const Operation& op : PostOrderOps(outputs)) {
-    absl::Status s = ValidateOp(*op);
+  const std::vector<Operation> ops = PostOrderOps(outputs);
+  // Every reduction axis of the graph: each may be used only in its own reduction.
+  std::unordered_set<const tir::ExprNode*> reduce_vars;
+  for (const Operation& op : ops) {
+    for (const PrimExpr& b : op->body) {
+      if (b && b->kind == tir::ExprKind::kReduce) {
+        for (const IterVar& iv : b->axes) {
+          if (iv && iv->var) reduce_vars.insert(iv->var.get());
+        }
+      }
+    }
+  }
+  for (const Operation& op : ops) {
+    absl::Status s = ValidateOp(*op, reduce_vars);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -1,0 +1,156 @@
+// File: lowering/te/schedule_x86.cc — the default CPU schedule.
+#include "lowering/te/schedule_x86.h"
+
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "lowering/te/arith.h"
+
+namespace kiln::te {
+namespace {
+
+bool Untouched(const Stage& s) {
+  return s.relations.empty() && s.attach_type == AttachType::kGroupRoot;
+}
+
+bool ExtentMayExceedOne(const PrimExpr& e) {
+  int64_t v = 0;
+  return !tir::IsConstInt(e, &v) || v > 1;
+}
+
+// Product of the axes' extents (symbolic when one is).
+PrimExpr Extent(const std::vector<IterVar>& axes) {
+  PrimExpr p = tir::IntImm(1);
+  for (const IterVar& iv : axes) p = p * iv->dom.extent;
+  return p;
+}
+
+bool IsConstAtLeast(const PrimExpr& e, int64_t n) {
+  int64_t v = 0;
+  return tir::IsConstInt(e, &v) && v >= n;
+}
+
+// Fuses `axes` (consecutive leaves, may be empty) and marks the loop parallel
+// when its extent can exceed 1. Returns the fused loop (null when none).
+absl::StatusOr<IterVar> FuseParallel(Stage* s, const std::vector<IterVar>& axes,
+                                     const PrimExpr& extent, bool parallel) {
+  if (axes.empty()) return IterVar();
+  KILN_ASSIGN_OR_RETURN(IterVar fused, s->fuse(axes));
+  if (parallel && ExtentMayExceedOne(extent)) KILN_RETURN_IF_ERROR(s->parallel(fused));
+  return fused;
+}
+
+// Returns the outer (fused, parallel) loop, a good attach point, or null.
+absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel) {
+  const std::vector<IterVar> axes = s->op->axis;
+  if (axes.empty()) return IterVar();
+  const IterVar& inner = axes.back();
+  std::vector<IterVar> outer(axes.begin(), axes.end() - 1);
+  PrimExpr outer_extent = Extent(outer);
+  if (IsConstAtLeast(inner->dom.extent, lanes)) {
+    KILN_ASSIGN_OR_RETURN(SplitAxes sp, s->split(inner, lanes));
+    KILN_RETURN_IF_ERROR(s->vectorize(sp.inner));
+    outer.push_back(sp.outer);
+    outer_extent = outer_extent * arith::CeilDiv(inner->dom.extent, tir::IntImm(lanes));
+  } else if (outer.empty() || !IsConstAtLeast(inner->dom.extent, 2)) {
+    // Nothing to vectorize: the whole nest is one parallel loop.
+    outer.push_back(inner);
+    outer_extent = outer_extent * inner->dom.extent;
+  }
+  return FuseParallel(s, outer, outer_extent, parallel);
+}
+
+absl::Status ScheduleReduce(Stage* s, int lanes, bool parallel) {
+  const std::vector<IterVar> dp = s->op->axis;
+  const std::vector<IterVar> rd = s->op->reduce_axis;
+  std::vector<IterVar> outer = dp;
+  PrimExpr outer_extent = Extent(dp);
+  if (dp.size() >= 2 && IsConstAtLeast(dp.back()->dom.extent, lanes)) {
+    KILN_ASSIGN_OR_RETURN(SplitAxes sp, s->split(dp.back(), lanes));
+    outer.back() = sp.outer;
+    std::vector<IterVar> order = outer;
+    order.insert(order.end(), rd.begin(), rd.end());
+    order.push_back(sp.inner);
+    KILN_RETURN_IF_ERROR(s->reorder(order));
+    KILN_RETURN_IF_ERROR(s->vectorize(sp.inner));
+    std::vector<IterVar> head(dp.begin(), dp.end() - 1);
+    outer_extent = Extent(head) * arith::CeilDiv(dp.back()->dom.extent, tir::IntImm(lanes));
+  }
+  KILN_ASSIGN_OR_RETURN(IterVar fused, FuseParallel(s, outer, outer_extent, parallel));
+  (void)fused;
+  return absl::OkStatus();
+}
+
+bool SameShape(const Operation& a, const Operation& b) {
+  if (a->output_shapes.empty() || b->output_shapes.empty()) return false;
+  const auto& x = a->output_shapes[0];
+  const auto& y = b->output_shapes[0];
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!arith::ProveEqual(x[i], y[i])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+absl::Status ScheduleDefaultX86(Schedule& s, const std::vector<Tensor>& outputs, int vector_lanes) {
+  if (vector_lanes < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ScheduleDefaultX86: vector_lanes must be positive, got ", vector_lanes));
+  }
+  std::vector<Stage*> out_stages;
+  std::unordered_set<Stage*> is_out;
+  for (const Tensor& t : outputs) {
+    Stage* st = s[t];
+    if (st == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("ScheduleDefaultX86: output '", t.name(),
+                                                     "' is not in the schedule"));
+    }
+    if (is_out.insert(st).second) out_stages.push_back(st);
+  }
+  // 1. Inline injective intermediates.
+  for (Stage* st : s.stages()) {
+    if (st->is_placeholder() || st->is_output || is_out.count(st) || !Untouched(*st)) continue;
+    if (!st->op->reduce_axis.empty() || st->op->attrs.count("no_inline")) continue;
+    KILN_RETURN_IF_ERROR(st->compute_inline());
+  }
+  std::unordered_set<Stage*> done;
+  // 2. Outputs, with the reductions only they read computed inside them.
+  for (Stage* out : out_stages) {
+    if (out->is_placeholder() || !Untouched(*out)) continue;
+    done.insert(out);
+    if (!out->op->reduce_axis.empty()) {
+      KILN_RETURN_IF_ERROR(ScheduleReduce(out, vector_lanes, /*parallel=*/true));
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(IterVar attach, ScheduleInjective(out, vector_lanes, true));
+    if (!attach) continue;
+    for (Stage* st : s.stages()) {
+      if (st->is_placeholder() || st->is_inlined() || is_out.count(st) || !Untouched(*st) ||
+          st->op->reduce_axis.empty() || !SameShape(st->op, out->op)) {
+        continue;
+      }
+      KILN_ASSIGN_OR_RETURN(std::vector<Stage*> readers, s.ReadersOf(st));
+      if (readers.size() != 1 || readers[0] != out) continue;
+      KILN_RETURN_IF_ERROR(st->compute_at(out, attach));
+      KILN_RETURN_IF_ERROR(ScheduleReduce(st, vector_lanes, /*parallel=*/false));
+      done.insert(st);
+    }
+  }
+  // 3. Whatever else stays at the root (reductions read by several stages,
+  //    "no_inline" stages).
+  for (Stage* st : s.stages()) {
+    if (st->is_placeholder() || st->is_inlined() || done.count(st) || !Untouched(*st)) continue;
+    if (st->op->reduce_axis.empty()) {
+      KILN_ASSIGN_OR_RETURN(IterVar unused, ScheduleInjective(st, vector_lanes, true));
+      (void)unused;
+    } else {
+      KILN_RETURN_IF_ERROR(ScheduleReduce(st, vector_lanes, true));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln::te
