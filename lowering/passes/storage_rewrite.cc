@@ -318,10 +318,15 @@ absl::StatusOr<PrimFunc> StorageRewrite(const PrimFunc& f) {
   VarSet escaping = EscapingVars(f->body);
   DeadAllocRemover dead(ReadVars(f->body), escaping);
   Stmt body = dead.VisitStmt(f->body);
+  // Reuse inside loop bodies first (hoisting would move those allocations out
+  // of the sequences they share), then hoist, then reuse again among the
+  // hoisted allocations (e.g. the main and the peeled part of a partitioned loop).
   Reuser reuse(escaping);
   body = reuse.VisitStmt(body);
   Hoister hoist;
   body = hoist.VisitStmt(body);
+  Reuser reuse_again(escaping);
+  body = reuse_again.VisitStmt(body);
   if (body == f->body) return f;
   return WithBody(f, body);
 }

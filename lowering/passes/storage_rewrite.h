@@ -19,13 +19,14 @@
 //      T2[j] = ...                     ... = T1[j]
 //      ... = T2[j]
 //
-// 3. Hoisting: an Allocate with a constant size inside a serial (or
-//    unrolled-but-not-unrolled) loop moves out of the loop: every iteration
-//    starts with a fresh allocation in the original, so no value flows from
-//    one iteration to the next and one allocation suffices. It moves out of
+// 3. Hoisting: an Allocate with a constant size inside a serial loop moves
+//    out of the loop: every iteration starts with a fresh allocation in the
+//    original, so no value flows from one iteration to the next and one
+//    allocation suffices. It moves out of
 //    every enclosing serial loop, but never out of a parallel, vectorized or
 //    thread-binding loop or a "thread_extent" attribute (each task / thread
-//    needs its own).
+//    needs its own). Reuse (2) runs again after hoisting, so allocations
+//    hoisted out of sibling loops can share too.
 //
 // Left alone: Allocates with a symbolic size (never shared or hoisted),
 // multi-dim buffers (not flattened yet), buffers whose data var escapes.
