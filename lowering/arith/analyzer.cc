@@ -82,7 +82,12 @@ bool Analyzer::Impl::IsKnown(const PrimExpr& cond) const {
 
 void Analyzer::Impl::AddConstraint(const PrimExpr& cond) {
   if (!cond || cond->dtype.lanes() != 1) return;
-  PrimExpr c = Simplify(cond);
+  AddFact(Simplify(cond));
+}
+
+void Analyzer::Impl::AddFact(const PrimExpr& simplified) {
+  if (!simplified || simplified->dtype.lanes() != 1) return;
+  PrimExpr c = simplified;
   if (c->kind == ExprKind::kCall && c->name == "likely" && c->args.size() == 1) c = c->args[0];
   // Conjunctions: each part is a fact (iteratively, so long chains do not recurse).
   std::vector<PrimExpr> work = {c};

@@ -102,11 +102,13 @@ class Analyzer::Impl {
   size_t Mark() const { return undo_.size(); }
   void ExitScope(size_t mark);
   void AddConstraint(const PrimExpr& cond);  // cond is simplified here
+  void AddFact(const PrimExpr& simplified);  // ... or already was
   // A let inside an expression: like BindValue, undone by ExitScope.
   void PushLet(const Var& v, const PrimExpr& value);
   const VarFacts* Facts(const ExprNode* v) const;
   // cond (simplified, normalized) is one of the known facts / the negation of one.
   bool IsKnown(const PrimExpr& cond) const;
+  bool HasKnownFacts() const { return !known_.empty(); }
 
   // ---- Analyses ----
   ConstIntBound Bound(const PrimExpr& e);    // const_int_bound.cc

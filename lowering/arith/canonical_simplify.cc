@@ -290,6 +290,7 @@ PrimExpr Analyzer::Impl::SimplifyCompare(ExprKind op, const PrimExpr& a, const P
     }
   }
   PrimExpr e = BuildCompare(kind, d);
+  if (!HasKnownFacts()) return e;
   if (IsKnown(e)) return t;
   // The negation: !(d < 0) is -d - 1 < 0; EQ and NE swap.
   LinearForm nd;

@@ -33,6 +33,7 @@ void LinearForm::AddConst(int64_t c) {
 
 void LinearForm::AddForm(const LinearForm& o, int64_t scale) {
   if (o.overflow) overflow = true;
+  terms.reserve(terms.size() + o.terms.size());
   for (const Term& t : o.terms) {
     int64_t c = 0;
     if (__builtin_mul_overflow(t.coeff, scale, &c)) {
@@ -128,14 +129,19 @@ LinearForm ToLinearForm(const PrimExpr& e) {
 
 namespace {
 
+bool TermBefore(const Term& x, const Term& y) {
+  uint64_t ax = x.coeff < 0 ? 0 - static_cast<uint64_t>(x.coeff) : static_cast<uint64_t>(x.coeff);
+  uint64_t ay = y.coeff < 0 ? 0 - static_cast<uint64_t>(y.coeff) : static_cast<uint64_t>(y.coeff);
+  if (ax != ay) return ax > ay;
+  return CompareExpr(x.atom, y.atom) < 0;
+}
+
+// Stable insertion sort: forms have a handful of terms.
 std::vector<Term> Sorted(const std::vector<Term>& terms) {
   std::vector<Term> s = terms;
-  std::stable_sort(s.begin(), s.end(), [](const Term& x, const Term& y) {
-    uint64_t ax = x.coeff < 0 ? 0 - static_cast<uint64_t>(x.coeff) : static_cast<uint64_t>(x.coeff);
-    uint64_t ay = y.coeff < 0 ? 0 - static_cast<uint64_t>(y.coeff) : static_cast<uint64_t>(y.coeff);
-    if (ax != ay) return ax > ay;
-    return CompareExpr(x.atom, y.atom) < 0;
-  });
+  for (size_t i = 1; i < s.size(); ++i) {
+    for (size_t j = i; j > 0 && TermBefore(s[j], s[j - 1]); --j) std::swap(s[j], s[j - 1]);
+  }
   return s;
 }
 

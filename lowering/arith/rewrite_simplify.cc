@@ -146,6 +146,22 @@ PrimExpr Rebuild(const PrimExpr& e, std::vector<PrimExpr> args) {
   return same ? e : tir::WithArgs(e, std::move(args));
 }
 
+// Whether a and b mention a common variable (else a fact about one says
+// nothing about the other).
+bool ShareVariable(const PrimExpr& a, const PrimExpr& b) {
+  std::vector<const ExprNode*> va;
+  tir::PostOrderVisit(a, [&](const ExprNode* n) {
+    if (n->kind == ExprKind::kVar) va.push_back(n);
+  });
+  bool shared = false;
+  tir::PostOrderVisit(b, [&](const ExprNode* n) {
+    if (!shared && n->kind == ExprKind::kVar) {
+      for (const ExprNode* v : va) shared |= v == n;
+    }
+  });
+  return shared;
+}
+
 bool IsBroadcast(const PrimExpr& e) { return e->kind == ExprKind::kBroadcast; }
 bool IsRamp(const PrimExpr& e) { return e->kind == ExprKind::kRamp; }
 
@@ -198,7 +214,7 @@ PrimExpr Analyzer::Impl::Simplify(const PrimExpr& e) {
       PrimExpr tv, fv;
       if (IsScalar(c)) {
         size_t mark = Mark();
-        AddConstraint(c);
+        AddFact(c);
         tv = Simplify(n.args[1]);
         ExitScope(mark);
         AddConstraint(tir::Not(c));
@@ -222,7 +238,7 @@ PrimExpr Analyzer::Impl::Simplify(const PrimExpr& e) {
         if (IsConstInt(c, &cv)) return Simplify(cv ? n.args[1] : n.args[2]);
         PrimExpr tv, fv;
         size_t mark = Mark();
-        if (IsScalar(c)) AddConstraint(c);
+        if (IsScalar(c)) AddFact(c);
         tv = Simplify(n.args[1]);
         ExitScope(mark);
         if (IsScalar(c)) AddConstraint(tir::Not(c));
@@ -265,12 +281,12 @@ PrimExpr Analyzer::Impl::Simplify(const PrimExpr& e) {
         };
         if (complement(a, b) || complement(b, a)) return tir::BoolImm(!is_and);
         // One comparison decided by the other: a && b with b implied by a is a.
-        if (IsIntComparison(a) && IsIntComparison(b)) {
+        if (IsIntComparison(a) && IsIntComparison(b) && ShareVariable(a, b)) {
           for (int side = 0; side < 2; ++side) {
             const PrimExpr& given = side == 0 ? a : b;
             const PrimExpr& other = side == 0 ? b : a;
             size_t mark = Mark();
-            AddConstraint(is_and ? given : tir::Not(given));
+            AddFact(is_and ? given : Simplify(tir::Not(given)));
             PrimExpr o = Simplify(other);
             ExitScope(mark);
             if (IsConstInt(o, &v)) {
