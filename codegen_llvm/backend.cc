@@ -241,6 +241,17 @@ std::string Target::ToString() const {
                       " -opt-level=", opt_level);
 }
 
+absl::StatusOr<int> VectorRegisterBits(const Target& t) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, MakeTargetMachine(t));
+  const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
+  llvm::Triple triple(t.triple);
+  if (triple.isX86() && sti != nullptr) {
+    if (sti->checkFeatures("+avx512f")) return 512;
+    if (sti->checkFeatures("+avx")) return 256;
+  }
+  return 128;  // SSE, NEON, generic
+}
+
 absl::StatusOr<Target> ParseTarget(absl::string_view s) {
   InitializeLLVM();
   std::vector<absl::string_view> tokens =

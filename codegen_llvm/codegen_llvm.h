@@ -63,6 +63,11 @@ struct Target {
 // opt level is an InvalidArgument error that names the culprit.
 absl::StatusOr<Target> ParseTarget(absl::string_view s);
 
+// Width in bits of the target's SIMD registers used for float code: 512 with
+// AVX-512, 256 with AVX/AVX2, 128 otherwise (SSE, NEON). Schedules split
+// vectorized loops by bits / element bits.
+absl::StatusOr<int> VectorRegisterBits(const Target& t);
+
 // Optimized LLVM IR of the module, as text.
 absl::StatusOr<std::string> EmitLLVMIR(const std::vector<tir::PrimFunc>& funcs, const Target& t);
 

@@ -400,7 +400,9 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitBinary(const ExprNode* n) {
   bool is_signed = t.is_int();
   // Signed arithmetic of 32 bits and more may not overflow (C semantics); this
   // lets LLVM reason about index expressions. Narrower integers wrap.
-  bool nsw = is_signed && t.bits() >= 32;
+  // Only 64-bit (index) arithmetic promises no signed overflow; narrower
+  // integer data wraps, as the interpreter's integer sums do.
+  bool nsw = is_signed && t.bits() >= 64;
   switch (k) {
     case ExprKind::kAdd:
       return b_.CreateAdd(a, b, "", false, nsw);

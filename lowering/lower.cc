@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "ir/op.h"
@@ -141,14 +142,39 @@ class Lowerer {
     KILN_RETURN_IF_ERROR(te::ValidateCompute(outputs));
     KILN_ASSIGN_OR_RETURN(te::Schedule sched, te::CreateSchedule(outputs));
     if (!options_.naive_schedule) {
-      KILN_RETURN_IF_ERROR(te::ScheduleDefaultX86(sched, outputs, options_.vector_lanes));
+      KILN_RETURN_IF_ERROR(te::ScheduleDefaultX86(sched, outputs, lanes()));
     }
     std::map<std::string, std::string> attrs = {{"kiln.op_names", absl::StrJoin(op_names_, ",")}};
-    KILN_ASSIGN_OR_RETURN(tir::PrimFunc f, te::LowerSchedule(sched, args, name_, attrs));
-    passes::LoopPassOptions lopts;
-    lopts.vector_width = options_.vector_lanes;
+    // A parameter no stage reads (zeros_like's input, an unused pad value,
+    // ...) is still a kernel parameter: lower with the read ones, then put
+    // the others back in their places as plain buffers.
+    std::vector<te::Tensor> read_args;
+    std::vector<bool> is_read(args.size(), true);
+    {
+      absl::flat_hash_set<const te::OperationNode*> reached;
+      for (const te::Operation& op : te::PostOrderOps(outputs)) reached.insert(op.get());
+      for (size_t i = 0; i < args.size(); ++i) {
+        is_read[i] = reached.count(args[i].op().get()) > 0;
+        if (is_read[i]) read_args.push_back(args[i]);
+      }
+    }
+    KILN_ASSIGN_OR_RETURN(tir::PrimFunc f, te::LowerSchedule(sched, read_args, name_, attrs));
+    if (read_args.size() != args.size()) {
+      std::vector<tir::Buffer> params;
+      size_t next = 0;
+      for (size_t i = 0; i < args.size(); ++i) {
+        if (is_read[i]) {
+          params.push_back(f->params[next++]);
+        } else {
+          params.push_back(tir::MakeBuffer(args[i].name(), args[i].dtype(), args[i].shape()));
+        }
+      }
+      f = tir::MakePrimFunc(f->name, std::move(params), f->body, f->attrs);
+    }
+    tir::transform::LoopPassOptions lopts;
+    lopts.vector_width = lanes();
     lopts.disabled = options_.disabled_loop_passes;
-    KILN_ASSIGN_OR_RETURN(out.func, passes::RunLoopPipeline(f, lopts));
+    KILN_ASSIGN_OR_RETURN(out.func, tir::transform::RunLoopPipeline(f, lopts));
     return out;
   }
 
@@ -219,6 +245,8 @@ class Lowerer {
         "a primitive function body may contain only operator calls, tuples, projections, "
         "parameters and constants");
   }
+
+  int lanes() const { return options_.vector_lanes > 0 ? options_.vector_lanes : 8; }
 
   const Function& fn_;
   std::string name_;

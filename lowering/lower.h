@@ -27,8 +27,10 @@
 namespace kiln::lowering {
 
 struct LowerOptions {
-  // Lanes of a float32 vector on the target (16 for AVX-512, 8 for AVX2, 4 for NEON).
-  int vector_lanes = 16;
+  // Lanes of a float32 vector on the target (16 for AVX-512, 8 for AVX2, 4 for
+  // NEON). 0 asks the caller (which knows the target) to choose; LowerPrimitive
+  // itself treats 0 as 8.
+  int vector_lanes = 0;
   // Skip the target schedule (every stage at root, serial loops): a reference.
   bool naive_schedule = false;
   // Loop passes not to run (names as in lowering/passes/pipeline.h).

@@ -264,6 +264,11 @@ int Lower(const std::vector<std::string>& args) {
   }
   auto parsed_target = kiln::codegen::ParseTarget(target);
   if (!parsed_target.ok()) return Fail(parsed_target.status());
+  if (lopts.vector_lanes <= 0) {
+    auto bits = kiln::codegen::VectorRegisterBits(*parsed_target);
+    if (!bits.ok()) return Fail(bits.status());
+    lopts.vector_lanes = *bits / 32;
+  }
   auto m = Load(file);
   if (!m.ok()) return Fail(m.status());
   auto pipeline = kiln::passes::DefaultPipeline(opt_level);

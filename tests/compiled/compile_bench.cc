@@ -147,7 +147,7 @@ BENCHMARK(BM_ResNet50Conv3x3)
     ->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_CompileResNet50(benchmark::State& state) {
-  absl::StatusOr<Module> m = ResNet50(Dim(1), /*constant_weights=*/false);
+  absl::StatusOr<Module> m = types::ResNet50(Dim(1), /*constant_weights=*/false);
   if (!m.ok()) {
     state.SkipWithError(std::string(m.status().message()).c_str());
     return;

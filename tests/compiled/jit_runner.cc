@@ -94,7 +94,13 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
   g->stats_.passes_ms = absl::ToDoubleMilliseconds(t1 - t0);
   KILN_ASSIGN_OR_RETURN(g->impl_->main, m.Lookup("main"));
 
-  KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(m, options.lower));
+  KILN_ASSIGN_OR_RETURN(codegen::Target target, codegen::ParseTarget(options.target));
+  lowering::LowerOptions lower = options.lower;
+  if (lower.vector_lanes <= 0) {
+    KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
+    lower.vector_lanes = bits / 32;
+  }
+  KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(m, lower));
   std::vector<tir::PrimFunc> funcs;
   for (const auto& k : lm.kernels) funcs.push_back(k.func);
   for (const auto& [fn, index] : lm.kernel_of) g->impl_->kernel_of[fn] = {index, nullptr};
@@ -102,7 +108,6 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
   absl::Time t2 = absl::Now();
   g->stats_.lower_ms = absl::ToDoubleMilliseconds(t2 - t1);
   g->stats_.num_kernels = static_cast<int>(funcs.size());
-  KILN_ASSIGN_OR_RETURN(codegen::Target target, codegen::ParseTarget(options.target));
   KILN_ASSIGN_OR_RETURN(g->impl_->jit, codegen::JitModule::Create(funcs, target));
   for (auto& [fn, entry] : g->impl_->kernel_of) {
     KILN_ASSIGN_OR_RETURN(entry.second, g->impl_->jit->Lookup(g->kernels_[entry.first].func->name));

@@ -59,6 +59,9 @@ std::vector<OpCase> Cases() {
   c.push_back({"gelu_tanh", "%x: Tensor[(3, 35), float32]", "nn.gelu(%x, approximate=\"tanh\")"});
   c.push_back({"exp_f16", "%x: Tensor[(3, 21), float16]", "exp(%x)", -3, 3, 0, 0, 2e-3, 2e-3});
   c.push_back({"exp_f64", "%x: Tensor[(3, 21), float64]", "exp(%x)", -3, 3, 0, 0, 1e-12, 1e-12});
+  c.push_back({"sigmoid_bf16", "%x: Tensor[(3, 21), bfloat16]", "sigmoid(%x)", -3, 3, 0, 0, 1e-2, 1e-2});
+  c.push_back({"tanh_f64", "%x: Tensor[(2, 9), float64]", "tanh(%x)", -3, 3, 0, 0, 1e-12, 1e-12});
+  c.push_back({"relu_i32", "%x: Tensor[(3, 21), int32]", "nn.relu(%x)"});
   c.push_back({"abs_i8", "%x: Tensor[(3, 21), int8]", "abs(%x)"});
 
   // Broadcasting binary.
@@ -185,8 +188,8 @@ std::vector<OpCase> Cases() {
                "concatenate((%x, %y), axis=1)"});
   c.push_back({"concatenate3", "%x: Tensor[(1, 3), float32], %y: Tensor[(2, 3), float32], %z: Tensor[(4, 3), float32]",
                "concatenate((%x, %y, %z), axis=-2)"});
-  c.push_back({"split", "%x: Tensor[(2, 9), float32]", "split(%x, indices_or_sections=3, axis=1).1"});
-  c.push_back({"split_idx", "%x: Tensor[(2, 9), float32]", "split(%x, indices_or_sections=[2, 7], axis=1).2"});
+  c.push_back({"split", "%x: Tensor[(2, 9), float32]", "split(%x, sections=3, axis=1).1"});
+  c.push_back({"split_idx", "%x: Tensor[(2, 9), float32]", "split(%x, indices=[2, 7], axis=1).2"});
   c.push_back({"strided_slice", "%x: Tensor[(5, 9), float32]",
                "strided_slice(%x, begin=[1, 0], end=[4, 9], strides=[1, 2])"});
   c.push_back({"strided_slice_neg", "%x: Tensor[(5, 9), float32]",
@@ -208,6 +211,8 @@ std::vector<OpCase> Cases() {
                "layout_transform(%x, src_layout=\"OIHW\", dst_layout=\"OIHW4i4o\")"});
   return c;
 }
+
+void PrintTo(const OpCase& c, std::ostream* os) { *os << c.name << ": " << c.body; }
 
 class OpTest : public ::testing::TestWithParam<OpCase> {};
 
