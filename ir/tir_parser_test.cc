@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -350,6 +351,96 @@ TEST(TirParserTest, ParsePrimExprWithGivenVars) {
   ASSERT_TRUE(e2.ok()) << e2.status();
   EXPECT_TRUE(ExprDeepEqual(*e2, Add(Mul(k, IntImm(2, kI32)), IntImm(-1, kI32))));
   EXPECT_EQ(ParsePrimExpr("q + 1").status().message(), "<input>:1:1: unknown variable 'q'");
+}
+
+// Random expressions of every kind: print, parse, print again.
+class RandomExprs {
+ public:
+  explicit RandomExprs(uint64_t seed) : rng_(seed) {}
+  int Pick(int n) { return static_cast<int>(rng_() % static_cast<uint64_t>(n)); }
+
+  PrimExpr Int(int depth) {
+    if (depth == 0 || Pick(4) == 0) {
+      switch (Pick(4)) {
+        case 0: return i;
+        case 1: return j;
+        case 2: return IntImm(Pick(41) - 20);
+        default: return Cast(kIndexType, k);
+      }
+    }
+    PrimExpr a = Int(depth - 1);
+    switch (Pick(12)) {
+      case 0: return Add(a, Int(depth - 1));
+      case 1: return Sub(a, Int(depth - 1));
+      case 2: return Mul(a, Int(depth - 1));
+      case 3: return Div(a, Int(depth - 1));
+      case 4: return Mod(a, Int(depth - 1));
+      case 5: return FloorDiv(a, Int(depth - 1));
+      case 6: return FloorMod(a, Int(depth - 1));
+      case 7: return Pick(2) ? Min(a, Int(depth - 1)) : Max(a, Int(depth - 1));
+      case 8: return Select(Bool(depth - 1), a, Int(depth - 1));
+      case 9: return Cast(kIndexType, Float(depth - 1));
+      case 10: {
+        Var v = MakeVar("t");
+        return Let(v, a, Add(v, Int(depth - 1)));
+      }
+      default: return Load(idx, {a});
+    }
+  }
+  PrimExpr Float(int depth) {
+    if (depth == 0 || Pick(4) == 0) {
+      static const double kVals[] = {0.5, -1.25, 1e-7, 3e20, 0.1, -0.0, 2.0 / 3.0};
+      double v = kVals[Pick(7)];
+      return Pick(3) ? FloatImm(v) : FloatImm(v, DataType::Float(64));
+    }
+    PrimExpr a = Float(depth - 1);
+    PrimExpr b = Float(depth - 1);
+    if (a->dtype != b->dtype) b = Cast(a->dtype, b);
+    switch (Pick(6)) {
+      case 0: return Add(a, b);
+      case 1: return Mul(a, b);
+      case 2: return Call(a->dtype, "exp", {a});
+      case 3: return Call(a->dtype, "my_fn", {a, Int(depth - 1)});
+      case 4: return Select(Bool(depth - 1), a, b);
+      default: return Cast(a->dtype, Load(data, {Int(depth - 1)}));
+    }
+  }
+  PrimExpr Bool(int depth) {
+    if (depth == 0 || Pick(5) == 0) return Pick(2) ? BoolImm(Pick(2) == 0) : LT(i, j);
+    switch (Pick(6)) {
+      case 0: return And(Bool(depth - 1), Bool(depth - 1));
+      case 1: return Or(Bool(depth - 1), Bool(depth - 1));
+      case 2: return Not(Bool(depth - 1));
+      case 3: return Binary(static_cast<ExprKind>(static_cast<int>(ExprKind::kEQ) + Pick(6)),
+                            Int(depth - 1), Int(depth - 1));
+      case 4: return LT(Float(depth - 1), FloatImm(0.0));
+      default: return Call(DataType::Bool(), "likely", {Bool(depth - 1)});
+    }
+  }
+
+  Var i = MakeVar("i");
+  Var j = MakeVar("j");
+  Var k = MakeVar("k", kI32);
+  Buffer idx = MakeBuffer("idx", DataType::Int(64), {IntImm(64)});
+  Buffer data = MakeBuffer("data", kF32, {IntImm(64)});
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+TEST(TirParserTest, RandomExpressionsRoundTrip) {
+  RandomExprs g(99);
+  for (int iter = 0; iter < 500; ++iter) {
+    PrimExpr e = iter % 3 == 0 ? g.Int(1 + iter % 5) : (iter % 3 == 1 ? g.Float(1 + iter % 4) : g.Bool(1 + iter % 4));
+    std::string text = ToText(e);
+    absl::StatusOr<PrimExpr> back = ParsePrimExpr(text, {g.i, g.j, g.k}, {g.idx, g.data});
+    ASSERT_TRUE(back.ok()) << back.status() << "\n" << text;
+    EXPECT_EQ(ToText(*back), text);
+    bool has_let = text.find("(let ") != std::string::npos;
+    if (!has_let) {
+      EXPECT_TRUE(ExprDeepEqual(*back, e)) << text;
+    }
+  }
 }
 
 TEST(TirParserTest, ErrorsNameTheLineAndColumn) {
