@@ -1,0 +1,261 @@
+// File: lowering/te/schedule_x86_test.cc — the default CPU schedule: what it
+// does to the loops, and that the result still computes the same numbers.
+#include "lowering/te/schedule_x86.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "ir/tir_functor.h"
+#include "ir/tir_printer.h"
+#include "lowering/te/lower.h"
+#include "lowering/te/te_test_util.h"
+
+namespace kiln::te {
+namespace {
+
+using testing::MaxAbsDiff;
+using testing::RandomData;
+using tir::IntImm;
+
+const DataType kF32 = DataType::Float(32);
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<PrimExpr> E(const std::vector<Var>& v) { return {v.begin(), v.end()}; }
+float F(double x) { return static_cast<float>(x); }
+
+// Schedules with ScheduleDefaultX86, lowers, runs. Returns the function's text
+// (for structure checks) and fills `outputs`.
+std::string LowerRun(const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                std::vector<std::vector<double>> in_values, std::vector<std::vector<double>>* out_values,
+                int lanes = 16, const testing::ShapeVars& vars = {}) {
+  absl::StatusOr<Schedule> s = CreateSchedule(outputs);
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return "";
+  absl::Status st = ScheduleDefaultX86(*s, outputs, lanes);
+  EXPECT_TRUE(st.ok()) << st;
+  std::vector<Tensor> args = inputs;
+  args.insert(args.end(), outputs.begin(), outputs.end());
+  absl::StatusOr<tir::PrimFunc> f = LowerSchedule(*s, args, "f");
+  EXPECT_TRUE(f.ok()) << f.status();
+  if (!f.ok()) return "";
+  std::vector<std::vector<double>> bufs = std::move(in_values);
+  for (const Tensor& o : outputs) {
+    absl::StatusOr<int64_t> n = testing::NumElements(o.shape(), vars);
+    EXPECT_TRUE(n.ok());
+    bufs.emplace_back(static_cast<size_t>(n.ok() ? *n : 0), kNaN);
+  }
+  std::vector<std::vector<double>*> ptrs;
+  for (auto& b : bufs) ptrs.push_back(&b);
+  std::string text = tir::ToText(*f);
+  st = testing::RunPrimFunc(*f, ptrs, vars);
+  EXPECT_TRUE(st.ok()) << st << "\n" << text;
+  out_values->assign(bufs.begin() + static_cast<std::ptrdiff_t>(inputs.size()), bufs.end());
+  return text;
+}
+
+// "kind var" of every loop, outermost first (names as the IterVars are named).
+std::string Loops(const std::vector<Tensor>& outputs, int lanes = 16) {
+  absl::StatusOr<Schedule> s = CreateSchedule(outputs);
+  if (!s.ok()) return s.status().ToString();
+  absl::Status st = ScheduleDefaultX86(*s, outputs, lanes);
+  if (!st.ok()) return st.ToString();
+  std::vector<Tensor> args;
+  for (Stage* stage : s->stages()) {
+    if (stage->is_placeholder()) args.push_back(stage->op->output(0));
+  }
+  args.insert(args.end(), outputs.begin(), outputs.end());
+  absl::StatusOr<tir::PrimFunc> f = LowerSchedule(*s, args, "f");
+  if (!f.ok()) return f.status().ToString();
+  std::vector<std::string> loops;
+  std::function<void(const tir::Stmt&)> walk = [&](const tir::Stmt& x) {
+    if (!x) return;
+    if (x->kind == tir::StmtKind::kFor) {
+      loops.push_back(absl::StrCat(x->for_kind == tir::ForKind::kSerial ? "for" : tir::ForKindName(x->for_kind),
+                                   " ", x->var->name));
+    } else if (x->kind == tir::StmtKind::kAllocate) {
+      loops.push_back("allocate " + x->buffer->name);
+    } else if (x->kind == tir::StmtKind::kIfThenElse) {
+      loops.push_back("if");
+    }
+    for (const tir::Stmt& c : x->body) walk(c);
+  };
+  walk((*f)->body);
+  return absl::StrJoin(loops, "; ");
+}
+
+TEST(ScheduleX86Test, ElementwiseChainIsInlinedFusedParallelAndVectorized) {
+  Tensor a = Placeholder({IntImm(3), IntImm(5), IntImm(37)}, kF32, "A");
+  Tensor b = Compute(a.shape(), [&](const std::vector<Var>& i) { return a(E(i)) + 1.0f; }, "B", "elemwise");
+  Tensor c = Compute(a.shape(), [&](const std::vector<Var>& i) {
+    return tir::Max(b(E(i)), tir::FloatImm(0.0));
+  }, "C", "elemwise");
+  Tensor d = Compute(a.shape(), [&](const std::vector<Var>& i) { return c(E(i)) * 3.0f; }, "D", "elemwise");
+  // 37 = 2 * 16 + 5: vectorized with a tail guard; (3, 5, 3 chunks) fused and parallel.
+  EXPECT_EQ(Loops({d}), "parallel ax0.ax1.fused.ax2.outer.fused; vectorized ax2.inner; if");
+  std::vector<double> av = RandomData(3 * 5 * 37, 11);
+  std::vector<std::vector<double>> out;
+  std::string text = LowerRun({a}, {d}, {av}, &out);
+  EXPECT_EQ(text.find("allocate"), std::string::npos) << text;
+  std::vector<double> ref(av.size());
+  for (size_t i = 0; i < av.size(); ++i) ref[i] = F(std::max(F(av[i] + 1), 0.0f) * 3);
+  EXPECT_LT(MaxAbsDiff(out[0], ref), 1e-6);
+  // An exact multiple of the lanes: no guard.
+  Tensor x = Placeholder({IntImm(4), IntImm(32)}, kF32, "X");
+  Tensor y = Compute(x.shape(), [&](const std::vector<Var>& i) { return x(E(i)) * 2.0f; }, "Y");
+  EXPECT_EQ(Loops({y}), "parallel ax0.ax1.outer.fused; vectorized ax1.inner");
+  // Short rows are not vectorized; one short axis runs as one parallel loop.
+  Tensor z = Compute({IntImm(4), IntImm(5)}, [&](const std::vector<Var>& i) { return IntImm(1) + i[0] * 0 + i[1]; }, "Z");
+  EXPECT_EQ(Loops({z}), "parallel ax0; for ax1");
+  Tensor w = Compute({IntImm(5)}, [&](const std::vector<Var>& i) { return i[0] * 2; }, "W");
+  EXPECT_EQ(Loops({w}), "parallel ax0");
+}
+
+TEST(ScheduleX86Test, BroadcastBiasAndSymbolicBatch) {
+  Var n = tir::MakeVar("n");
+  Tensor a = Placeholder({n, IntImm(20)}, kF32, "A");
+  Tensor bias = Placeholder({IntImm(20)}, kF32, "bias");
+  Tensor b = Compute(a.shape(), [&](const std::vector<Var>& i) { return a(E(i)) + bias({i[1]}); }, "B", "broadcast");
+  Tensor c = Compute(a.shape(), [&](const std::vector<Var>& i) { return tir::Max(b(E(i)), tir::FloatImm(0.0)); }, "C", "elemwise");
+  for (int64_t nv : {1, 3}) {
+    std::vector<double> av = RandomData(static_cast<size_t>(nv * 20), 12), bv = RandomData(20, 13);
+    std::vector<std::vector<double>> out;
+    std::string text = LowerRun({a, bias}, {c}, {av, bv}, &out, 16, {{"n", nv}});
+    std::vector<double> ref(av.size());
+    for (size_t i = 0; i < av.size(); ++i) ref[i] = std::max(F(av[i] + bv[i % 20]), 0.0f);
+    EXPECT_LT(MaxAbsDiff(out[0], ref), 1e-6) << text;
+    EXPECT_NE(text.find("parallel"), std::string::npos) << text;
+    EXPECT_NE(text.find("vectorized"), std::string::npos) << text;
+  }
+}
+
+// conv2d NCHW (stride 1, no padding) + bias + relu.
+struct ConvBiasRelu {
+  Tensor data, weight, bias, conv, out;
+  int64_t n = 1, ci = 3, h = 6, w = 7, co = 4, kh = 3, kw = 3;
+  ConvBiasRelu() {
+    data = Placeholder({IntImm(n), IntImm(ci), IntImm(h), IntImm(w)}, kF32, "data");
+    weight = Placeholder({IntImm(co), IntImm(ci), IntImm(kh), IntImm(kw)}, kF32, "weight");
+    bias = Placeholder({IntImm(co)}, kF32, "bias");
+    IterVar rc = ReduceAxis({IntImm(0), IntImm(ci)}, "rc");
+    IterVar ry = ReduceAxis({IntImm(0), IntImm(kh)}, "ry");
+    IterVar rx = ReduceAxis({IntImm(0), IntImm(kw)}, "rx");
+    conv = Compute({IntImm(n), IntImm(co), IntImm(h - kh + 1), IntImm(w - kw + 1)},
+                   [&](const std::vector<Var>& i) {
+                     return Sum(data({i[0], rc->var, i[2] + ry->var, i[3] + rx->var}) *
+                                    weight({i[1], rc->var, ry->var, rx->var}),
+                                {rc, ry, rx});
+                   },
+                   "conv", "conv2d_nchw");
+    Tensor biased = Compute(conv.shape(), [&](const std::vector<Var>& i) {
+      return conv(E(i)) + bias({i[1]});
+    }, "bias_add", "broadcast");
+    out = Compute(conv.shape(), [&](const std::vector<Var>& i) {
+      return tir::Max(biased(E(i)), tir::FloatImm(0.0));
+    }, "relu", "elemwise");
+  }
+  std::vector<double> Reference(const std::vector<double>& d, const std::vector<double>& wt,
+                                const std::vector<double>& b) const {
+    const int64_t oh = h - kh + 1, ow = w - kw + 1;
+    std::vector<double> r(static_cast<size_t>(n * co * oh * ow));
+    for (int64_t o = 0; o < co; ++o) {
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t x = 0; x < ow; ++x) {
+          float acc = 0;
+          for (int64_t c = 0; c < ci; ++c) {
+            for (int64_t dy = 0; dy < kh; ++dy) {
+              for (int64_t dx = 0; dx < kw; ++dx) {
+                acc += F(d[static_cast<size_t>((c * h + y + dy) * w + x + dx)]) *
+                       F(wt[static_cast<size_t>(((o * ci + c) * kh + dy) * kw + dx)]);
+              }
+            }
+          }
+          r[static_cast<size_t>((o * oh + y) * ow + x)] = std::max(F(acc + b[static_cast<size_t>(o)]), 0.0f);
+        }
+      }
+    }
+    return r;
+  }
+};
+
+TEST(ScheduleX86Test, ConvBiasReluComputesTheConvInsideTheOutputLoop) {
+  ConvBiasRelu net;
+  // lanes 4: the output's width 5 = 4 + 1 is split and vectorized; the conv is
+  // computed per (n, c, h, w-chunk) of the output, its own width chunk
+  // vectorized inside its reduction loops.
+  EXPECT_EQ(Loops({net.out}, 4),
+            "parallel ax0.ax1.fused.ax2.fused.ax3.outer.fused; allocate conv; "
+            "vectorized ax3.inner.init; for rc; for ry; for rx; vectorized ax3.inner; if; "
+            "vectorized ax3.inner; if");
+  std::vector<double> d = RandomData(static_cast<size_t>(net.ci * net.h * net.w), 21);
+  std::vector<double> wt = RandomData(static_cast<size_t>(net.co * net.ci * net.kh * net.kw), 22);
+  std::vector<double> b = RandomData(static_cast<size_t>(net.co), 23);
+  for (int lanes : {4, 16, 1}) {
+    std::vector<std::vector<double>> out;
+    std::string text = LowerRun({net.data, net.weight, net.bias}, {net.out}, {d, wt, b}, &out, lanes);
+    EXPECT_LT(MaxAbsDiff(out[0], net.Reference(d, wt, b)), 1e-5) << "lanes " << lanes << "\n" << text;
+  }
+}
+
+TEST(ScheduleX86Test, ReductionOutputsAndSharedReductions) {
+  Tensor a = Placeholder({IntImm(6), IntImm(40)}, kF32, "A");
+  IterVar k = ReduceAxis({IntImm(0), IntImm(40)}, "k");
+  Tensor rs = Compute({IntImm(6)}, [&](const std::vector<Var>& i) { return Sum(a({i[0], k->var}), {k}); }, "rowsum", "comm_reduce");
+  // A reduction output: rows in parallel, the reduction serial.
+  EXPECT_EQ(Loops({rs}), "parallel ax0; for k");
+  // Read by two outputs: stays at the root, parallel.
+  Tensor p = Compute({IntImm(6)}, [&](const std::vector<Var>& i) { return rs({i[0]}) * 2.0f; }, "P");
+  Tensor q = Compute({IntImm(6), IntImm(40)}, [&](const std::vector<Var>& i) { return tir::Div(a(E(i)), rs({i[0]})); }, "Q");
+  EXPECT_EQ(Loops({p, q}),
+            "allocate rowsum; parallel ax0; for k; parallel ax0; "
+            "parallel ax0.ax1.outer.fused; vectorized ax1.inner; if");
+  std::vector<double> av = RandomData(240, 31, 0.5, 1.5);
+  std::vector<std::vector<double>> out;
+  LowerRun({a}, {p, q}, {av}, &out);
+  std::vector<double> rp(6), rq(240);
+  for (int i = 0; i < 6; ++i) {
+    float acc = 0;
+    for (int j = 0; j < 40; ++j) acc += F(av[static_cast<size_t>(i * 40 + j)]);
+    rp[static_cast<size_t>(i)] = F(acc * 2);
+    for (int j = 0; j < 40; ++j) rq[static_cast<size_t>(i * 40 + j)] = F(F(av[static_cast<size_t>(i * 40 + j)]) / acc);
+  }
+  EXPECT_LT(MaxAbsDiff(out[0], rp), 1e-5);
+  EXPECT_LT(MaxAbsDiff(out[1], rq), 1e-6);
+}
+
+TEST(ScheduleX86Test, ArgMaxOutputAndNoInlineAttr) {
+  Tensor x = Placeholder({IntImm(3), IntImm(4)}, kF32, "X");
+  Tensor neg = Compute(x.shape(), [&](const std::vector<Var>& i) { return x(E(i)) * -1.0f; }, "neg", "elemwise",
+                       {{"no_inline", "1"}});
+  IterVar r = ReduceAxis({IntImm(0), IntImm(4)}, "r");
+  Tensor am = Compute({IntImm(3)}, [&](const std::vector<Var>& i) { return ArgMax(neg({i[0], r->var}), {r}); }, "AM");
+  // "no_inline": neg stays a stage of its own (rows parallel; 4 < 16 lanes: no vectors).
+  EXPECT_EQ(Loops({am}), "allocate neg; parallel ax0; for ax1; parallel ax0; allocate AM.val; for r; if");
+  std::vector<double> xv = {3, 1, 1, 2, kNaN, 0, -5, -5, 7, 7, 7, 7};
+  std::vector<std::vector<double>> out;
+  LowerRun({x}, {am}, {xv}, &out);
+  EXPECT_EQ(out[0], (std::vector<double>{1, 0, 0}));
+}
+
+TEST(ScheduleX86Test, ScalarOutputAndErrors) {
+  Tensor a = Placeholder({IntImm(8)}, kF32, "A");
+  IterVar k = ReduceAxis({IntImm(0), IntImm(8)}, "k");
+  Tensor total = Compute({}, [&](const std::vector<Var>&) { return Sum(a({k->var}), {k}); }, "total");
+  std::vector<double> av = RandomData(8, 41);
+  std::vector<std::vector<double>> out;
+  LowerRun({a}, {total}, {av}, &out);
+  double ref = 0;
+  for (double v : av) ref += v;
+  ASSERT_EQ(out[0].size(), 1u);
+  EXPECT_NEAR(out[0][0], ref, 1e-5);
+
+  absl::StatusOr<Schedule> s = CreateSchedule({total});
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(ScheduleDefaultX86(*s, {total}, 0).ok());
+  EXPECT_FALSE(ScheduleDefaultX86(*s, {total, Placeholder({IntImm(1)}, kF32, "Z")}).ok());
+}
+
+}  // namespace
+}  // namespace kiln::te
