@@ -1,0 +1,130 @@
+// File: lowering/lower_test.cc
+#include "lowering/lower.h"
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "ir/op.h"
+#include "ir/parser.h"
+#include "ir/tir_printer.h"
+#include "ir/traversal.h"
+#include "types/infer_type.h"
+
+namespace kiln::lowering {
+namespace {
+
+// The first primitive-looking function: the module's main, marked as a kernel.
+Function MainOf(const std::string& text) {
+  absl::StatusOr<Module> m = ParseModule(text, "test");
+  EXPECT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Module> typed = types::InferType(*m);
+  EXPECT_TRUE(typed.ok()) << typed.status();
+  return *typed->Lookup("main");
+}
+
+TEST(LowerTest, FusedElementwiseBecomesOneVectorizedParallelKernel) {
+  Function f = MainOf(R"(#[version = "0.1"]
+def @main(%x: Tensor[(64, 256), float32], %y: Tensor[(256,), float32]) {
+  %0 = add(%x, %y);
+  %1 = multiply(%0, 2f);
+  nn.relu(%1)
+})");
+  LowerOptions opts;
+  opts.vector_lanes = 8;
+  absl::StatusOr<LoweredFunc> k = LowerPrimitive(f, KernelName(f), opts);
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->func->name, "fused_add_multiply_nn_relu");
+  EXPECT_EQ(k->num_inputs, 2);
+  EXPECT_EQ(k->num_outputs, 1);
+  ASSERT_EQ(k->func->params.size(), 3u);
+  std::string text = tir::ToText(k->func);
+  // One loop nest: a parallel outer loop, ramps of 8 lanes, no temporaries.
+  EXPECT_TRUE(absl::StrContains(text, "parallel")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "ramp(")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "allocate")) << text;
+  EXPECT_EQ(k->op_names, (std::vector<std::string>{"add", "multiply", "nn.relu"}));
+}
+
+TEST(LowerTest, TensorConstantsBecomeParametersAndScalarsImmediates) {
+  Function f = MainOf(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4, 3), float32]) {
+  %0 = add(%x, meta[Constant][0]);
+  multiply(%0, 0.5f)
+}
+#[metadata]
+meta[Constant][0] = Tensor[(3,), float32] b64"AACAPwAAAEAAAEBA";
+)");
+  absl::StatusOr<LoweredFunc> k = LowerPrimitive(f, "k", {});
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_EQ(k->constants.size(), 1u);
+  EXPECT_EQ(k->constants[0]->num_elements(), 3);
+  EXPECT_EQ(k->num_inputs, 2);  // %x and the constant
+  EXPECT_EQ(k->func->params.size(), 3u);
+  EXPECT_TRUE(absl::StrContains(tir::ToText(k->func), "0.5f")) << tir::ToText(k->func);
+}
+
+TEST(LowerTest, UnreadParametersStayKernelParameters) {
+  Function f = MainOf(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4, 3), float32], %unused: Tensor[(7,), int8]) {
+  zeros_like(%x)
+})");
+  absl::StatusOr<LoweredFunc> k = LowerPrimitive(f, "k", {});
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_EQ(k->func->params.size(), 3u);
+  EXPECT_EQ(k->func->params[1]->dtype, DataType::Int(8));
+}
+
+TEST(LowerTest, AnOperatorWithoutComputeIsAnErrorNamingKernelAndOp) {
+  OpDef def;
+  def.name = "test.no_compute";
+  def.num_inputs = 1;
+  def.arguments = {{"data", "input"}};
+  def.pattern = OpPattern::kOpaque;
+  absl::StatusOr<Op> op = OpRegistry::Global().Register(def);
+  if (!op.ok()) op = GetOp("test.no_compute");
+  ASSERT_TRUE(op.ok()) << op.status();
+  Type t = MakeTensorType({Dim(4)}, DataType::Float(32));
+  Var x = MakeVar("x", t);
+  x->set_checked_type(t);
+  absl::StatusOr<Call> call = MakeCall(*op, {x});
+  ASSERT_TRUE(call.ok()) << call.status();
+  (*call)->set_checked_type(t);
+  absl::StatusOr<Function> f = MakeFunction({x}, *call);
+  ASSERT_TRUE(f.ok());
+  absl::StatusOr<LoweredFunc> k = LowerPrimitive(*f, "fused_test_no_compute", {});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(absl::StrContains(k.status().message(), "fused_test_no_compute")) << k.status();
+  EXPECT_TRUE(absl::StrContains(k.status().message(), "test.no_compute: no compute definition"))
+      << k.status();
+}
+
+TEST(LowerTest, UntypedCallIsAnError) {
+  absl::StatusOr<Op> relu = GetOp("nn.relu");
+  ASSERT_TRUE(relu.ok());
+  Type t = MakeTensorType({Dim(4)}, DataType::Float(32));
+  Var x = MakeVar("x", t);
+  absl::StatusOr<Call> call = MakeCall(*relu, {x});
+  ASSERT_TRUE(call.ok());
+  absl::StatusOr<Function> f = MakeFunction({x}, *call);
+  ASSERT_TRUE(f.ok());
+  absl::StatusOr<LoweredFunc> k = LowerPrimitive(*f, "k", {});
+  ASSERT_FALSE(k.ok());
+  EXPECT_TRUE(absl::StrContains(k.status().message(), "not type-checked")) << k.status();
+}
+
+TEST(LowerTest, LowerModuleRequiresFusedCalls) {
+  absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4,), float32]) {
+  nn.relu(%x)
+})",
+                                         "m");
+  ASSERT_TRUE(m.ok());
+  absl::StatusOr<Module> typed = types::InferType(*m);
+  ASSERT_TRUE(typed.ok());
+  // Not fused: main calls an operator directly, so there is no kernel to lower.
+  absl::StatusOr<LoweredModule> lm = LowerModule(*typed, {});
+  ASSERT_TRUE(lm.ok()) << lm.status();
+  EXPECT_TRUE(lm->kernels.empty());
+}
+
+}  // namespace
+}  // namespace kiln::lowering
