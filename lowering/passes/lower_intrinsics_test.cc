@@ -229,6 +229,20 @@ TEST(LowerIntrinsicsTest, HalfPrecisionIsComputedInFloat32) {
   EXPECT_TRUE(testing::ExpectSameResults(f, *g, 5, {}, 1e-3).ok());
 }
 
+TEST(LowerIntrinsicsTest, Bfloat16IsComputedInFloat32) {
+  DataType bf16 = DataType::BFloat16();
+  Buffer a = MakeBuffer("A", bf16, {IntImm(8)});
+  PrimExpr idx = Ramp(IntImm(0), IntImm(1), 8);
+  DataType v8(DTypeCode::kBFloat, 16, 8);
+  Stmt body = Store(a, Call(v8, "sigmoid", {Load(a, {idx})}), {idx});
+  PrimFunc f = MakePrimFunc("b", {a}, body);
+  absl::StatusOr<PrimFunc> g = LowerIntrinsics(f);
+  ASSERT_TRUE(g.ok());
+  EXPECT_THAT(ToText(*g), HasSubstr("bfloat16x8("));
+  EXPECT_TRUE(VerifyPrimFunc(*g).ok()) << VerifyPrimFunc(*g);
+  EXPECT_TRUE(testing::ExpectSameResults(f, *g, 6, {}, 1e-2).ok());
+}
+
 TEST(LowerIntrinsicsTest, LeavesFloat64AndOtherCallsAlone) {
   DataType f64 = DataType::Float(64);
   Buffer a = MakeBuffer("A", f64, {IntImm(8)});

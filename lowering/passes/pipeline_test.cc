@@ -1,6 +1,7 @@
 // File: lowering/passes/pipeline_test.cc
 #include "lowering/passes/pipeline.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -142,6 +143,49 @@ TEST(PipelineTest, MultiDimStoragePaddedAndFused) {
   EXPECT_TRUE(testing::ExpectSameResults(*f, *g, 4, {}, 2e-6).ok()) << text;
   EXPECT_EQ(Count((*g)->body, StmtKind::kAllocate), 1) << text;  // T and U share
   EXPECT_THAT(text, HasSubstr("allocate T: float32[60] global"));
+}
+
+// The lowered math keeps its accuracy through the simplifier that runs after
+// lower_intrinsics (float arithmetic must not be reassociated).
+TEST(PipelineTest, MathStaysAccurateThroughTheWholePipeline) {
+  const int lanes = 1024;
+  const std::vector<std::string> names = {"exp", "exp2", "expm1", "log", "log2",
+                                          "log1p", "tanh", "sigmoid", "erf"};
+  Buffer a = MakeBuffer("A", kF32, {IntImm(lanes)});
+  std::vector<Buffer> params = {a};
+  std::vector<Stmt> stores;
+  PrimExpr idx = Ramp(IntImm(0), IntImm(1), lanes);
+  DataType vt(DTypeCode::kFloat, 32, lanes);
+  for (const std::string& name : names) {
+    Buffer out = MakeBuffer("Out_" + name, kF32, {IntImm(lanes)});
+    params.push_back(out);
+    stores.push_back(Store(out, Call(vt, name, {Load(a, {idx})}), {idx}));
+  }
+  PrimFunc f = MakePrimFunc("math", params, Seq(stores));
+  absl::StatusOr<PrimFunc> g = RunLoopPipeline(f);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::vector<testing::EvalArg> args(params.size());
+  for (int k = 0; k < lanes; ++k) {
+    double x = k < 512 ? -30.0 + 60.0 * k / 511 : std::ldexp(1.0 + (k % 7) / 7.0, (k % 200) - 100);
+    args[0].data.push_back(static_cast<float>(x));
+  }
+  for (size_t p = 1; p < params.size(); ++p) args[p].data.assign(lanes, 0);
+  std::vector<testing::EvalArg> ref = args;
+  ASSERT_TRUE(testing::EvalPrimFunc(*g, &args).ok());
+  ASSERT_TRUE(testing::EvalPrimFunc(f, &ref).ok());  // libm, rounded to float32
+  for (size_t p = 1; p < params.size(); ++p) {
+    double worst = 0;
+    for (int k = 0; k < lanes; ++k) {
+      double want = ref[p].data[k], got = args[p].data[k];
+      if (std::isnan(want) || std::isinf(want)) {
+        EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << names[p - 1] << " at " << args[0].data[k];
+        continue;
+      }
+      if (std::fabs(want) < 1.17549435e-38) continue;
+      worst = std::max(worst, std::fabs(got - want) / std::fabs(want));
+    }
+    EXPECT_LE(worst, 2e-6) << names[p - 1];
+  }
 }
 
 TEST(PipelineTest, NamesOptionsAndErrors) {

@@ -27,13 +27,13 @@
 // Left alone (the loop becomes ForKind::kSerial, annotated
 // `vectorize.fallback=<reason>`):
 //   extent_not_constant       the extent is not an integer constant
-//   if_depends_on_lane        an If/Assert condition depends on the var (no masking)
+//   if_depends_on_lane        an If / Assert / if_then_else condition depends on
+//                             the var (no masking is done)
 //   inner_loop_depends_on_lane  an inner loop's min/extent depends on the var
 //   scalar_store              a store whose index does not depend on the var
 //                             (e.g. a reduction into one element)
 //   allocate_inside           an Allocate inside the loop
-//   opaque_call               a call with side effects, or if_then_else with a
-//                             lane-dependent condition
+//   opaque_call               a call with side effects (kOpaque)
 //   nested_vector             the body already has vector values (an inner
 //                             loop was vectorized, or explicit Ramp/Broadcast)
 //   unsupported_node          kReduce / kProducerLoad / an attr value on the var
