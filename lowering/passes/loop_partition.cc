@@ -224,7 +224,7 @@ class Partitioner : public StmtExprMutator {
       return false;
     }
     if (negate) {
-      k = k == ExprKind::kLT ? ExprKind::kGE
+      k = k == ExprKind::kLT   ? ExprKind::kGE
           : k == ExprKind::kLE ? ExprKind::kGT
           : k == ExprKind::kGT ? ExprKind::kLE
                                : ExprKind::kLT;
@@ -235,10 +235,18 @@ class Partitioner : public StmtExprMutator {
     // Normalize to E < 0.
     PrimExpr E;
     switch (k) {
-      case ExprKind::kLT: E = Sub(l, r); break;
-      case ExprKind::kLE: E = Sub(Sub(l, r), IntImm(1, t)); break;
-      case ExprKind::kGT: E = Sub(r, l); break;
-      default: E = Sub(Sub(r, l), IntImm(1, t)); break;
+      case ExprKind::kLT:
+        E = Sub(l, r);
+        break;
+      case ExprKind::kLE:
+        E = Sub(Sub(l, r), IntImm(1, t));
+        break;
+      case ExprKind::kGT:
+        E = Sub(r, l);
+        break;
+      default:
+        E = Sub(Sub(r, l), IntImm(1, t));
+        break;
     }
     if (l->dtype != t || r->dtype != t) return false;
     std::optional<Linear> lin = lf->Of(E);
@@ -260,7 +268,8 @@ class Partitioner : public StmtExprMutator {
           return false;
         });
       };
-      if (il.min->dtype != t || il.extent->dtype != t || uses_inner(il.min) || uses_inner(il.extent)) {
+      if (il.min->dtype != t || il.extent->dtype != t || uses_inner(il.min) ||
+          uses_inner(il.extent)) {
         return false;
       }
       PrimExpr top = c > 0 ? il.min + il.extent - IntImm(1, t) : il.min;

@@ -18,7 +18,8 @@ const DataType kF32 = DataType::Float(32);
 
 PrimExpr Likely(const PrimExpr& c) { return Call(DataType::Bool(), "likely", {c}); }
 
-PrimFunc Partition(const PrimFunc& f, const std::vector<std::map<std::string, int64_t>>& dims = {{}}) {
+PrimFunc Partition(const PrimFunc& f,
+                   const std::vector<std::map<std::string, int64_t>>& dims = {{}}) {
   absl::StatusOr<PrimFunc> r = LoopPartition(f);
   EXPECT_TRUE(r.ok()) << r.status();
   if (!r.ok()) return f;
@@ -44,9 +45,10 @@ PrimFunc SplitWithTail(PrimExpr n) {
   Var i = MakeVar("i"), j = MakeVar("j");
   PrimExpr idx = i * 16 + j;
   PrimExpr outer = IsConstInt(n) ? IntImm((n->int_value + 15) / 16) : FloorDiv(n + 15, IntImm(16));
-  Stmt body = For(i, IntImm(0), outer, ForKind::kSerial,
-                  For(j, IntImm(0), IntImm(16), ForKind::kVectorized,
-                      IfThenElse(Likely(LT(idx, n)), Store(b, Mul(Load(a, {idx}), FloatImm(2)), {idx}))));
+  Stmt body =
+      For(i, IntImm(0), outer, ForKind::kSerial,
+          For(j, IntImm(0), IntImm(16), ForKind::kVectorized,
+              IfThenElse(Likely(LT(idx, n)), Store(b, Mul(Load(a, {idx}), FloatImm(2)), {idx}))));
   return MakePrimFunc("split", {a, b}, body);
 }
 
@@ -70,7 +72,8 @@ TEST(LoopPartitionTest, EvenSplitLosesTheGuard) {
 
 TEST(LoopPartitionTest, SymbolicTail) {
   Var n = MakeVar("n");
-  PrimFunc g = Partition(SplitWithTail(n), {{{"n", 1}}, {{"n", 15}}, {{"n", 16}}, {{"n", 17}}, {{"n", 100}}});
+  PrimFunc g = Partition(SplitWithTail(n),
+                         {{{"n", 1}}, {{"n", 15}}, {{"n", 16}}, {{"n", 17}}, {{"n", 100}}});
   std::string text = ToText(g);
   ASSERT_EQ(g->body->kind, StmtKind::kSeq) << text;
   EXPECT_EQ(CountIfs(g->body->body[0]), 0) << text;
@@ -119,8 +122,9 @@ TEST(LoopPartitionTest, LeavesOtherConditionsAlone) {
   PrimFunc f1 = MakePrimFunc("plain", {a}, plain);
   EXPECT_EQ(Partition(f1).get(), f1.get());
   // Not affine.
-  Stmt nonlin = For(i, IntImm(0), IntImm(64), ForKind::kSerial,
-                    IfThenElse(Likely(LT(FloorDiv(i, IntImm(3)), IntImm(10))), Store(a, FloatImm(1), {i})));
+  Stmt nonlin =
+      For(i, IntImm(0), IntImm(64), ForKind::kSerial,
+          IfThenElse(Likely(LT(FloorDiv(i, IntImm(3)), IntImm(10))), Store(a, FloatImm(1), {i})));
   PrimFunc f2 = MakePrimFunc("nonlin", {a}, nonlin);
   EXPECT_EQ(Partition(f2).get(), f2.get());
   // A vectorized loop with a symbolic split point.

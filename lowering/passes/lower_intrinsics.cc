@@ -44,12 +44,15 @@ class Builder {
   }
 
   PrimExpr Finish(PrimExpr body) {
-    for (size_t k = lets_.size(); k > 0; --k) body = Let(lets_[k - 1].first, lets_[k - 1].second, body);
+    for (size_t k = lets_.size(); k > 0; --k)
+      body = Let(lets_[k - 1].first, lets_[k - 1].second, body);
     lets_.clear();
     return body;
   }
 
-  PrimExpr Call1(absl::string_view name, const PrimExpr& x) const { return Call(x->dtype, name, {x}); }
+  PrimExpr Call1(absl::string_view name, const PrimExpr& x) const {
+    return Call(x->dtype, name, {x});
+  }
   PrimExpr Floor(const PrimExpr& x) const { return Call1("floor", x); }
   PrimExpr Fabs(const PrimExpr& x) const { return Call1("fabs", x); }
   PrimExpr AsFloat(const PrimExpr& bits) const { return Call(F32(), "reinterpret", {bits}); }
@@ -79,11 +82,12 @@ const std::vector<double> kLogP = {7.0376836292E-2,  -1.1514610310E-1, 1.1676998
 const std::vector<double> kTanhP = {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2,
                                     1.33314422036E-1, -3.33332819422E-1};
 // Eigen's erf: x * A(x^2) / B(x^2) on [-4, 4].
-const std::vector<double> kErfA = {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-                                   -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-                                   -1.60960333262415e-02};
-const std::vector<double> kErfB = {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
-                                   -7.37332916720468e-03, -1.42647390514189e-02};
+const std::vector<double> kErfA = {
+    -2.72614225801306e-10, 2.77068142495902e-08,  -2.10102402082508e-06, -5.69250639462346e-05,
+    -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02};
+const std::vector<double> kErfB = {-1.45660718464996e-05, -2.13374055278905e-04,
+                                   -1.68282697438203e-03, -7.37332916720468e-03,
+                                   -1.42647390514189e-02};
 
 // p * 2^n for an integral float n in [-152, 130], in two steps so that every
 // partial scale is a normal number.
@@ -151,8 +155,8 @@ LogParts LogReduce(Builder& b, const PrimExpr& x) {
   PrimExpr bits = b.Def("bits", b.AsInt(xs));
   // Mantissa in [0.5, 1) and the matching exponent.
   PrimExpr m = b.Def("m", b.AsFloat(Add(FloorMod(bits, b.I(1 << 23)), b.I(126 << 23))));
-  PrimExpr e0 = Sub(Cast(b.F32(), FloorDiv(bits, b.I(1 << 23))),
-                    Select(tiny, b.F(126 + 23), b.F(126)));
+  PrimExpr e0 =
+      Sub(Cast(b.F32(), FloorDiv(bits, b.I(1 << 23))), Select(tiny, b.F(126 + 23), b.F(126)));
   PrimExpr low = b.Def("low", LT(m, b.F(0.707106781186547524)));
   PrimExpr e = b.Def("ex", Sub(e0, Select(low, b.F(1), b.F(0))));
   PrimExpr f = b.Def("f", Sub(Select(low, Add(m, m), m), b.F(1)));

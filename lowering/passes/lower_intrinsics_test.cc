@@ -81,10 +81,41 @@ std::vector<double> AllPositiveFloats(int n) {
 }
 
 std::vector<double> Edges() {
-  return {0.0, -0.0, kInf, -kInf, kNaN, kFltMin, -kFltMin, 1.4e-45, -1.4e-45, 1.0, -1.0,
-          3.4028234663852886e38, -3.4028234663852886e38, 88.7228394, 88.72284, -87.3365479,
-          -103.972084, -104.0, 89.0, 127.999, 128.0, -149.0, -150.0, 0.34657359, -0.34657359,
-          0.625, -0.625, 9.0, 10.0, 4.0, -4.0, 0.5, 2.0, 0.70710677, 1.4142135};
+  return {0.0,
+          -0.0,
+          kInf,
+          -kInf,
+          kNaN,
+          kFltMin,
+          -kFltMin,
+          1.4e-45,
+          -1.4e-45,
+          1.0,
+          -1.0,
+          3.4028234663852886e38,
+          -3.4028234663852886e38,
+          88.7228394,
+          88.72284,
+          -87.3365479,
+          -103.972084,
+          -104.0,
+          89.0,
+          127.999,
+          128.0,
+          -149.0,
+          -150.0,
+          0.34657359,
+          -0.34657359,
+          0.625,
+          -0.625,
+          9.0,
+          10.0,
+          4.0,
+          -4.0,
+          0.5,
+          2.0,
+          0.70710677,
+          1.4142135};
 }
 
 struct Accuracy {
@@ -118,7 +149,8 @@ Accuracy Measure(const std::string& name, const std::vector<double>& xs_in) {
       if (std::isnan(r) || std::isinf(r) || std::isnan(g) || std::isinf(g)) {
         bool ok = (std::isnan(r) && std::isnan(g)) || (g == r);
         // Results that overflow float32 must be inf.
-        if (!ok && std::isfinite(r) && std::isinf(g) && std::fabs(r) > 3.4028234663852886e38) ok = true;
+        if (!ok && std::isfinite(r) && std::isinf(g) && std::fabs(r) > 3.4028234663852886e38)
+          ok = true;
         if (!ok && acc.special_errors.size() < 400) {
           acc.special_errors += name + "(" + std::to_string(in) + ") = " + std::to_string(g) +
                                 ", want " + std::to_string(r) + "; ";
@@ -142,9 +174,10 @@ Accuracy Measure(const std::string& name, const std::vector<double>& xs_in) {
       }
     }
   }
-  std::printf("%-8s max rel error %.3g at x = %.9g; max abs error below FLT_MIN %.3g; %lld points\n",
-              name.c_str(), acc.max_rel, acc.worst_x, acc.max_abs_subnormal,
-              static_cast<long long>(acc.points));
+  std::printf(
+      "%-8s max rel error %.3g at x = %.9g; max abs error below FLT_MIN %.3g; %lld points\n",
+      name.c_str(), acc.max_rel, acc.worst_x, acc.max_abs_subnormal,
+      static_cast<long long>(acc.points));
   return acc;
 }
 
@@ -188,7 +221,8 @@ TEST(LowerIntrinsicsAccuracyTest, Tanh) {
                                  Linspace(-100, 100, 1 << 10)}));
 }
 TEST(LowerIntrinsicsAccuracyTest, Sigmoid) {
-  ExpectAccurate("sigmoid", Concat({Linspace(-100, 100, 1 << 19), LogSpaced(-38, 0, 1 << 14, true)}));
+  ExpectAccurate("sigmoid",
+                 Concat({Linspace(-100, 100, 1 << 19), LogSpaced(-38, 0, 1 << 14, true)}));
 }
 TEST(LowerIntrinsicsAccuracyTest, Erf) {
   ExpectAccurate("erf", Concat({Linspace(-6, 6, 1 << 19), LogSpaced(-38, 0, 1 << 15, true)}));
@@ -201,8 +235,8 @@ TEST(LowerIntrinsicsTest, LowersVectorCallsInAFunction) {
   Buffer b = MakeBuffer("B", kF32, {IntImm(16)});
   PrimExpr idx = Ramp(IntImm(0), IntImm(1), 16);
   DataType v16(DTypeCode::kFloat, 32, 16);
-  Stmt body = Store(b, Add(Call(v16, "tanh", {Load(a, {idx})}), Call(v16, "sigmoid", {Load(a, {idx})})),
-                    {idx});
+  Stmt body = Store(
+      b, Add(Call(v16, "tanh", {Load(a, {idx})}), Call(v16, "sigmoid", {Load(a, {idx})})), {idx});
   PrimFunc f = MakePrimFunc("act", {a, b}, body);
   absl::StatusOr<PrimFunc> g = LowerIntrinsics(f);
   ASSERT_TRUE(g.ok());
@@ -247,9 +281,10 @@ TEST(LowerIntrinsicsTest, LeavesFloat64AndOtherCallsAlone) {
   DataType f64 = DataType::Float(64);
   Buffer a = MakeBuffer("A", f64, {IntImm(8)});
   Buffer c = MakeBuffer("C", kF32, {IntImm(8)});
-  Stmt body = Seq({Store(a, Call(f64, "exp", {Load(a, {IntImm(0)})}), {IntImm(0)}),
-                   Store(c, Call(kF32, "sqrt", {Load(c, {IntImm(0)})}), {IntImm(0)}),
-                   Store(c, Call(kF32, "exp", {Load(c, {IntImm(1)})}, CallEffect::kOpaque), {IntImm(1)})});
+  Stmt body =
+      Seq({Store(a, Call(f64, "exp", {Load(a, {IntImm(0)})}), {IntImm(0)}),
+           Store(c, Call(kF32, "sqrt", {Load(c, {IntImm(0)})}), {IntImm(0)}),
+           Store(c, Call(kF32, "exp", {Load(c, {IntImm(1)})}, CallEffect::kOpaque), {IntImm(1)})});
   PrimFunc f = MakePrimFunc("keep", {a, c}, body);
   absl::StatusOr<PrimFunc> g = LowerIntrinsics(f);
   ASSERT_TRUE(g.ok());

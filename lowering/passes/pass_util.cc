@@ -37,8 +37,8 @@ class BufferVarRewriter : public StmtExprMutator {
  public:
   explicit BufferVarRewriter(bool renew) : renew_(renew) {}
 
-  VarMap vars;               // var -> replacement expression
-  BufferMap buffers;         // data var -> replacement buffer (replace mode)
+  VarMap vars;        // var -> replacement expression
+  BufferMap buffers;  // data var -> replacement buffer (replace mode)
 
  protected:
   Buffer MapBuffer(const Buffer& b) {

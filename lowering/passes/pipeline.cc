@@ -21,15 +21,15 @@
 namespace kiln::tir::transform {
 
 const char* const kDefaultLoopPipeline[13] = {
-    "storage_flatten", "simplify",        "loop_partition", "simplify",         "vectorize",
-    "unroll",          "simplify",        "storage_rewrite", "remove_no_op",    "lower_intrinsics",
-    "simplify",        "remove_no_op",    "verify",
+    "storage_flatten", "simplify",     "loop_partition",  "simplify",     "vectorize",
+    "unroll",          "simplify",     "storage_rewrite", "remove_no_op", "lower_intrinsics",
+    "simplify",        "remove_no_op", "verify",
 };
 
 namespace {
 
-const char* const kPassNames[] = {"storage_flatten", "simplify",        "loop_partition",
-                                  "vectorize",       "unroll",          "storage_rewrite",
+const char* const kPassNames[] = {"storage_flatten", "simplify",         "loop_partition",
+                                  "vectorize",       "unroll",           "storage_rewrite",
                                   "remove_no_op",    "lower_intrinsics", "verify"};
 
 // Adds the pass name to a message that does not start with it.
@@ -56,8 +56,8 @@ absl::StatusOr<LoopPass> SinglePass(absl::string_view name, const LoopPassOption
   if (name == "remove_no_op") return LoopPass(RemoveNoOp);
   if (name == "lower_intrinsics") return LoopPass(LowerIntrinsics);
   if (name == "verify") return LoopPass(Verify);
-  return absl::InvalidArgumentError(absl::StrCat("unknown loop pass '", name, "'; valid names: ",
-                                                 absl::StrJoin(LoopPassNames(), ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown loop pass '", name, "'; valid names: ", absl::StrJoin(LoopPassNames(), ", ")));
 }
 
 }  // namespace
@@ -73,13 +73,14 @@ absl::StatusOr<PrimFunc> RunLoopPipeline(const PrimFunc& f, const LoopPassOption
   for (const std::string& d : options.disabled) {
     if (std::find(std::begin(kPassNames), std::end(kPassNames), d) == std::end(kPassNames)) {
       return PassError("loop pipeline", f,
-                       absl::StrCat("cannot disable unknown pass '", d, "'; valid names: ",
-                                    absl::StrJoin(kPassNames, ", ")));
+                       absl::StrCat("cannot disable unknown pass '", d,
+                                    "'; valid names: ", absl::StrJoin(kPassNames, ", ")));
     }
   }
   PrimFunc cur = f;
   for (const char* name : kDefaultLoopPipeline) {
-    if (std::find(options.disabled.begin(), options.disabled.end(), name) != options.disabled.end()) {
+    if (std::find(options.disabled.begin(), options.disabled.end(), name) !=
+        options.disabled.end()) {
       continue;
     }
     if (absl::string_view(name) == "verify" && !options.verify) continue;

@@ -37,17 +37,19 @@ PrimFunc Matmul() {
   PrimExpr col = jo * 8 + ji;
   PrimExpr col2 = jo * 8 + ji2;
   PrimExpr col3 = jo * 8 + ji3;
-  Stmt init = For(ji, IntImm(0), IntImm(8), ForKind::kVectorized,
-                  Store(cl, FloatImm(0), {IntImm(0), ji}));
+  Stmt init =
+      For(ji, IntImm(0), IntImm(8), ForKind::kVectorized, Store(cl, FloatImm(0), {IntImm(0), ji}));
   Stmt update = For(
       ko, IntImm(0), IntImm(k), ForKind::kSerial,
       For(ji2, IntImm(0), IntImm(8), ForKind::kVectorized,
-          IfThenElse(Likely(LT(col2, IntImm(n))),
-                     Store(cl, Add(Load(cl, {IntImm(0), ji2}), Mul(Load(a, {i, ko}), Load(b, {ko, col2}))),
-                           {IntImm(0), ji2}))));
-  Stmt write = For(ji3, IntImm(0), IntImm(8), ForKind::kVectorized,
-                   IfThenElse(Likely(LT(col3, IntImm(n))),
-                              Store(c, Call(kF32, "tanh", {Load(cl, {IntImm(0), ji3})}), {i, col3})));
+          IfThenElse(
+              Likely(LT(col2, IntImm(n))),
+              Store(cl, Add(Load(cl, {IntImm(0), ji2}), Mul(Load(a, {i, ko}), Load(b, {ko, col2}))),
+                    {IntImm(0), ji2}))));
+  Stmt write =
+      For(ji3, IntImm(0), IntImm(8), ForKind::kVectorized,
+          IfThenElse(Likely(LT(col3, IntImm(n))),
+                     Store(c, Call(kF32, "tanh", {Load(cl, {IntImm(0), ji3})}), {i, col3})));
   Stmt body = For(i, IntImm(0), IntImm(m), ForKind::kParallel,
                   For(jo, IntImm(0), IntImm(3), ForKind::kSerial,
                       Allocate(cl, Seq({init, update, write}), "local")));
@@ -149,7 +151,7 @@ TEST(PipelineTest, MultiDimStoragePaddedAndFused) {
 // lower_intrinsics (float arithmetic must not be reassociated).
 TEST(PipelineTest, MathStaysAccurateThroughTheWholePipeline) {
   const int lanes = 1024;
-  const std::vector<std::string> names = {"exp", "exp2", "expm1", "log", "log2",
+  const std::vector<std::string> names = {"exp",   "exp2", "expm1",   "log", "log2",
                                           "log1p", "tanh", "sigmoid", "erf"};
   Buffer a = MakeBuffer("A", kF32, {IntImm(lanes)});
   std::vector<Buffer> params = {a};
@@ -178,7 +180,8 @@ TEST(PipelineTest, MathStaysAccurateThroughTheWholePipeline) {
     for (int k = 0; k < lanes; ++k) {
       double want = ref[p].data[k], got = args[p].data[k];
       if (std::isnan(want) || std::isinf(want)) {
-        EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want) << names[p - 1] << " at " << args[0].data[k];
+        EXPECT_TRUE(std::isnan(want) ? std::isnan(got) : got == want)
+            << names[p - 1] << " at " << args[0].data[k];
         continue;
       }
       if (std::fabs(want) < 1.17549435e-38) continue;

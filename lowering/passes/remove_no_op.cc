@@ -25,7 +25,8 @@ class NoOpRemover : public StmtExprMutator {
     switch (r->kind) {
       case StmtKind::kFor: {
         int64_t ext = 0;
-        if (IsNoOp(r->body0()) || (IsConstInt(r->b, &ext) && ext <= 0)) return EffectsOf({r->a, r->b});
+        if (IsNoOp(r->body0()) || (IsConstInt(r->b, &ext) && ext <= 0))
+          return EffectsOf({r->a, r->b});
         return r;
       }
       case StmtKind::kLetStmt:

@@ -57,12 +57,11 @@ TEST(RemoveNoOpTest, KeepsEffects) {
 TEST(RemoveNoOpTest, PreservesResults) {
   Buffer a = MakeBuffer("A", kF32, {IntImm(8)});
   Var i = MakeVar("i");
-  Stmt body = For(i, IntImm(0), IntImm(8), ForKind::kSerial,
-                  Seq({Store(a, Load(a, {i}), {i}),
-                       IfThenElse(LT(i, IntImm(4)), Store(a, Mul(Load(a, {i}), FloatImm(2)), {i}),
-                                  NoOp()),
-                       For(MakeVar("k"), IntImm(0), IntImm(0), ForKind::kSerial,
-                           Store(a, FloatImm(0), {i}))}));
+  Stmt body = For(
+      i, IntImm(0), IntImm(8), ForKind::kSerial,
+      Seq({Store(a, Load(a, {i}), {i}),
+           IfThenElse(LT(i, IntImm(4)), Store(a, Mul(Load(a, {i}), FloatImm(2)), {i}), NoOp()),
+           For(MakeVar("k"), IntImm(0), IntImm(0), ForKind::kSerial, Store(a, FloatImm(0), {i}))}));
   PrimFunc f = MakePrimFunc("f", {a}, body);
   absl::StatusOr<PrimFunc> g = RemoveNoOp(f);
   ASSERT_TRUE(g.ok());

@@ -45,7 +45,8 @@ class Flattener : public StmtExprMutator {
         size = size + (ToIndexType(b->shape[d]) - 1) * strides[d];
       }
     }
-    if (b->elem_offset && !IsConstValue(b->elem_offset, 0)) size = size + ToIndexType(b->elem_offset);
+    if (b->elem_offset && !IsConstValue(b->elem_offset, 0))
+      size = size + ToIndexType(b->elem_offset);
     Ref<BufferNode> n(new BufferNode(*b));
     n->shape = {size};
     n->strides.clear();
@@ -149,8 +150,9 @@ absl::StatusOr<PrimFunc> StorageFlatten(const PrimFunc& f) {
   if (!f || !f->body) return PassError(kPass, f, "null function or body");
   for (const Buffer& b : f->params) {
     if (!b->strides.empty() && b->strides.size() != b->shape.size()) {
-      return PassError(kPass, f, absl::StrCat("param '", b->name, "' has ", b->strides.size(),
-                                              " strides for ", b->shape.size(), " dims"));
+      return PassError(kPass, f,
+                       absl::StrCat("param '", b->name, "' has ", b->strides.size(),
+                                    " strides for ", b->shape.size(), " dims"));
     }
   }
   Flattener fl(f);

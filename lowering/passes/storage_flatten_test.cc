@@ -10,9 +10,9 @@
 namespace kiln::tir::transform {
 namespace {
 
+using testing::ExpectSameResults;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::ExpectSameResults;
 
 const DataType kF32 = DataType::Float(32);
 
@@ -37,7 +37,8 @@ TEST(StorageFlattenTest, ParamsKeepShapesAccessesBecomeFlat) {
   PrimFunc g = Flatten(f);
   std::string text = ToText(g);
   EXPECT_THAT(text, HasSubstr("primfunc sum3(A: float32[4, 5, 3], B: float32[4, 5])"));
-  EXPECT_THAT(text, HasSubstr("B[((i * 5) + j)] = (B[((i * 5) + j)] + A[(((i * 15) + (j * 3)) + k)])"));
+  EXPECT_THAT(text,
+              HasSubstr("B[((i * 5) + j)] = (B[((i * 5) + j)] + A[(((i * 15) + (j * 3)) + k)])"));
   EXPECT_EQ(g->params[0].get(), a.get());
   EXPECT_TRUE(ExpectSameResults(f, g).ok()) << ExpectSameResults(f, g);
 }
@@ -48,13 +49,12 @@ TEST(StorageFlattenTest, StorageAlignPadsTheRowStride) {
   t->axis_align = {{16, 0}};
   Buffer tb(t);
   Var i = MakeVar("i"), j = MakeVar("j");
-  Stmt body = Allocate(
-      tb, Seq({For(i, IntImm(0), IntImm(4), ForKind::kSerial,
-                   For(j, IntImm(0), IntImm(15), ForKind::kSerial,
-                       Store(tb, Mul(Load(out, {i, j}), FloatImm(2)), {i, j}))),
-               For(i, IntImm(0), IntImm(4), ForKind::kSerial,
-                   For(j, IntImm(0), IntImm(15), ForKind::kSerial,
-                       Store(out, Load(tb, {i, j}), {i, j})))}));
+  Stmt body = Allocate(tb, Seq({For(i, IntImm(0), IntImm(4), ForKind::kSerial,
+                                    For(j, IntImm(0), IntImm(15), ForKind::kSerial,
+                                        Store(tb, Mul(Load(out, {i, j}), FloatImm(2)), {i, j}))),
+                                For(i, IntImm(0), IntImm(4), ForKind::kSerial,
+                                    For(j, IntImm(0), IntImm(15), ForKind::kSerial,
+                                        Store(out, Load(tb, {i, j}), {i, j})))}));
   PrimFunc f = MakePrimFunc("aligned", {out}, body);
   PrimFunc g = Flatten(f);
   std::string text = ToText(g);
@@ -80,9 +80,9 @@ TEST(StorageFlattenTest, ExplicitStridesAndElemOffset) {
   Buffer ab(a);
   Buffer b = MakeBuffer("B", kF32, {IntImm(3), IntImm(4)});
   Var i = MakeVar("i"), j = MakeVar("j");
-  Stmt body = For(i, IntImm(0), IntImm(3), ForKind::kSerial,
-                  For(j, IntImm(0), IntImm(4), ForKind::kSerial,
-                      Store(b, Load(ab, {i, j}), {i, j})));
+  Stmt body =
+      For(i, IntImm(0), IntImm(3), ForKind::kSerial,
+          For(j, IntImm(0), IntImm(4), ForKind::kSerial, Store(b, Load(ab, {i, j}), {i, j})));
   PrimFunc f = MakePrimFunc("strided", {ab, b}, body);
   PrimFunc g = Flatten(f);
   EXPECT_THAT(ToText(g), HasSubstr("A[(((i * 10) + (j * 2)) + 5)]"));
@@ -123,7 +123,8 @@ TEST(StorageFlattenTest, FlatBuffersAndFlatAccessesAreLeftAlone) {
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->get(), f.get());
   // Idempotent.
-  PrimFunc h = Flatten(Flatten(MakePrimFunc("twice", {b}, Store(b, FloatImm(1), {IntImm(1), IntImm(2)}))));
+  PrimFunc h =
+      Flatten(Flatten(MakePrimFunc("twice", {b}, Store(b, FloatImm(1), {IntImm(1), IntImm(2)}))));
   (void)h;
 }
 

@@ -52,7 +52,8 @@ VarSet UsedVars(const Stmt& s) {
 
 class DeadAllocRemover : public StmtExprMutator {
  public:
-  DeadAllocRemover(VarSet read, VarSet escaping) : read_(std::move(read)), escaping_(std::move(escaping)) {}
+  DeadAllocRemover(VarSet read, VarSet escaping)
+      : read_(std::move(read)), escaping_(std::move(escaping)) {}
 
  protected:
   Stmt VisitStmt_(const Stmt& s) override {
@@ -83,10 +84,10 @@ class DeadAllocRemover : public StmtExprMutator {
 // ---- 2. Reuse ---------------------------------------------------------------------
 
 struct Candidate {
-  Stmt alloc;          // the Allocate node
-  int64_t size = 0;    // elements
+  Stmt alloc;        // the Allocate node
+  int64_t size = 0;  // elements
   int first = 0, last = 0;
-  int child = -1;      // index of the Seq child it heads, or -1 (wraps the Seq)
+  int child = -1;  // index of the Seq child it heads, or -1 (wraps the Seq)
   int slot = -1;
 };
 

@@ -41,7 +41,8 @@ PrimFunc TwoStages(DataType t2_type, bool overlap) {
   Buffer t2 = MakeBuffer("T2", t2_type, {IntImm(32)});
   Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
   std::vector<Stmt> stages = {
-      For(i, IntImm(0), IntImm(64), ForKind::kSerial, Store(t1, Mul(Load(in, {i}), FloatImm(2)), {i})),
+      For(i, IntImm(0), IntImm(64), ForKind::kSerial,
+          Store(t1, Mul(Load(in, {i}), FloatImm(2)), {i})),
       For(j, IntImm(0), IntImm(64), ForKind::kSerial, Store(out, Load(t1, {j}), {j})),
       For(k, IntImm(0), IntImm(32), ForKind::kSerial,
           Store(t2, Cast(t2_type, Add(Load(out, {k}), FloatImm(1))), {k})),
@@ -71,11 +72,12 @@ TEST(StorageRewriteTest, SequentialScopesShare) {
   Buffer a = MakeBuffer("A", kF32, {IntImm(8)});
   Buffer b = MakeBuffer("B", kF32, {IntImm(16)});
   Var i = MakeVar("i"), j = MakeVar("j");
-  Stmt body = Seq({Allocate(a, For(i, IntImm(0), IntImm(8), ForKind::kSerial,
-                                   Seq({Store(a, Cast(kF32, i), {i}), Store(out, Load(a, {i}), {i})}))),
-                   Allocate(b, For(j, IntImm(0), IntImm(8), ForKind::kSerial,
-                                   Seq({Store(b, Load(out, {j}), {j + 8}),
-                                        Store(out, Mul(Load(b, {j + 8}), FloatImm(3)), {j})})))});
+  Stmt body =
+      Seq({Allocate(a, For(i, IntImm(0), IntImm(8), ForKind::kSerial,
+                           Seq({Store(a, Cast(kF32, i), {i}), Store(out, Load(a, {i}), {i})}))),
+           Allocate(b, For(j, IntImm(0), IntImm(8), ForKind::kSerial,
+                           Seq({Store(b, Load(out, {j}), {j + 8}),
+                                Store(out, Mul(Load(b, {j + 8}), FloatImm(3)), {j})})))});
   PrimFunc g = Rewrite(MakePrimFunc("seq", {out}, body));
   EXPECT_EQ(CountAllocs(g->body), 1) << ToText(g);
   EXPECT_THAT(ToText(g), HasSubstr("allocate B: float32[16]"));
@@ -96,11 +98,10 @@ TEST(StorageRewriteTest, HoistsOutOfSerialNotParallelLoops) {
   Buffer out = MakeBuffer("Out", kF32, {IntImm(4), IntImm(4), IntImm(8)});
   Buffer t = MakeBuffer("T", kF32, {IntImm(8)});
   Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
-  Stmt inner = Allocate(
-      t, Seq({For(j, IntImm(0), IntImm(8), ForKind::kSerial,
-                  Store(t, Cast(kF32, p * 100 + i * 10 + j), {j})),
-              For(k, IntImm(0), IntImm(8), ForKind::kSerial,
-                  Store(out, Load(t, {k}), {(p * 4 + i) * 8 + k}))}));
+  Stmt inner = Allocate(t, Seq({For(j, IntImm(0), IntImm(8), ForKind::kSerial,
+                                    Store(t, Cast(kF32, p * 100 + i * 10 + j), {j})),
+                                For(k, IntImm(0), IntImm(8), ForKind::kSerial,
+                                    Store(out, Load(t, {k}), {(p * 4 + i) * 8 + k}))}));
   Stmt body = For(p, IntImm(0), IntImm(4), ForKind::kParallel,
                   For(i, IntImm(0), IntImm(4), ForKind::kSerial, inner));
   PrimFunc g = Rewrite(MakePrimFunc("hoist", {out}, body));

@@ -16,7 +16,8 @@ namespace kiln::tir::testing {
 
 double RoundToFloatType(double v, DataType t) {
   if (!t.is_float() || std::isnan(v) || std::isinf(v)) return v;
-  if (t.code() == DTypeCode::kFloat && t.bits() == 32) return static_cast<double>(static_cast<float>(v));
+  if (t.code() == DTypeCode::kFloat && t.bits() == 32)
+    return static_cast<double>(static_cast<float>(v));
   if (t.code() == DTypeCode::kFloat && t.bits() == 64) return v;
   int mant = 0, min_exp = 0;
   double max_finite = 0;
@@ -197,8 +198,8 @@ class Evaluator {
     } else if (idx.size() == 1) {
       strides = {1};
     } else {
-      return Error(absl::StrCat("buffer ", b->name, " has ", b->shape.size(), " dims, accessed with ",
-                                idx.size(), " indices"));
+      return Error(absl::StrCat("buffer ", b->name, " has ", b->shape.size(),
+                                " dims, accessed with ", idx.size(), " indices"));
     }
     int64_t base = 0;
     if (b->elem_offset) {
@@ -216,7 +217,8 @@ class Evaluator {
 
   absl::StatusOr<Storage*> Find(const Buffer& b) {
     auto it = storage_.find(b->data.get());
-    if (it == storage_.end()) return Error(absl::StrCat("buffer ", b->name, " is not allocated here"));
+    if (it == storage_.end())
+      return Error(absl::StrCat("buffer ", b->name, " is not allocated here"));
     return &it->second;
   }
 
@@ -245,11 +247,23 @@ class Evaluator {
         if (it == env_.end()) return Error(absl::StrCat("unbound variable ", n.name));
         return it->second;
       }
-      case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-      case ExprKind::kMod: case ExprKind::kFloorDiv: case ExprKind::kFloorMod:
-      case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ: case ExprKind::kNE:
-      case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT: case ExprKind::kGE:
-      case ExprKind::kAnd: case ExprKind::kOr:
+      case ExprKind::kAdd:
+      case ExprKind::kSub:
+      case ExprKind::kMul:
+      case ExprKind::kDiv:
+      case ExprKind::kMod:
+      case ExprKind::kFloorDiv:
+      case ExprKind::kFloorMod:
+      case ExprKind::kMin:
+      case ExprKind::kMax:
+      case ExprKind::kEQ:
+      case ExprKind::kNE:
+      case ExprKind::kLT:
+      case ExprKind::kLE:
+      case ExprKind::kGT:
+      case ExprKind::kGE:
+      case ExprKind::kAnd:
+      case ExprKind::kOr:
         return EvalBinary(e);
       case ExprKind::kNot: {
         KILN_ASSIGN_OR_RETURN(Val a, Eval(n.args[0]));
@@ -379,22 +393,59 @@ class Evaluator {
         double r = 0;
         bool is_cmp = false;
         switch (n.kind) {
-          case ExprKind::kAdd: r = x + y; break;
-          case ExprKind::kSub: r = x - y; break;
-          case ExprKind::kMul: r = x * y; break;
-          case ExprKind::kDiv: r = x / y; break;
-          case ExprKind::kMod: r = std::fmod(x, y); break;
-          case ExprKind::kFloorDiv: r = std::floor(x / y); break;
-          case ExprKind::kFloorMod: r = x - std::floor(x / y) * y; break;
-          case ExprKind::kMin: r = y < x ? y : x; break;
-          case ExprKind::kMax: r = x < y ? y : x; break;
-          case ExprKind::kEQ: is_cmp = true; r = x == y; break;
-          case ExprKind::kNE: is_cmp = true; r = x != y; break;
-          case ExprKind::kLT: is_cmp = true; r = x < y; break;
-          case ExprKind::kLE: is_cmp = true; r = x <= y; break;
-          case ExprKind::kGT: is_cmp = true; r = x > y; break;
-          case ExprKind::kGE: is_cmp = true; r = x >= y; break;
-          default: return Error(absl::StrCat("float operands in ", ToText(e)));
+          case ExprKind::kAdd:
+            r = x + y;
+            break;
+          case ExprKind::kSub:
+            r = x - y;
+            break;
+          case ExprKind::kMul:
+            r = x * y;
+            break;
+          case ExprKind::kDiv:
+            r = x / y;
+            break;
+          case ExprKind::kMod:
+            r = std::fmod(x, y);
+            break;
+          case ExprKind::kFloorDiv:
+            r = std::floor(x / y);
+            break;
+          case ExprKind::kFloorMod:
+            r = x - std::floor(x / y) * y;
+            break;
+          case ExprKind::kMin:
+            r = y < x ? y : x;
+            break;
+          case ExprKind::kMax:
+            r = x < y ? y : x;
+            break;
+          case ExprKind::kEQ:
+            is_cmp = true;
+            r = x == y;
+            break;
+          case ExprKind::kNE:
+            is_cmp = true;
+            r = x != y;
+            break;
+          case ExprKind::kLT:
+            is_cmp = true;
+            r = x < y;
+            break;
+          case ExprKind::kLE:
+            is_cmp = true;
+            r = x <= y;
+            break;
+          case ExprKind::kGT:
+            is_cmp = true;
+            r = x > y;
+            break;
+          case ExprKind::kGE:
+            is_cmp = true;
+            r = x >= y;
+            break;
+          default:
+            return Error(absl::StrCat("float operands in ", ToText(e)));
         }
         if (is_cmp) {
           v.i[l] = r != 0;
@@ -406,9 +457,15 @@ class Evaluator {
       int64_t x = a.i[la], y = b.i[lb];
       int64_t r = 0;
       switch (n.kind) {
-        case ExprKind::kAdd: r = static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)); break;
-        case ExprKind::kSub: r = static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y)); break;
-        case ExprKind::kMul: r = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y)); break;
+        case ExprKind::kAdd:
+          r = static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+          break;
+        case ExprKind::kSub:
+          r = static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+          break;
+        case ExprKind::kMul:
+          r = static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+          break;
         case ExprKind::kDiv:
         case ExprKind::kMod:
         case ExprKind::kFloorDiv:
@@ -428,17 +485,38 @@ class Evaluator {
           }
           break;
         }
-        case ExprKind::kMin: r = std::min(x, y); break;
-        case ExprKind::kMax: r = std::max(x, y); break;
-        case ExprKind::kEQ: r = x == y; break;
-        case ExprKind::kNE: r = x != y; break;
-        case ExprKind::kLT: r = x < y; break;
-        case ExprKind::kLE: r = x <= y; break;
-        case ExprKind::kGT: r = x > y; break;
-        case ExprKind::kGE: r = x >= y; break;
-        case ExprKind::kAnd: r = (x != 0) && (y != 0); break;
-        case ExprKind::kOr: r = (x != 0) || (y != 0); break;
-        default: return Error(absl::StrCat("bad operands in ", ToText(e)));
+        case ExprKind::kMin:
+          r = std::min(x, y);
+          break;
+        case ExprKind::kMax:
+          r = std::max(x, y);
+          break;
+        case ExprKind::kEQ:
+          r = x == y;
+          break;
+        case ExprKind::kNE:
+          r = x != y;
+          break;
+        case ExprKind::kLT:
+          r = x < y;
+          break;
+        case ExprKind::kLE:
+          r = x <= y;
+          break;
+        case ExprKind::kGT:
+          r = x > y;
+          break;
+        case ExprKind::kGE:
+          r = x >= y;
+          break;
+        case ExprKind::kAnd:
+          r = (x != 0) && (y != 0);
+          break;
+        case ExprKind::kOr:
+          r = (x != 0) || (y != 0);
+          break;
+        default:
+          return Error(absl::StrCat("bad operands in ", ToText(e)));
       }
       v.i[l] = Wrap(r, v.t);
     }
@@ -527,7 +605,8 @@ class Evaluator {
     }
     if (!n.dtype.is_float()) {
       if (name == "isnan" && args.size() == 1) {
-        for (int l = 0; l < v.lanes(); ++l) v.i[l] = std::isnan(args[0].f[args[0].lanes() == 1 ? 0 : l]);
+        for (int l = 0; l < v.lanes(); ++l)
+          v.i[l] = std::isnan(args[0].f[args[0].lanes() == 1 ? 0 : l]);
         return v;
       }
       return Error(absl::StrCat("cannot evaluate call ", ToText(e)));
@@ -597,22 +676,22 @@ class Evaluator {
         KILN_ASSIGN_OR_RETURN(std::vector<int64_t> off, Offsets(n.buffer, n.indices, &lanes));
         KILN_ASSIGN_OR_RETURN(Val v, Eval(n.a));
         if (v.lanes() != 1 && v.lanes() != lanes) {
-          return Error(absl::StrCat("store of ", v.lanes(), " lanes to ", lanes, " indices: ",
-                                    ToText(s)));
+          return Error(
+              absl::StrCat("store of ", v.lanes(), " lanes to ", lanes, " indices: ", ToText(s)));
         }
         KILN_ASSIGN_OR_RETURN(Storage * st, Find(n.buffer));
         for (int l = 0; l < lanes; ++l) {
           if (off[l] < 0 || off[l] >= static_cast<int64_t>(st->data->size())) {
-            return Error(absl::StrCat("out-of-bounds store ", ToText(s), " element ", off[l], " of ",
-                                      st->data->size()));
+            return Error(absl::StrCat("out-of-bounds store ", ToText(s), " element ", off[l],
+                                      " of ", st->data->size()));
           }
           int src = v.lanes() == 1 ? 0 : l;
           double x = v.AsDouble(src);
           if (st->dtype.is_float()) {
             x = RoundToFloatType(x, st->dtype);
           } else if (v.is_float()) {
-            return Error(absl::StrCat("float stored into ", st->dtype.ToString(), " buffer: ",
-                                      ToText(s)));
+            return Error(
+                absl::StrCat("float stored into ", st->dtype.ToString(), " buffer: ", ToText(s)));
           } else {
             x = static_cast<double>(Wrap(v.i[src], st->dtype));
           }
@@ -623,8 +702,8 @@ class Evaluator {
       case StmtKind::kAllocate: {
         KILN_ASSIGN_OR_RETURN(int64_t size, StorageSize(n.buffer));
         if (size < 0 || size > (int64_t{1} << 28)) return Error("allocation too large");
-        double init = n.buffer->dtype.is_float() ? std::numeric_limits<double>::quiet_NaN()
-                                                 : -123456789.0;
+        double init =
+            n.buffer->dtype.is_float() ? std::numeric_limits<double>::quiet_NaN() : -123456789.0;
         owned_.emplace_back(static_cast<size_t>(size), init);
         const ExprNode* var = n.buffer->data.get();
         auto old = storage_.find(var);
@@ -733,8 +812,8 @@ absl::Status ExpectSameResults(const PrimFunc& before, const PrimFunc& after, ui
       double err = std::fabs(x - y) / std::max(1.0, std::fabs(x));
       if (err <= rel_tol) continue;
       return absl::InternalError(absl::StrCat("results differ: param ", p, " (",
-                                              before->params[p]->name, ") element ", k,
-                                              ": before ", x, ", after ", y));
+                                              before->params[p]->name, ") element ", k, ": before ",
+                                              x, ", after ", y));
     }
   }
   return absl::OkStatus();

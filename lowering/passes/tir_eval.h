@@ -60,8 +60,7 @@ absl::StatusOr<std::vector<EvalArg>> RandomArgs(const PrimFunc& f, uint32_t seed
 // absolute below 1); otherwise an error naming the first difference. Errors
 // of either run are returned too.
 absl::Status ExpectSameResults(const PrimFunc& before, const PrimFunc& after, uint32_t seed = 1,
-                               const std::map<std::string, int64_t>& dims = {},
-                               double rel_tol = 0);
+                               const std::map<std::string, int64_t>& dims = {}, double rel_tol = 0);
 
 // Rounds v to the nearest value of float type t (float16, bfloat16, float32;
 // float64 returns v).

@@ -30,8 +30,7 @@ TEST(TirEvalTest, SymbolicShapeAndFlatIndex) {
   Var n = MakeVar("n");
   Buffer a = MakeBuffer("A", kF32, {n, IntImm(2)});
   Var i = MakeVar("i");
-  Stmt body = For(i, IntImm(0), Mul(n, IntImm(2)), ForKind::kSerial,
-                  Store(a, Cast(kF32, i), {i}));
+  Stmt body = For(i, IntImm(0), Mul(n, IntImm(2)), ForKind::kSerial, Store(a, Cast(kF32, i), {i}));
   std::vector<EvalArg> args(1);
   args[0].data.assign(6, -1);
   args[0].shape = {3, 2};
@@ -50,7 +49,7 @@ TEST(TirEvalTest, Float32RoundingAndReinterpret) {
   EXPECT_EQ((*back)[0], 2.0);
   auto sum = EvalExpr(Add(x, FloatImm(1e-8)), {{x.get(), {1.0}}});
   ASSERT_TRUE(sum.ok());
-  EXPECT_EQ((*sum)[0], 1.0);  // rounded to float32
+  EXPECT_EQ((*sum)[0], 1.0);                                                // rounded to float32
   EXPECT_EQ(RoundToFloatType(1.0 + 1.0 / 2048, DataType::Float(16)), 1.0);  // tie to even
   EXPECT_EQ(RoundToFloatType(70000, DataType::Float(16)), INFINITY);
 }

@@ -23,7 +23,8 @@ bool ContainsLoop(const Stmt& s) {
 
 class Unroller : public StmtExprMutator {
  public:
-  explicit Unroller(const UnrollOptions& o) : max_extent_(o.max_extent), auto_max_step_(o.auto_max_step) {}
+  explicit Unroller(const UnrollOptions& o)
+      : max_extent_(o.max_extent), auto_max_step_(o.auto_max_step) {}
   absl::Status status;
 
  protected:

@@ -43,10 +43,11 @@ TEST(UnrollLoopTest, RenamesInnerBindings) {
   Buffer a = MakeBuffer("A", kF32, {IntImm(8)});
   Var k = MakeVar("k"), t = MakeVar("t", kF32);
   Buffer tmp = MakeBuffer("tmp", kF32, {IntImm(1)});
-  Stmt body = For(k, IntImm(0), IntImm(2), ForKind::kUnrolled,
-                  Allocate(tmp, Seq({Store(tmp, Load(a, {k}), {IntImm(0)}),
-                                     LetStmt(t, Load(tmp, {IntImm(0)}),
-                                             Store(a, Mul(t, FloatImm(3)), {k + 4}))})));
+  Stmt body = For(
+      k, IntImm(0), IntImm(2), ForKind::kUnrolled,
+      Allocate(tmp,
+               Seq({Store(tmp, Load(a, {k}), {IntImm(0)}),
+                    LetStmt(t, Load(tmp, {IntImm(0)}), Store(a, Mul(t, FloatImm(3)), {k + 4}))})));
   PrimFunc g = Unroll(MakePrimFunc("f", {a}, body));
   std::string text = ToText(g);
   EXPECT_THAT(text, HasSubstr("allocate tmp"));
@@ -93,7 +94,8 @@ TEST(UnrollLoopTest, AutoMaxStep) {
   o.auto_max_step = 16;
   EXPECT_THAT(ToText(Unroll(f, o)), Not(HasSubstr("for")));
   // The pragma sets the budget for its body.
-  PrimFunc p = MakePrimFunc("p", {a}, AttrStmt(nullptr, "pragma_auto_unroll_max_step", IntImm(4), body));
+  PrimFunc p =
+      MakePrimFunc("p", {a}, AttrStmt(nullptr, "pragma_auto_unroll_max_step", IntImm(4), body));
   std::string pt = ToText(Unroll(p));
   EXPECT_THAT(pt, Not(HasSubstr("for (j")));
   EXPECT_THAT(pt, Not(HasSubstr("pragma")));

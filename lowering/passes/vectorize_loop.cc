@@ -57,11 +57,23 @@ class Vectorizer {
         auto it = remap_.find(e.get());
         return it == remap_.end() ? e : it->second;
       }
-      case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-      case ExprKind::kMod: case ExprKind::kFloorDiv: case ExprKind::kFloorMod:
-      case ExprKind::kMin: case ExprKind::kMax: case ExprKind::kEQ: case ExprKind::kNE:
-      case ExprKind::kLT: case ExprKind::kLE: case ExprKind::kGT: case ExprKind::kGE:
-      case ExprKind::kAnd: case ExprKind::kOr: {
+      case ExprKind::kAdd:
+      case ExprKind::kSub:
+      case ExprKind::kMul:
+      case ExprKind::kDiv:
+      case ExprKind::kMod:
+      case ExprKind::kFloorDiv:
+      case ExprKind::kFloorMod:
+      case ExprKind::kMin:
+      case ExprKind::kMax:
+      case ExprKind::kEQ:
+      case ExprKind::kNE:
+      case ExprKind::kLT:
+      case ExprKind::kLE:
+      case ExprKind::kGT:
+      case ExprKind::kGE:
+      case ExprKind::kAnd:
+      case ExprKind::kOr: {
         PrimExpr a = E(n.args[0]);
         if (!a) return nullptr;
         PrimExpr b = E(n.args[1]);
@@ -270,7 +282,8 @@ int WidestElementBits(const Stmt& body) {
         if (n->kind == ExprKind::kLoad && n->buffer) bits = std::max(bits, n->buffer->dtype.bits());
       },
       [&](const StmtNode* n) {
-        if (n->kind == StmtKind::kStore && n->buffer) bits = std::max(bits, n->buffer->dtype.bits());
+        if (n->kind == StmtKind::kStore && n->buffer)
+          bits = std::max(bits, n->buffer->dtype.bits());
       });
   return bits == 0 ? 32 : bits;
 }
@@ -313,7 +326,8 @@ class LoopVectorizer : public StmtExprMutator {
       Stmt out = Lanes(loop->var, loop->a, ext, loop->body0(), &why);
       return out ? out : Fallback(loop, why);
     }
-    int64_t width = std::max<int64_t>(1, int64_t{o_.vector_width} * 32 / WidestElementBits(loop->body0()));
+    int64_t width =
+        std::max<int64_t>(1, int64_t{o_.vector_width} * 32 / WidestElementBits(loop->body0()));
     width = std::min<int64_t>(width, o_.max_lanes);
     int64_t chunks = ext / width, rem = ext % width;
     Var outer = MakeVar(loop->var->name + ".outer", loop->var->dtype);
@@ -322,8 +336,8 @@ class LoopVectorizer : public StmtExprMutator {
     Stmt main_body = Substitute(loop->body0(), {{loop->var.get(), inner}});
     Stmt vec = Lanes(inner, base, width, main_body, &why);
     if (!vec) return Fallback(loop, why);
-    std::vector<Stmt> parts = {For(outer, IntImm(0, loop->var->dtype), IntImm(chunks, loop->var->dtype),
-                                   ForKind::kSerial, vec)};
+    std::vector<Stmt> parts = {For(outer, IntImm(0, loop->var->dtype),
+                                   IntImm(chunks, loop->var->dtype), ForKind::kSerial, vec)};
     if (rem > 0) {
       Var tail = MakeVar(loop->var->name + ".tail", loop->var->dtype);
       PrimExpr tail_base = loop->a + chunks * width;
@@ -343,9 +357,10 @@ class LoopVectorizer : public StmtExprMutator {
 absl::StatusOr<PrimFunc> VectorizeLoop(const PrimFunc& f, const VectorizeOptions& options) {
   if (!f || !f->body) return PassError(kPass, f, "null function or body");
   if (options.vector_width < 1 || options.max_lanes < 1 || options.max_lanes > 4096) {
-    return PassError(kPass, f,
-                     absl::StrCat("vector_width (", options.vector_width, ") must be >= 1 and max_lanes (",
-                                  options.max_lanes, ") in [1, 4096]"));
+    return PassError(
+        kPass, f,
+        absl::StrCat("vector_width (", options.vector_width, ") must be >= 1 and max_lanes (",
+                     options.max_lanes, ") in [1, 4096]"));
   }
   LoopVectorizer v(options);
   Stmt body = v.VisitStmt(f->body);

@@ -58,15 +58,15 @@ TEST(VectorizeLoopTest, MultiDimLetsSelectsAndCasts) {
   Buffer a = MakeBuffer("A", kF32, {IntImm(4), IntImm(8)});
   Buffer b = MakeBuffer("B", DataType::Int(32), {IntImm(4), IntImm(8)});
   Var i = MakeVar("i"), j = MakeVar("j"), t = MakeVar("t", kF32);
-  Stmt body = For(
-      i, IntImm(0), IntImm(4), ForKind::kSerial,
-      For(j, IntImm(0), IntImm(8), ForKind::kVectorized,
-          LetStmt(t, Add(Load(a, {i, j}), Cast(kF32, j)),
-                  Store(b,
-                        Cast(DataType::Int(32),
-                             Select(LT(j, IntImm(4)), Mul(t, FloatImm(3)),
-                                    Max(t, Call(kF32, "fabs", {Load(a, {i, IntImm(0)})})))),
-                        {i, j}))));
+  Stmt body =
+      For(i, IntImm(0), IntImm(4), ForKind::kSerial,
+          For(j, IntImm(0), IntImm(8), ForKind::kVectorized,
+              LetStmt(t, Add(Load(a, {i, j}), Cast(kF32, j)),
+                      Store(b,
+                            Cast(DataType::Int(32),
+                                 Select(LT(j, IntImm(4)), Mul(t, FloatImm(3)),
+                                        Max(t, Call(kF32, "fabs", {Load(a, {i, IntImm(0)})})))),
+                            {i, j}))));
   PrimFunc g = Vectorize(MakePrimFunc("f", {a, b}, body));
   EXPECT_THAT(ToText(g), HasSubstr("let t"));
   EXPECT_THAT(ToText(g), HasSubstr("float32x8"));
@@ -77,13 +77,15 @@ TEST(VectorizeLoopTest, InnerSerialLoopKeepsAVectorBody) {
   Buffer a = MakeBuffer("A", kF32, {IntImm(8), IntImm(4)});
   Buffer c = MakeBuffer("C", kF32, {IntImm(8)});
   Var j = MakeVar("j"), k = MakeVar("k");
-  Stmt body = For(j, IntImm(0), IntImm(8), ForKind::kVectorized,
-                  Seq({Store(c, FloatImm(0), {j}),
-                       For(k, IntImm(0), IntImm(4), ForKind::kSerial,
-                           Store(c, Add(Load(c, {j}), Load(a, {j, k})), {j}))}));
+  Stmt body = For(
+      j, IntImm(0), IntImm(8), ForKind::kVectorized,
+      Seq({Store(c, FloatImm(0), {j}), For(k, IntImm(0), IntImm(4), ForKind::kSerial,
+                                           Store(c, Add(Load(c, {j}), Load(a, {j, k})), {j}))}));
   PrimFunc g = Vectorize(MakePrimFunc("f", {a, c}, body));
   EXPECT_THAT(ToText(g), HasSubstr("for (k, 0, 4)"));
-  EXPECT_THAT(ToText(g), HasSubstr("C[ramp(0, 1, 8)] = (C[ramp(0, 1, 8)] + A[ramp(0, 1, 8), broadcast(k, 8)])"));
+  EXPECT_THAT(
+      ToText(g),
+      HasSubstr("C[ramp(0, 1, 8)] = (C[ramp(0, 1, 8)] + A[ramp(0, 1, 8), broadcast(k, 8)])"));
 }
 
 TEST(VectorizeLoopTest, LongLoopsAreChunked) {
@@ -98,12 +100,13 @@ TEST(VectorizeLoopTest, LongLoopsAreChunked) {
   EXPECT_THAT(text, HasSubstr("A[ramp(96, 1, 4)]"));
   // float64 uses half as many lanes; the width option applies.
   Buffer d = MakeBuffer("D", DataType::Float(64), {IntImm(100)});
-  Stmt body64 = For(j, IntImm(0), IntImm(100), ForKind::kVectorized,
-                    Store(d, Load(d, {j}), {j}));
-  EXPECT_THAT(ToText(Vectorize(MakePrimFunc("g", {d}, body64))), HasSubstr("ramp((j.outer * 8), 1, 8)"));
+  Stmt body64 = For(j, IntImm(0), IntImm(100), ForKind::kVectorized, Store(d, Load(d, {j}), {j}));
+  EXPECT_THAT(ToText(Vectorize(MakePrimFunc("g", {d}, body64))),
+              HasSubstr("ramp((j.outer * 8), 1, 8)"));
   VectorizeOptions o;
   o.vector_width = 4;
-  EXPECT_THAT(ToText(Vectorize(MakePrimFunc("f", {a}, body), {}, o)), HasSubstr("for (j.outer, 0, 25)"));
+  EXPECT_THAT(ToText(Vectorize(MakePrimFunc("f", {a}, body), {}, o)),
+              HasSubstr("for (j.outer, 0, 25)"));
 }
 
 TEST(VectorizeLoopTest, GuardedStoreFallsBack) {
@@ -133,20 +136,23 @@ TEST(VectorizeLoopTest, OtherFallbacks) {
   // Triangular inner loop.
   Stmt tri = For(j, IntImm(0), IntImm(8), ForKind::kVectorized,
                  For(k, IntImm(0), j, ForKind::kSerial, Store(a, FloatImm(1), {j, k})));
-  EXPECT_EQ(Fallback(Vectorize(MakePrimFunc("tri", {a, c}, tri))->body), "inner_loop_depends_on_lane");
+  EXPECT_EQ(Fallback(Vectorize(MakePrimFunc("tri", {a, c}, tri))->body),
+            "inner_loop_depends_on_lane");
   // Symbolic extent.
   Buffer s = MakeBuffer("S", kF32, {n});
   Stmt sym = For(j, IntImm(0), n, ForKind::kVectorized, Store(s, FloatImm(1), {j}));
-  EXPECT_EQ(Fallback(Vectorize(MakePrimFunc("sym", {s}, sym), {{"n", 5}})->body), "extent_not_constant");
+  EXPECT_EQ(Fallback(Vectorize(MakePrimFunc("sym", {s}, sym), {{"n", 5}})->body),
+            "extent_not_constant");
   // Allocation inside.
   Buffer t = MakeBuffer("T", kF32, {IntImm(1)});
-  Stmt alloc = For(j, IntImm(0), IntImm(8), ForKind::kVectorized,
-                   Allocate(t, Seq({Store(t, Load(c, {j}), {IntImm(0)}), Store(c, Load(t, {IntImm(0)}), {j})})));
+  Stmt alloc = For(
+      j, IntImm(0), IntImm(8), ForKind::kVectorized,
+      Allocate(t, Seq({Store(t, Load(c, {j}), {IntImm(0)}), Store(c, Load(t, {IntImm(0)}), {j})})));
   EXPECT_EQ(Fallback(Vectorize(MakePrimFunc("alloc", {a, c}, alloc))->body), "allocate_inside");
   // Nested vectorized loops: the inner one wins.
-  Stmt nested = For(i, IntImm(0), IntImm(8), ForKind::kVectorized,
-                    For(j, IntImm(0), IntImm(8), ForKind::kVectorized,
-                        Store(a, Load(a, {i, j}), {i, j})));
+  Stmt nested =
+      For(i, IntImm(0), IntImm(8), ForKind::kVectorized,
+          For(j, IntImm(0), IntImm(8), ForKind::kVectorized, Store(a, Load(a, {i, j}), {i, j})));
   PrimFunc g = Vectorize(MakePrimFunc("nested", {a, c}, nested));
   EXPECT_EQ(Fallback(g->body), "nested_vector");
   EXPECT_THAT(ToText(g), HasSubstr("A[broadcast(i, 8), ramp(0, 1, 8)]"));

@@ -104,7 +104,8 @@ class Verifier {
   }
 
   bool BoolCond(const PrimExpr& c, const PrimExpr& where, bool scalar) {
-    if (!c->dtype.is_bool()) return Error(absl::StrCat("condition ", ToText(c), " is not bool"), where);
+    if (!c->dtype.is_bool())
+      return Error(absl::StrCat("condition ", ToText(c), " is not bool"), where);
     if (scalar && c->dtype.lanes() != 1) {
       return Error(absl::StrCat("condition ", ToText(c), " is a vector"), where);
     }
@@ -138,7 +139,8 @@ class Verifier {
                        e);
         }
         if (!bound_.insert(n.args[0].get()).second) {
-          return Error(absl::StrCat("variable '", n.args[0]->name, "' is bound again while in scope"), e);
+          return Error(
+              absl::StrCat("variable '", n.args[0]->name, "' is bound again while in scope"), e);
         }
         bool ok = Expr(n.args[2]);
         bound_.erase(n.args[0].get());
@@ -163,9 +165,15 @@ class Verifier {
       if (!Expr(a)) return false;
     }
     switch (n.kind) {
-      case ExprKind::kAdd: case ExprKind::kSub: case ExprKind::kMul: case ExprKind::kDiv:
-      case ExprKind::kMod: case ExprKind::kFloorDiv: case ExprKind::kFloorMod:
-      case ExprKind::kMin: case ExprKind::kMax:
+      case ExprKind::kAdd:
+      case ExprKind::kSub:
+      case ExprKind::kMul:
+      case ExprKind::kDiv:
+      case ExprKind::kMod:
+      case ExprKind::kFloorDiv:
+      case ExprKind::kFloorMod:
+      case ExprKind::kMin:
+      case ExprKind::kMax:
         if (!SameType(n.args[0], n.args[1])) {
           return Error(absl::StrCat("operand types differ (", n.args[0]->dtype.ToString(), " vs ",
                                     n.args[1]->dtype.ToString(), ")"),
@@ -174,8 +182,12 @@ class Verifier {
         if (n.args[0]->dtype.is_bool()) return Error("arithmetic on bool operands", e);
         if (n.dtype != n.args[0]->dtype) return Error("result type differs from the operands'", e);
         return true;
-      case ExprKind::kEQ: case ExprKind::kNE: case ExprKind::kLT: case ExprKind::kLE:
-      case ExprKind::kGT: case ExprKind::kGE:
+      case ExprKind::kEQ:
+      case ExprKind::kNE:
+      case ExprKind::kLT:
+      case ExprKind::kLE:
+      case ExprKind::kGT:
+      case ExprKind::kGE:
         if (!SameType(n.args[0], n.args[1])) {
           return Error(absl::StrCat("compared types differ (", n.args[0]->dtype.ToString(), " vs ",
                                     n.args[1]->dtype.ToString(), ")"),
@@ -185,7 +197,8 @@ class Verifier {
           return Error("comparison result is not bool of the operands' lanes", e);
         }
         return true;
-      case ExprKind::kAnd: case ExprKind::kOr:
+      case ExprKind::kAnd:
+      case ExprKind::kOr:
         if (!n.args[0]->dtype.is_bool() || !n.args[1]->dtype.is_bool()) {
           return Error("operands of && / || are not bool", e);
         }
@@ -228,7 +241,8 @@ class Verifier {
         } else if (n.name == "if_then_else") {
           if (n.args.size() != 3) return Error("if_then_else takes 3 arguments", e);
           if (!BoolCond(n.args[0], e, false)) return false;
-          if (!SameType(n.args[1], n.args[2])) return Error("if_then_else branches differ in type", e);
+          if (!SameType(n.args[1], n.args[2]))
+            return Error("if_then_else branches differ in type", e);
         }
         return true;
       default:
@@ -297,9 +311,9 @@ class Verifier {
                        s);
         }
         if (n.a->dtype.lanes() != lanes) {
-          return Error(absl::StrCat("stored value has ", n.a->dtype.lanes(), " lanes, the index ",
-                                    lanes),
-                       s);
+          return Error(
+              absl::StrCat("stored value has ", n.a->dtype.lanes(), " lanes, the index ", lanes),
+              s);
         }
         return true;
       }

@@ -18,10 +18,11 @@ TEST(VerifyTest, AcceptsWellFormedLoop) {
   Var i = MakeVar("i");
   Var t = MakeVar("t", kF32);
   Buffer tmp = MakeBuffer("tmp", kF32, {IntImm(4)});
-  Stmt body = For(i, IntImm(0), n, ForKind::kSerial,
-                  LetStmt(t, Load(a, {i}),
-                          Allocate(tmp, Seq({Store(tmp, t, {IntImm(0)}),
-                                             Store(b, Add(Load(tmp, {IntImm(0)}), FloatImm(1)), {i})}))));
+  Stmt body =
+      For(i, IntImm(0), n, ForKind::kSerial,
+          LetStmt(t, Load(a, {i}),
+                  Allocate(tmp, Seq({Store(tmp, t, {IntImm(0)}),
+                                     Store(b, Add(Load(tmp, {IntImm(0)}), FloatImm(1)), {i})}))));
   EXPECT_TRUE(VerifyPrimFunc(MakePrimFunc("ok", {a, b}, body)).ok());
 }
 
@@ -29,10 +30,10 @@ TEST(VerifyTest, AcceptsVectors) {
   Buffer a = MakeBuffer("A", kF32, {IntImm(16)});
   Var i = MakeVar("i");
   PrimExpr idx = Ramp(Mul(i, IntImm(4)), IntImm(1), 4);
-  Stmt body = For(i, IntImm(0), IntImm(4), ForKind::kSerial,
-                  Store(a, Select(LT(idx, Broadcast(IntImm(8), 4)), Load(a, {idx}),
-                                  Broadcast(FloatImm(0), 4)),
-                        {idx}));
+  Stmt body = For(
+      i, IntImm(0), IntImm(4), ForKind::kSerial,
+      Store(a, Select(LT(idx, Broadcast(IntImm(8), 4)), Load(a, {idx}), Broadcast(FloatImm(0), 4)),
+            {idx}));
   absl::Status st = VerifyPrimFunc(MakePrimFunc("vec", {a}, body));
   EXPECT_TRUE(st.ok()) << st;
 }
@@ -49,7 +50,8 @@ TEST(VerifyTest, LoopVarOutOfScope) {
   Var i = MakeVar("i");
   Stmt s = Seq({For(i, IntImm(0), IntImm(4), ForKind::kSerial, Store(a, FloatImm(1), {i})),
                 Store(a, FloatImm(2), {i})});
-  EXPECT_THAT(VerifyPrimFunc(MakePrimFunc("f", {a}, s)).message(), HasSubstr("unbound variable 'i'"));
+  EXPECT_THAT(VerifyPrimFunc(MakePrimFunc("f", {a}, s)).message(),
+              HasSubstr("unbound variable 'i'"));
 }
 
 TEST(VerifyTest, BoundTwice) {
