@@ -282,9 +282,17 @@ class Verifier {
         bound_.erase(n.var.get());
         return ok;
       }
-      case StmtKind::kAttr:
+      case StmtKind::kAttr: {
         if (n.a && !Expr(n.a)) return false;
-        return Stmt(n.body0());
+        // `attr iter_var(threadIdx.x, ...) "thread_extent" = e { ... }` binds
+        // the thread index in its body (GPU launches).
+        const auto* iv = dynamic_cast<const IterVarNode*>(n.node.get());
+        if (iv == nullptr || !iv->var || bound_.count(iv->var.get())) return Stmt(n.body0());
+        bound_.insert(iv->var.get());
+        bool ok = Stmt(n.body0());
+        bound_.erase(iv->var.get());
+        return ok;
+      }
       case StmtKind::kIfThenElse:
         if (!Expr(n.a)) return false;
         if (!n.a->dtype.is_bool() || n.a->dtype.lanes() != 1) {

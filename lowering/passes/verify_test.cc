@@ -38,6 +38,18 @@ TEST(VerifyTest, AcceptsVectors) {
   EXPECT_TRUE(st.ok()) << st;
 }
 
+TEST(VerifyTest, ThreadExtentBindsTheThreadIndex) {
+  Buffer a = MakeBuffer("A", kF32, {IntImm(32)});
+  Var tx = MakeVar("threadIdx.x");
+  IterVar iv = MakeIterVar({IntImm(0), IntImm(32)}, tx, IterKind::kThread, "threadIdx.x");
+  Stmt body = AttrStmt(iv, "thread_extent", IntImm(32), Store(a, FloatImm(1), {tx}));
+  absl::Status st = VerifyPrimFunc(MakePrimFunc("gpu", {a}, body));
+  EXPECT_TRUE(st.ok()) << st;
+  Stmt outside = Seq({body, Store(a, FloatImm(2), {tx})});
+  EXPECT_THAT(VerifyPrimFunc(MakePrimFunc("gpu", {a}, outside)).message(),
+              HasSubstr("unbound variable 'threadIdx.x'"));
+}
+
 TEST(VerifyTest, UnboundVariable) {
   Buffer a = MakeBuffer("A", kF32, {IntImm(4)});
   Var i = MakeVar("i");
