@@ -17,7 +17,7 @@
 //                Store(a, Add(Load(a, {i}), FloatImm(DataType::Float(32), 1.0)), {i}));
 //
 // Index arithmetic is int64 throughout (`kIndexType`). Factories never fail;
-// `VerifyPrimFunc` (ir/tir_verify.h) checks types and scoping and returns a
+// `VerifyPrimFunc` (lowering/passes/verify.h) checks types and scoping and returns a
 // status, so a malformed program is an error, not an abort.
 #ifndef KILN_IR_TIR_H_
 #define KILN_IR_TIR_H_

@@ -20,9 +20,10 @@ install_deps() {
   "$ROOT/tools/dev/install_deps.sh"
 }
 
-# The main job at this stage (issue 2): parse and type-check the bundled
-# examples (a ResNet-style block and a transformer block in the text format)
-# and print them with their inferred types. Later issues grow this into
+# The main job at this stage: parse and type-check the bundled examples (a
+# ResNet-style block and a transformer block in the text format), print them
+# with their inferred types, optimize and fuse the ResNet block, and lower each
+# fused function to loop IR and machine code. Later issues grow this into
 # compiling and running a bundled ONNX model.
 run_demo() {
   local files=("$ROOT/examples/resnet_block.kir" "$ROOT/examples/transformer_block.kir")
@@ -38,6 +39,9 @@ run_demo() {
   "$kiln" check "${files[@]}"
   echo "==== default O3 pipeline on ${files[0]}"
   "$kiln" opt "${files[0]}" --opt-level 3 --timing
+  echo "==== every fused function of ${files[0]} lowered to a kernel (loop IR), then to machine code"
+  "$kiln" lower "${files[0]}" --timing
+  "$kiln" lower "${files[0]}" --emit asm --timing > /dev/null
 }
 
 cmd="${1:-}"
