@@ -139,6 +139,7 @@ void Analyzer::Impl::AddComparisonFact(const PrimExpr& cmp) {
     if (d.terms.size() != 1 || d.terms[0].atom->kind != ExprKind::kVar) return;
     int64_t coeff = d.terms[0].coeff;
     if (coeff != 1 && coeff != -1) return;
+    if (d.constant == ConstIntBound::kNegInf) return;
     int64_t c = coeff == 1 ? -d.constant : d.constant;
     const ExprNode* x = d.terms[0].atom.get();
     ConstIntBound xb = Bound(d.terms[0].atom);
@@ -146,8 +147,8 @@ void Analyzer::Impl::AddComparisonFact(const PrimExpr& cmp) {
     Save(x);
     VarFacts& f = vars_[x];
     f.bound = xb;
-    if (xb.min_value == c) f.bound.min_value = c + 1;
-    if (xb.max_value == c) f.bound.max_value = c - 1;
+    if (xb.min_value == c) f.bound.min_value = BoundAdd(c, 1);
+    if (xb.max_value == c) f.bound.max_value = BoundAdd(c, -1);
     return;
   }
   std::vector<LinearForm> le;  // each means form <= 0

@@ -75,7 +75,9 @@ PrimExpr Analyzer::Impl::SimplifyFloorDiv(const PrimExpr& a, const PrimExpr& b, 
     }
     return tir::FloorDiv(a, b);
   }
-  if (IsConstInt(a, &av) && bv != 0) return MakeInt(FloorDivInt(av, bv), t);
+  if (IsConstInt(a, &av) && bv != 0 && !(bv == -1 && av == ConstIntBound::kNegInf)) {
+    return MakeInt(FloorDivInt(av, bv), t);  // (INT64_MIN / -1 overflows: left alone)
+  }
   if (bv == 1) return a;
   if (bv <= 0) return tir::FloorDiv(a, b);
   // floordiv(floordiv(x, c1), c2) = floordiv(x, c1 * c2) for positive c1, c2.
@@ -177,8 +179,11 @@ PrimExpr Analyzer::Impl::SimplifyFloorMod(const PrimExpr& a, const PrimExpr& b, 
   ConstIntBound rb = LinearBound(r, true);
   if (rb.min_value != ConstIntBound::kNegInf && rb.max_value != ConstIntBound::kPosInf &&
       FloorDivInt(rb.min_value, bv) == FloorDivInt(rb.max_value, bv)) {
-    r.AddConst(-FloorDivInt(rb.min_value, bv) * bv);
-    if (!r.overflow) return FromLinearForm(r);
+    int64_t shift = 0;
+    if (!__builtin_mul_overflow(FloorDivInt(rb.min_value, bv), -bv, &shift)) {
+      r.AddConst(shift);
+      if (!r.overflow) return FromLinearForm(r);
+    }
   }
   ModularSet m = LinearModular(r);
   if (m.coeff % bv == 0) return MakeInt(FloorModInt(m.base, bv), t);
@@ -249,7 +254,10 @@ PrimExpr Analyzer::Impl::SimplifyCompare(ExprKind op, const PrimExpr& a, const P
     }
     default: break;
   }
-  if (d.overflow) return tir::Binary(op, a, b);
+  // INT64_MIN has no negation: such forms are left as they are.
+  bool extreme = d.constant == ConstIntBound::kNegInf;
+  for (const Term& term : d.terms) extreme |= term.coeff == ConstIntBound::kNegInf;
+  if (d.overflow || (extreme && !d.terms.empty())) return tir::Binary(op, a, b);
   if (d.terms.empty()) {
     switch (kind) {
       case ExprKind::kLT: return d.constant < 0 ? t : f;

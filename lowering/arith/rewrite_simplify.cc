@@ -90,6 +90,7 @@ bool FoldInt(ExprKind k, int64_t a, int64_t b, DataType t, int64_t* out) {
     case ExprKind::kFloorDiv:
     case ExprKind::kFloorMod:
       if (b == 0 || (uns && t.bits() >= 64)) return false;
+      if (a == std::numeric_limits<int64_t>::min() && b == -1) return false;
       r = k == ExprKind::kFloorDiv ? FloorDivInt(a, b) : FloorModInt(a, b);
       break;
     case ExprKind::kMin:
