@@ -246,6 +246,29 @@ TEST(BoundTest, RfactorStages) {
   EXPECT_EQ(R(at, srf->op->axis[1]), "[ax0, +1)");
 }
 
+TEST(BoundTest, ThreadLoopsRelaxByStorageScope) {
+  Tensor a = Placeholder({IntImm(64)}, kF32, "A");
+  Tensor b = Compute({IntImm(64)}, [&](const std::vector<Var>& i) { return a({i[0]}) + 1.0f; }, "B");
+  for (const char* scope : {"shared", "local"}) {
+    Schedule s = Make({b});
+    Stage* sb = s[b];
+    absl::StatusOr<SplitAxes> sp = sb->split(sb->op->axis[0], 16);
+    ASSERT_TRUE(sp.ok());
+    ASSERT_TRUE(sb->bind(sp->outer, "blockIdx.x").ok());
+    ASSERT_TRUE(sb->bind(sp->inner, "threadIdx.x").ok());
+    absl::StatusOr<Tensor> as = s.cache_read(a, scope, std::vector<Tensor>{b});
+    ASSERT_TRUE(as.ok());
+    ASSERT_TRUE(s[*as]->compute_at(sb, sp->inner).ok());
+    BoundMap bm = Bounds(s);
+    // Shared memory is filled for the whole block (threadIdx relaxed); local
+    // memory holds one thread's element.
+    EXPECT_EQ(R(bm, s[*as]->op->axis[0]),
+              std::string(scope) == "shared" ? "[(ax0.outer * 16), +16)"
+                                             : "[((ax0.outer * 16) + ax0.inner), +1)")
+        << scope;
+  }
+}
+
 TEST(BoundTest, InvalidAttachmentsAreErrors) {
   Stencil st(IntImm(16));
   Schedule s = Make({st.c});

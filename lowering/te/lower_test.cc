@@ -195,6 +195,20 @@ TEST(LowerTest, StencilWithComputeAt) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_LT(MaxAbsDiff(out[1], ref), 1e-5);
 
+  // The same after Normalize: root loops are rebased, attach points follow.
+  ASSERT_TRUE(s.Normalize().ok());
+  out = LowerAndRun(s, {a, d}, {av});
+  EXPECT_LT(MaxAbsDiff(out[1], ref), 1e-5);
+
+  // The 3x3 window fused into one reduction loop, split unevenly.
+  Schedule s3 = Make({d});
+  absl::StatusOr<IterVar> rf = s3[c]->fuse(ry, rx);
+  ASSERT_TRUE(rf.ok());
+  ASSERT_TRUE(s3[c]->split(*rf, 4).ok());
+  ASSERT_TRUE(s3[c]->compute_at(s3[d], s3[d]->op->axis[0]).ok());
+  out = LowerAndRun(s3, {a, d}, {av});
+  EXPECT_LT(MaxAbsDiff(out[1], ref), 1e-5);
+
   // B inlined instead, C at D's inner loop.
   Schedule s2 = Make({d});
   ASSERT_TRUE(s2[b]->compute_inline().ok());
