@@ -14,9 +14,12 @@
 //     ...
 //   }                                            // dropped here
 //
-// Everything works on int64 index expressions (tir::kIndexType); other
-// integer types are analyzed conservatively; floats are only constant-folded.
-// The analyzer never fails: what it cannot prove it leaves alone.
+// Everything works on index expressions: int64 (tir::kIndexType) and int32,
+// whose arithmetic is assumed not to overflow (as in C). Narrower and unsigned
+// integer types are analyzed conservatively (they wrap); floats are only
+// constant-folded where IEEE arithmetic gives the same bits. The analyzer
+// never fails: what it cannot prove it leaves alone. What it proves and its
+// limits: lowering/arith/README.md.
 #ifndef KILN_LOWERING_ARITH_ANALYZER_H_
 #define KILN_LOWERING_ARITH_ANALYZER_H_
 
@@ -77,7 +80,10 @@ class Analyzer {
   bool CanProveLT(const PrimExpr& e, int64_t v);
   bool CanProveEqual(const PrimExpr& a, const PrimExpr& b);
 
-  // Adds `cond` as a fact until the returned object is destroyed (LIFO).
+  // Adds `cond` as a fact until the returned object is destroyed (LIFO;
+  // destroying an outer scope first also drops the inner ones). Conjunctions
+  // are split; integer comparisons also bound their variables (`i < n` gives
+  // i <= n - 1 and n >= i + 1, and tightens i's constant bound from n's).
   class ConstraintScope {
    public:
     ConstraintScope(ConstraintScope&& o) noexcept;

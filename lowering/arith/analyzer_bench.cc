@@ -21,7 +21,7 @@ struct Conv2dIndices {
 
   Conv2dIndices() {
     const int64_t C = 64, H = 56, W = 56;
-    for (int64_t shift = 0; shift < 100; ++shift) {
+    for (int64_t shift = 0; shift < 250; ++shift) {  // 13 x 250 = 3250 expressions
       PrimExpr ow = owo * 8 + owi;
       PrimExpr ih = oh + kh - 1 + IntImm(0) * IntImm(shift);
       PrimExpr iw = ow + kw - 1;
