@@ -239,9 +239,7 @@ ConstIntBound Analyzer::Impl::Bound(const PrimExpr& e) {
     default: break;  // comparisons and logic: the type's [0, 1]; loads, ...: the type
   }
   // A result outside the type wraps (narrow or unsigned types): anything goes.
-  if (!Within(r, type)) return type;
-  if (r.min_value > r.max_value) return r;  // empty (unreachable code): keep it
-  return r;
+  return Within(r, type) ? r : type;
 }
 
 }  // namespace kiln::arith
