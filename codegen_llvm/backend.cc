@@ -1,6 +1,7 @@
 // File: codegen_llvm/backend.cc — targets, the optimization pipeline, IR /
 // assembly / object emission and the ORC JIT (see codegen_llvm.h).
 #include <algorithm>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +32,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -386,9 +388,28 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::Create(
     absl::StrAppend(&log->text, log->text.empty() ? "" : "; ", text);
   });
 
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m,
-                        CompileModule(funcs, t, j.getDataLayout(), *tm, *ctx));
+  // Optimization and machine-code generation dominate compile time; they run
+  // in parallel on shards of the kernels (one LLVMContext and TargetMachine
+  // per thread), each shard becoming an object file that the JIT only links.
+  (void)tm;
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t num_shards = std::max<size_t>(1, std::min({funcs.size(), hw, size_t{8}}));
+  std::vector<std::vector<tir::PrimFunc>> shards(num_shards);
+  for (size_t i = 0; i < funcs.size(); ++i) shards[i % num_shards].push_back(funcs[i]);
+  std::vector<absl::StatusOr<std::string>> objects(num_shards, std::string());
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < num_shards; ++i) {
+      threads.emplace_back([&, i] {
+        objects[i] = EmitFile(shards[i], t, llvm::CodeGenFileType::ObjectFile);
+      });
+    }
+    objects[0] = EmitFile(shards[0], t, llvm::CodeGenFileType::ObjectFile);
+    for (std::thread& th : threads) th.join();
+  }
+  for (const absl::StatusOr<std::string>& o : objects) {
+    if (!o.ok()) return o.status();
+  }
 
   // The runtime functions of //runtime_c:threadpool linked into this binary,
   // as absolute symbols (no reliance on the dynamic symbol table).
@@ -412,9 +433,13 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::Create(
   if (!process) return FromLLVM(process.takeError(), "cannot search this process's symbols");
   j.getMainJITDylib().addGenerator(std::move(*process));
 
-  KILN_RETURN_IF_ERROR(FromLLVM(j.addIRModule(llvm::orc::ThreadSafeModule(
-                                    std::move(m), llvm::orc::ThreadSafeContext(std::move(ctx)))),
-                                "cannot add the module to the JIT"));
+  for (size_t i = 0; i < num_shards; ++i) {
+    if (shards[i].empty()) continue;
+    KILN_RETURN_IF_ERROR(FromLLVM(
+        j.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(*objects[i],
+                                                             absl::StrCat("kiln_shard", i))),
+        "cannot add an object to the JIT"));
+  }
   for (const tir::PrimFunc& f : funcs) {
     llvm::Expected<llvm::orc::ExecutorAddr> addr = j.lookup(f->name);
     if (!addr) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "ir/op.h"
 #include "ir/status_macros.h"
+#include "ir/structural.h"
 #include "ir/traversal.h"
 #include "ir/type.h"
 #include "lowering/compute/op_compute.h"
@@ -282,6 +283,9 @@ absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOption
   KILN_ASSIGN_OR_RETURN(Function main, fused.Lookup("main"));
   LoweredModule out;
   std::unordered_map<std::string, int> name_count;
+  // Structurally equal fused functions (ResNet's repeated blocks) share one
+  // kernel, as TVM's compile engine caches by structural equality.
+  std::unordered_map<size_t, std::vector<std::pair<Function, size_t>>> by_hash;
   for (const Expr& n : PostOrder(main->body, /*enter_functions=*/false)) {
     const auto* call = n.as<CallNode>();
     if (call == nullptr) continue;
@@ -294,11 +298,22 @@ absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOption
     }
     if (out.kernel_of.count(fn)) continue;
     Function f = call->op.cast<FunctionNode>();
+    const size_t hash = StructuralHash(f);
+    bool reused = false;
+    for (const auto& [other, index] : by_hash[hash]) {
+      if (StructuralEqual(f, other)) {
+        out.kernel_of[fn] = index;
+        reused = true;
+        break;
+      }
+    }
+    if (reused) continue;
     std::string name = KernelName(f);
     int k = name_count[name]++;
     if (k > 0) name = absl::StrCat(name, "_", k);
     KILN_ASSIGN_OR_RETURN(LoweredFunc lf, LowerPrimitive(f, name, options));
     out.kernel_of[fn] = out.kernels.size();
+    by_hash[hash].push_back({f, out.kernels.size()});
     out.kernels.push_back(std::move(lf));
   }
   return out;

@@ -52,7 +52,8 @@ absl::StatusOr<LoweredFunc> LowerPrimitive(const Function& fn, absl::string_view
                                            const LowerOptions& options = {});
 
 // Every primitive function called from `main` of a fused module (the graph
-// pipeline through FuseOps has run and types are checked), lowered once each.
+// pipeline through FuseOps has run and types are checked), lowered once each;
+// structurally equal functions (repeated blocks) share one kernel.
 struct LoweredModule {
   std::vector<LoweredFunc> kernels;
   // Primitive function node (the callee of a call in main) -> index in kernels.

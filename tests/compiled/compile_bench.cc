@@ -41,7 +41,9 @@ __attribute__((target("avx512f"))) float FmaLoop512(int64_t iters) {
   __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
                            _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
   s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
-  return _mm512_reduce_add_ps(s);
+  float out[16];
+  _mm512_storeu_ps(out, s);  // (_mm512_reduce_add_ps trips gcc 12's -Wuninitialized)
+  return out[0] + out[15];
 }
 
 __attribute__((target("avx2,fma"))) float FmaLoop256(int64_t iters) {
