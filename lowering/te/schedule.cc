@@ -114,7 +114,10 @@ absl::StatusOr<DataFlow> BuildDataFlow(const ScheduleState& st) {
   return flow;
 }
 
-const ScheduleState& StateOf(const Schedule& s) { return *s.state_; }
+const ScheduleState& StateOf(const Schedule& s) {
+  static const ScheduleState* const kEmpty = new ScheduleState();
+  return s.state_ ? *s.state_ : *kEmpty;  // a moved-from Schedule is empty
+}
 
 }  // namespace internal
 
@@ -515,16 +518,17 @@ std::vector<Stage*> Schedule::stages() const {
   return out;
 }
 
-const std::vector<Tensor>& Schedule::outputs() const { return state_->outputs; }
+const std::vector<Tensor>& Schedule::outputs() const { return internal::StateOf(*this).outputs; }
 
 absl::StatusOr<std::vector<Stage*>> Schedule::ReadersOf(const Stage* s) const {
-  KILN_ASSIGN_OR_RETURN(internal::DataFlow flow, internal::BuildDataFlow(*state_));
+  KILN_ASSIGN_OR_RETURN(internal::DataFlow flow, internal::BuildDataFlow(internal::StateOf(*this)));
   auto it = flow.consumers.find(s);
   if (it == flow.consumers.end()) return std::vector<Stage*>{};
   return it->second;
 }
 
 absl::Status Schedule::Normalize() {
+  if (!state_) return absl::OkStatus();
   std::unordered_map<IterVar, IterVar, RefHash> rebase_map;
   for (const auto& sp : state_->stages) {
     Stage* s = sp.get();
