@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "ir/op.h"
+#include "lowering/compute/op_compute.h"
 #include "ir/parser.h"
 #include "ir/tir_printer.h"
 #include "ir/traversal.h"
@@ -19,6 +20,19 @@ Function MainOf(const std::string& text) {
   absl::StatusOr<Module> typed = types::InferType(*m);
   EXPECT_TRUE(typed.ok()) << typed.status();
   return *typed->Lookup("main");
+}
+
+TEST(LowerTest, EveryCoreOperatorHasAComputeDefinition) {
+  RegisterCoreComputes();
+  int n = 0;
+  for (const std::string& name : OpRegistry::Global().ListNames()) {
+    if (absl::StartsWith(name, "test.")) continue;  // ops registered by tests
+    const OpDef* def = OpRegistry::Global().Find(name);
+    ASSERT_NE(def, nullptr);
+    EXPECT_NE(OpRegistry::Global().GetFacet<FTCompute>(def, kComputeFacet), nullptr) << name;
+    ++n;
+  }
+  EXPECT_GT(n, 80);
 }
 
 TEST(LowerTest, FusedElementwiseBecomesOneVectorizedParallelKernel) {
