@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "interpreter/kernel_util.h"
+#include "ir/layout.h"
 #include "ir/op_attrs.h"
 
 namespace kiln::interp::internal {
@@ -78,44 +79,20 @@ struct ConvLayout {
 
 absl::StatusOr<ConvLayout> ParseConvLayout(const KernelCtx& k, absl::string_view what,
                                            const std::string& text, absl::string_view primal) {
-  ConvLayout l;
-  l.axes.resize(primal.size());
   auto bad = [&]() {
     return k.Error(absl::StrCat(what, " \"", text, "\" is not supported: expected a permutation of ",
                                 primal, ", optionally with split axes (e.g. ", primal, "8",
-                                std::string(1, static_cast<char>(primal[1] - 'A' + 'a')), ")"));
+                                std::string(1, Layout::SplitOf(primal[1])), ")"));
   };
-  int64_t f = 0;
-  bool has_f = false;
-  int pos = 0;
-  for (char ch : text) {
-    if (ch >= '0' && ch <= '9') {
-      f = f * 10 + (ch - '0');
-      has_f = true;
-      if (f > (int64_t{1} << 40)) return bad();
-      continue;
-    }
-    const bool lower = ch >= 'a' && ch <= 'z';
-    const char up = lower ? static_cast<char>(ch - 'a' + 'A') : ch;
-    const size_t a = primal.find(up);
-    if (a == absl::string_view::npos || lower != has_f || (lower && f <= 0)) return bad();
-    ConvLayout::Axis& ax = l.axes[a];
-    if (lower) {
-      if (ax.inner >= 0) return bad();
-      ax.inner = pos;
-      ax.factor = f;
-    } else {
-      if (ax.pos >= 0) return bad();
-      ax.pos = pos;
-    }
-    f = 0;
-    has_f = false;
-    ++pos;
-  }
-  if (has_f) return bad();
-  for (const ConvLayout::Axis& ax : l.axes)
-    if (ax.pos < 0) return bad();
-  l.ndim = pos;
+  absl::StatusOr<Layout> parsed = ParseLayout(text);
+  if (!parsed.ok() || !parsed->HasPrimalAxes(primal)) return bad();
+  for (const Layout::Axis& ax : parsed->axes)
+    if (!ax.is_primal() && primal.find(Layout::PrimalOf(ax.name)) == absl::string_view::npos)
+      return bad();
+  ConvLayout l;
+  for (char c : primal)
+    l.axes.push_back({parsed->Find(c), parsed->Find(Layout::SplitOf(c)), parsed->FactorOf(c)});
+  l.ndim = parsed->ndim();
   return l;
 }
 

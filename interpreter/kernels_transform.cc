@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "interpreter/kernel_util.h"
+#include "ir/layout.h"
 #include "ir/op_attrs.h"
 
 namespace kiln::interp::internal {
@@ -406,70 +407,44 @@ absl::StatusOr<Value> Where(const KernelCtx& k) {
   return TensorValue(std::move(out));
 }
 
-// A layout such as "NCHW16c": (axis letter, split factor or 0) per dimension.
-absl::StatusOr<std::vector<std::pair<char, int64_t>>> ParseLayout(const KernelCtx& k,
-                                                                   const std::string& text) {
-  std::vector<std::pair<char, int64_t>> axes;
-  int64_t f = 0;
-  bool has_f = false;
-  for (char ch : text) {
-    if (ch >= '0' && ch <= '9') {
-      f = f * 10 + (ch - '0');
-      has_f = true;
-      if (f > (int64_t{1} << 40)) return k.Error(absl::StrCat("layout \"", text, "\": factor too large"));
-      continue;
-    }
-    const bool upper = ch >= 'A' && ch <= 'Z', lower = ch >= 'a' && ch <= 'z';
-    if ((!upper && !lower) || (upper && has_f) || (lower && (!has_f || f <= 0)))
-      return k.Error(absl::StrCat("layout \"", text, "\" is not valid"));
-    for (const auto& [c, ff] : axes)
-      if (c == ch) return k.Error(absl::StrCat("layout \"", text, "\" repeats an axis"));
-    axes.push_back({ch, lower ? f : 0});
-    f = 0;
-    has_f = false;
-  }
-  if (has_f || axes.empty()) return k.Error(absl::StrCat("layout \"", text, "\" is not valid"));
-  return axes;
+// Parses src_layout / dst_layout (ir/layout.h); the error names the attribute.
+absl::StatusOr<Layout> ParseLayoutAttr(const KernelCtx& k, absl::string_view what,
+                                       const std::string& text) {
+  absl::StatusOr<Layout> l = ParseLayout(text);
+  if (!l.ok()) return k.Error(absl::StrCat(what, " ", l.status().message()));
+  return l;
 }
 
 absl::StatusOr<Value> LayoutTransform(const KernelCtx& k) {
   KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
   const LayoutTransformAttrs& a = k.Attrs<LayoutTransformAttrs>();
-  KILN_ASSIGN_OR_RETURN(auto src, ParseLayout(k, a.src_layout));
-  KILN_ASSIGN_OR_RETURN(auto dst, ParseLayout(k, a.dst_layout));
-  if (static_cast<int64_t>(src.size()) != x->ndim())
+  KILN_ASSIGN_OR_RETURN(Layout src, ParseLayoutAttr(k, "src_layout", a.src_layout));
+  KILN_ASSIGN_OR_RETURN(Layout dst, ParseLayoutAttr(k, "dst_layout", a.dst_layout));
+  if (static_cast<int64_t>(src.axes.size()) != x->ndim())
     return k.Error(absl::StrCat(TypeStr(*x), " does not have the rank of src_layout ", a.src_layout));
-  auto factor_of = [](const std::vector<std::pair<char, int64_t>>& l, char primal) -> int64_t {
-    for (const auto& [c, f] : l)
-      if (c == primal - 'A' + 'a') return f;
-    return 0;
-  };
   // Full extent of each primal axis.
   std::map<char, int64_t> full;
-  for (size_t i = 0; i < src.size(); ++i) {
-    const auto& [c, f] = src[i];
+  for (size_t i = 0; i < src.axes.size(); ++i) {
+    const auto& [c, f] = src.axes[i];
     if (f > 0) {
       if (x->shape()[i] != f)
         return k.Error(absl::StrCat("axis ", i, " of ", TypeStr(*x), " must be ", f, " (", a.src_layout, ")"));
-      if (full.count(static_cast<char>(c - 'a' + 'A')) == 0 &&
-          std::none_of(src.begin(), src.end(), [&](auto& p) { return p.first == c - 'a' + 'A'; }))
-        return k.Error(absl::StrCat("src_layout ", a.src_layout, " splits an axis it lacks"));
       continue;
     }
-    const int64_t sf = factor_of(src, c);
+    const int64_t sf = src.FactorOf(c);
     full[c] = x->shape()[i] * (sf > 0 ? sf : 1);
   }
   Shape64 os;
-  for (const auto& [c, f] : dst) {
+  for (const auto& [c, f] : dst.axes) {
     if (f > 0) {
-      if (full.count(static_cast<char>(c - 'a' + 'A')) == 0)
+      if (full.count(Layout::PrimalOf(c)) == 0)
         return k.Error(absl::StrCat("dst_layout ", a.dst_layout, " splits an axis src_layout lacks"));
       os.push_back(f);
       continue;
     }
     if (full.count(c) == 0)
       return k.Error(absl::StrCat("src_layout ", a.src_layout, " has no axis ", std::string(1, c)));
-    const int64_t df = factor_of(dst, c);
+    const int64_t df = dst.FactorOf(c);
     if (df > 0 && full[c] % df != 0)
       return k.Error(absl::StrCat("axis ", std::string(1, c), " of extent ", full[c],
                                   " does not divide by ", df));
@@ -477,7 +452,7 @@ absl::StatusOr<Value> LayoutTransform(const KernelCtx& k) {
   }
   for (const auto& [c, e] : full) {
     (void)e;
-    if (std::none_of(dst.begin(), dst.end(), [c = c](auto& p) { return p.first == c; }))
+    if (dst.Find(c) < 0)
       return k.Error(absl::StrCat("dst_layout ", a.dst_layout, " has no axis ", std::string(1, c)));
   }
   // Every element is written below: no need to zero the (possibly huge) output.
@@ -500,27 +475,27 @@ absl::StatusOr<Value> LayoutTransform(const KernelCtx& k) {
   for (size_t pi = 0; pi < primals.size(); ++pi) {
     const char c = primals[pi];
     table[pi].assign(static_cast<size_t>(full[c]), 0);
-    for (size_t d = 0; d < src.size(); ++d) {
-      const auto& [sc, f] = src[d];
-      if (f > 0 && static_cast<char>(sc - 'a' + 'A') == c) {
+    for (size_t d = 0; d < src.axes.size(); ++d) {
+      const auto& [sc, f] = src.axes[d];
+      if (f > 0 && Layout::PrimalOf(sc) == c) {
         for (int64_t v = 0; v < full[c]; ++v) table[pi][static_cast<size_t>(v)] += (v % f) * ist[d];
       } else if (f == 0 && sc == c) {
-        const int64_t sf = factor_of(src, c);
+        const int64_t sf = src.FactorOf(c);
         for (int64_t v = 0; v < full[c]; ++v)
           table[pi][static_cast<size_t>(v)] += (sf > 0 ? v / sf : v) * ist[d];
       }
     }
   }
-  std::vector<size_t> prim(dst.size());
-  std::vector<int64_t> mult(dst.size());
-  for (size_t d = 0; d < dst.size(); ++d) {
-    const auto& [c, f] = dst[d];
+  std::vector<size_t> prim(dst.axes.size());
+  std::vector<int64_t> mult(dst.axes.size());
+  for (size_t d = 0; d < dst.axes.size(); ++d) {
+    const auto& [c, f] = dst.axes[d];
     if (f > 0) {
-      prim[d] = primal_index(static_cast<char>(c - 'a' + 'A'));
+      prim[d] = primal_index(Layout::PrimalOf(c));
       mult[d] = 1;
     } else {
       prim[d] = primal_index(c);
-      const int64_t df = factor_of(dst, c);
+      const int64_t df = dst.FactorOf(c);
       mult[d] = df > 0 ? df : 1;
     }
   }
@@ -529,11 +504,11 @@ absl::StatusOr<Value> LayoutTransform(const KernelCtx& k) {
   const size_t es = static_cast<size_t>(bits / 8);
   const char* in = static_cast<const char*>(x->raw_data());
   char* outp = static_cast<char*>(out->mutable_raw_data());
-  const int nd = static_cast<int>(dst.size());
-  std::vector<int64_t> oc(dst.size(), 0), coord(primals.size(), 0);
+  const int nd = static_cast<int>(dst.axes.size());
+  std::vector<int64_t> oc(dst.axes.size(), 0), coord(primals.size(), 0);
   // The innermost output axis usually reads the input at a constant stride
   // (its primal axis is not split in the source): copy such runs in a tight loop.
-  const size_t last = dst.size() - 1;
+  const size_t last = dst.axes.size() - 1;
   const std::vector<int64_t>& last_table = table[prim[last]];
   bool linear = true;
   for (size_t v = 0; v < last_table.size() && linear; ++v)

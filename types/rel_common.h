@@ -36,6 +36,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "ir/dim.h"
+#include "ir/layout.h"
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "ir/type.h"
@@ -228,58 +229,15 @@ inline absl::StatusOr<Dim> WindowOutDim(const RelationCall& call, absl::string_v
 
 // ---- Layouts --------------------------------------------------------------
 
-// A data layout such as "NCHW" or "NCHW16c": upper-case letters are primal
-// axes, a number followed by a lower-case letter splits that primal axis with
-// a fixed inner factor.
-struct Layout {
-  struct Axis {
-    char name;       // 'C' for the primal axis, 'c' for a split part
-    int64_t factor;  // 0 for primal axes
-  };
-  std::vector<Axis> axes;
-  std::string text;
-  // Position of axis `name` (primal or split), or -1.
-  int Find(char name) const {
-    for (size_t i = 0; i < axes.size(); ++i)
-      if (axes[i].name == name) return static_cast<int>(i);
-    return -1;
-  }
-  int64_t ndim() const { return static_cast<int64_t>(axes.size()); }
-};
+// Data layouts ("NCHW", "NCHW16c") are ir/layout.h's Layout; these parse one
+// for a relation, the error naming the attribute `what`:
+//   data_layout "NCHW4" is not a valid layout: it ends with a number
+using ::kiln::Layout;
 
 inline absl::StatusOr<Layout> ParseLayout(const RelationCall& call, absl::string_view what,
                                           absl::string_view text) {
-  Layout l;
-  l.text = std::string(text);
-  auto bad = [&](absl::string_view why) {
-    return call.Error(absl::StrCat(what, " \"", text, "\" is not a valid layout: ", why));
-  };
-  if (text.empty()) return bad("it is empty");
-  size_t i = 0;
-  while (i < text.size()) {
-    int64_t factor = 0;
-    bool has_factor = false;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      has_factor = true;
-      factor = factor * 10 + (text[i] - '0');
-      if (factor > (int64_t{1} << 40)) return bad("factor too large");
-      ++i;
-    }
-    if (i == text.size()) return bad("it ends with a number");
-    const char c = text[i++];
-    const bool upper = c >= 'A' && c <= 'Z';
-    const bool lower = c >= 'a' && c <= 'z';
-    if (!upper && !lower) return bad(absl::StrCat("unexpected character '", std::string(1, c), "'"));
-    if (upper && has_factor) return bad("a factor must precede a lower-case (split) axis");
-    if (lower && (!has_factor || factor <= 0))
-      return bad(absl::StrCat("split axis '", std::string(1, c), "' needs a positive factor"));
-    if (l.Find(c) >= 0) return bad(absl::StrCat("axis '", std::string(1, c), "' appears twice"));
-    l.axes.push_back({c, lower ? factor : 0});
-  }
-  for (const Layout::Axis& a : l.axes)
-    if (a.factor > 0 && l.Find(static_cast<char>(a.name - 'a' + 'A')) < 0)
-      return bad(absl::StrCat("split axis '", std::string(1, a.name), "' has no primal axis '",
-                              std::string(1, static_cast<char>(a.name - 'a' + 'A')), "'"));
+  absl::StatusOr<Layout> l = ::kiln::ParseLayout(text);
+  if (!l.ok()) return call.Error(absl::StrCat(what, " ", l.status().message()));
   return l;
 }
 
@@ -289,9 +247,7 @@ inline absl::StatusOr<Layout> ParsePermutedLayout(const RelationCall& call, absl
                                                   absl::string_view text,
                                                   absl::string_view axes) {
   KILN_ASSIGN_OR_RETURN(Layout l, ParseLayout(call, what, text));
-  bool ok = l.axes.size() == axes.size();
-  for (char c : axes) ok = ok && l.Find(c) >= 0;
-  if (!ok)
+  if (!l.IsPermutationOf(axes))
     return call.Error(absl::StrCat(what, " \"", text, "\" is not supported: expected a ",
                                    "permutation of ", axes, " (e.g. \"", axes, "\")"));
   return l;

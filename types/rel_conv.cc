@@ -43,21 +43,14 @@ absl::StatusOr<Layout> ParseConvLayout(const RelationCall& call, absl::string_vi
                                        absl::string_view text, absl::string_view primal,
                                        absl::string_view splittable) {
   KILN_ASSIGN_OR_RETURN(Layout l, ParseLayout(call, what, text));
-  bool ok = true;
-  size_t nprimal = 0;
-  for (const Layout::Axis& ax : l.axes) {
-    if (ax.factor == 0) {
-      ++nprimal;
-      ok = ok && primal.find(ax.name) != absl::string_view::npos;
-    } else {
-      ok = ok && splittable.find(static_cast<char>(ax.name - 'a' + 'A')) != absl::string_view::npos;
-    }
-  }
-  ok = ok && nprimal == primal.size();
+  bool ok = l.HasPrimalAxes(primal);
+  for (const Layout::Axis& ax : l.axes)
+    if (!ax.is_primal())
+      ok = ok && splittable.find(Layout::PrimalOf(ax.name)) != absl::string_view::npos;
   if (!ok) {
     std::string blocked;
     for (char c : splittable) absl::StrAppend(&blocked, blocked.empty() ? "" : " or ", "{n}",
-                                              std::string(1, static_cast<char>(c - 'A' + 'a')));
+                                              std::string(1, Layout::SplitOf(c)));
     return call.Error(absl::StrCat(what, " \"", text, "\" is not supported: expected a ",
                                    "permutation of ", primal, " (e.g. \"", primal, "\")",
                                    blocked.empty() ? "" : ", optionally blocked with ", blocked));
@@ -65,22 +58,16 @@ absl::StatusOr<Layout> ParseConvLayout(const RelationCall& call, absl::string_vi
   return l;
 }
 
-// Factor of the split part of primal axis `axis` (0 when not split).
-int64_t SplitFactor(const Layout& l, char axis) {
-  const int p = l.Find(static_cast<char>(axis - 'A' + 'a'));
-  return p < 0 ? 0 : l.axes[static_cast<size_t>(p)].factor;
-}
-
 // Logical extent of primal axis `axis` of `shape` in layout `l`; checks the
 // split part's extent against its factor.
 absl::StatusOr<Dim> LogicalDim(const RelationCall& call, int arg, absl::string_view arg_name,
                                const Shape& shape, const Layout& l, char axis) {
   const Dim outer = shape[static_cast<size_t>(l.Find(axis))];
-  const int64_t f = SplitFactor(l, axis);
+  const int64_t f = l.FactorOf(axis);
   if (f == 0) return outer;
-  const Dim inner = shape[static_cast<size_t>(l.Find(static_cast<char>(axis - 'A' + 'a')))];
+  const Dim inner = shape[static_cast<size_t>(l.Find(Layout::SplitOf(axis)))];
   if (!DimsCompatible(inner, Dim(f)))
-    return call.ArgError(arg, absl::StrCat("inner ", std::string(1, static_cast<char>(axis - 'A' + 'a')),
+    return call.ArgError(arg, absl::StrCat("inner ", std::string(1, Layout::SplitOf(axis)),
                                            " extent ", f, " (", arg_name, " ", l.text, ")"));
   return outer * Dim(f);
 }
@@ -125,7 +112,7 @@ absl::StatusOr<bool> Conv2DRel(const RelationCall& call, TypeReporter& r) {
   if (c.is_static() && c.value() % g != 0)
     return call.Error(absl::StrCat("data has ", c.value(), " channels, which groups=", g,
                                    " does not divide"));
-  const int64_t fi = SplitFactor(kl, 'I'), fo = SplitFactor(kl, 'O');
+  const int64_t fi = kl.FactorOf('I'), fo = kl.FactorOf('O');
 
   auto weight_arg = TensorArg(call, 1);
   if (!weight_arg.ok()) return weight_arg.status();
@@ -183,7 +170,7 @@ absl::StatusOr<bool> Conv2DRel(const RelationCall& call, TypeReporter& r) {
   KILN_ASSIGN_OR_RETURN(Dim oh, spatial("height", h, kh, ksize.empty() ? 0 : ksize[0], 0));
   KILN_ASSIGN_OR_RETURN(Dim ow, spatial("width", w, kw, ksize.empty() ? 0 : ksize[1], 1));
   const Dim oc = a.channels ? Dim(*a.channels) : o;
-  const int64_t fy = SplitFactor(ol, 'C');
+  const int64_t fy = ol.FactorOf('C');
 
   Shape out(static_cast<size_t>(ol.ndim()));
   out[static_cast<size_t>(ol.Find('N'))] = n;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "ir/layout.h"
 #include "ir/op.h"
 
 namespace kiln::lowering::nn_internal {
@@ -112,50 +113,26 @@ std::vector<PrimExpr> NnLayout::Physical(const std::vector<PrimExpr>& logical) c
 absl::StatusOr<NnLayout> ParseNnLayout(const ComputeCtx& ctx, absl::string_view what,
                                        const std::string& text, absl::string_view primal,
                                        absl::string_view splittable) {
-  NnLayout l;
-  l.text = text;
-  l.axes.resize(primal.size());
   auto bad = [&]() {
     std::string blocked;
     for (char c : splittable)
       absl::StrAppend(&blocked, blocked.empty() ? "" : " or ", "{n}",
-                      std::string(1, static_cast<char>(c - 'A' + 'a')));
+                      std::string(1, Layout::SplitOf(c)));
     return ctx.Error(absl::StrCat(what, " \"", text, "\" is not supported: expected a permutation of ",
                                   primal, blocked.empty() ? "" : ", optionally blocked with ",
                                   blocked));
   };
-  int64_t f = 0;
-  bool has_f = false;
-  int pos = 0;
-  for (char ch : text) {
-    if (ch >= '0' && ch <= '9') {
-      f = f * 10 + (ch - '0');
-      has_f = true;
-      if (f > (int64_t{1} << 40)) return bad();
-      continue;
-    }
-    const bool lower = ch >= 'a' && ch <= 'z';
-    const char up = lower ? static_cast<char>(ch - 'a' + 'A') : ch;
-    const size_t a = primal.find(up);
-    if (a == absl::string_view::npos || lower != has_f || (lower && f <= 0)) return bad();
-    if (lower && splittable.find(up) == absl::string_view::npos) return bad();
-    NnLayout::Axis& ax = l.axes[a];
-    if (lower) {
-      if (ax.inner >= 0) return bad();
-      ax.inner = pos;
-      ax.factor = f;
-    } else {
-      if (ax.pos >= 0) return bad();
-      ax.pos = pos;
-    }
-    f = 0;
-    has_f = false;
-    ++pos;
-  }
-  if (has_f) return bad();
-  for (const NnLayout::Axis& ax : l.axes)
-    if (ax.pos < 0) return bad();
-  l.ndim = pos;
+  absl::StatusOr<Layout> parsed = ParseLayout(text);
+  if (!parsed.ok() || !parsed->HasPrimalAxes(primal)) return bad();
+  // Only the axes of `splittable` may be split (the kernels' restriction).
+  for (const Layout::Axis& ax : parsed->axes)
+    if (!ax.is_primal() && splittable.find(Layout::PrimalOf(ax.name)) == absl::string_view::npos)
+      return bad();
+  NnLayout l;
+  l.text = text;
+  for (char c : primal)
+    l.axes.push_back({parsed->Find(c), parsed->Find(Layout::SplitOf(c)), parsed->FactorOf(c)});
+  l.ndim = static_cast<int>(parsed->ndim());
   return l;
 }
 

@@ -58,7 +58,8 @@ std::string JoinInts(const std::vector<int64_t>& v);
 
 // A layout of the primal axes `primal` (e.g. "NCHW") in any order, each
 // optionally split by a lower-case inner axis with a factor ("NCHW16c",
-// "OIHW8i16o"), as the interpreter's conv layouts.
+// "OIHW8i16o"), as the interpreter's conv layouts. Parsed with ir/layout.h's
+// ParseLayout; per primal axis, the positions of its outer and split parts.
 struct NnLayout {
   struct Axis {
     int pos = -1;        // position of the primal (outer) part
