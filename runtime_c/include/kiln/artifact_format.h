@@ -1,0 +1,82 @@
+/* File: runtime_c/include/kiln/artifact_format.h
+ *
+ * The binary layout of the artifact blob (docs/artifact.md is the
+ * specification; this header is its C form). Shared by the writer (the
+ * compiler, through kiln/artifact_writer.h) and the loader (kiln/runtime.h).
+ * All integers little-endian; offsets from the blob start.
+ */
+#ifndef KILN_ARTIFACT_FORMAT_H_
+#define KILN_ARTIFACT_FORMAT_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "KILNART" + NUL. */
+#define KILN_ARTIFACT_MAGIC "KILNART"
+#define KILN_ARTIFACT_MAGIC_SIZE 8
+/* The version this runtime writes and the newest it reads. */
+#define KILN_ARTIFACT_FORMAT_VERSION 1u
+/* The exported data symbol of the .so that holds the blob. */
+#define KILN_ARTIFACT_SYMBOL "kiln_artifact"
+/* Alignment of the blob, of every section and of every parameter's data. */
+#define KILN_ARTIFACT_ALIGNMENT 64u
+#define KILN_ARTIFACT_MAX_SECTIONS 64u
+#define KILN_ARTIFACT_MAX_NDIM 32
+
+enum {
+  KILN_SECTION_META = 1,        /* JSON object: producer, target, names */
+  KILN_SECTION_GRAPH = 2,       /* JSON: TVM graph-executor schema */
+  KILN_SECTION_PARAMS = 3,      /* binary: KilnArtifactParam table + data */
+  KILN_SECTION_DEVICE_CODE = 4  /* reserved (PTX) */
+};
+
+typedef struct {
+  char magic[KILN_ARTIFACT_MAGIC_SIZE]; /* KILN_ARTIFACT_MAGIC */
+  uint32_t format_version;             /* KILN_ARTIFACT_FORMAT_VERSION */
+  uint32_t header_size;                /* sizeof(KilnArtifactHeader) == 64 */
+  uint64_t blob_size;                  /* header included */
+  uint64_t file_size;                  /* whole .so; 0 for a bare blob */
+  uint64_t checksum;                   /* kiln_checksum64, see docs/artifact.md */
+  uint32_t num_sections;
+  uint32_t flags;                      /* 0 */
+  uint8_t reserved[16];                /* 0 */
+} KilnArtifactHeader;
+
+typedef struct {
+  uint32_t kind;   /* KILN_SECTION_* */
+  uint32_t flags;  /* 0 */
+  uint64_t offset; /* multiple of KILN_ARTIFACT_ALIGNMENT */
+  uint64_t size;
+} KilnArtifactSection;
+
+/* PARAMS: u64 count, then count of these, then names/shapes/data. Offsets are
+ * from the PARAMS section start. */
+typedef struct {
+  uint64_t name_offset;
+  uint32_t name_size;
+  int32_t ndim;
+  uint64_t shape_offset; /* ndim int64 values */
+  uint64_t data_offset;  /* multiple of KILN_ARTIFACT_ALIGNMENT */
+  uint64_t data_size;
+  uint8_t dtype_code;    /* DLDataTypeCode; 6 = bool */
+  uint8_t dtype_bits;
+  uint16_t dtype_lanes;
+  uint32_t reserved;
+} KilnArtifactParam;
+
+/* Offset of KilnArtifactHeader.checksum inside the header. */
+#define KILN_ARTIFACT_CHECKSUM_OFFSET 32u
+
+/* FNV-1a over 64-bit little-endian words (a final partial word zero-padded),
+ * then one round with `size`. The 8 bytes at [skip_offset, skip_offset + 8)
+ * are read as zero (pass UINT64_MAX to skip nothing). */
+uint64_t kiln_checksum64(const void* data, uint64_t size, uint64_t skip_offset);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* KILN_ARTIFACT_FORMAT_H_ */

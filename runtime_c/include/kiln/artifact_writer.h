@@ -1,0 +1,72 @@
+/* File: runtime_c/include/kiln/artifact_writer.h
+ *
+ * Writing artifacts (used by the compiler: codegen_llvm/export.h). Not part of
+ * the deployment runtime's job, but written in C beside the loader so both
+ * sides share one implementation of the format (kiln/artifact_format.h).
+ *
+ *   KilnArtifactBuilder* b;
+ *   kiln_artifact_builder_create(&b);
+ *   kiln_artifact_builder_set_section(b, KILN_SECTION_META, meta_json, strlen(meta_json));
+ *   kiln_artifact_builder_set_section(b, KILN_SECTION_GRAPH, graph_json, strlen(graph_json));
+ *   kiln_artifact_builder_add_param(b, "p0", &tensor);      // copies the data
+ *   kiln_artifact_builder_finish(b, &blob, &size);          // a bare blob, checksummed
+ *   ... link blob into model.so as the symbol kiln_artifact ...
+ *   kiln_artifact_seal_file("model.so");                    // file_size + whole-file checksum
+ *
+ * Every function returns NULL or a KilnStatus (kiln/status.h) naming what is
+ * wrong. A builder is not thread-safe; separate builders are independent.
+ */
+#ifndef KILN_ARTIFACT_WRITER_H_
+#define KILN_ARTIFACT_WRITER_H_
+
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#include "kiln/artifact_format.h"
+#include "kiln/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct KilnArtifactBuilder KilnArtifactBuilder;
+
+KilnStatus* kiln_artifact_builder_create(KilnArtifactBuilder** out);
+/* Accepts NULL. */
+void kiln_artifact_builder_release(KilnArtifactBuilder* b);
+
+/* Sets the payload of a section kind (META, GRAPH, DEVICE_CODE or any other
+ * kind except PARAMS, which add_param builds); copied. Setting a kind twice
+ * replaces it. */
+KilnStatus* kiln_artifact_builder_set_section(KilnArtifactBuilder* b, uint32_t kind,
+                                              const void* data, uint64_t size);
+
+/* Adds a parameter: a compact CPU tensor (strides NULL or compact; byte_offset
+ * honoured); the data is copied. Names must be unique and non-empty. */
+KilnStatus* kiln_artifact_builder_add_param(KilnArtifactBuilder* b, const char* name,
+                                            const DLTensor* tensor);
+
+/* The blob (file_size 0, checksum over the blob). *blob is malloc'ed and owned
+ * by the caller (free()). META and GRAPH must have been set. The builder may
+ * be released afterwards. */
+KilnStatus* kiln_artifact_builder_finish(KilnArtifactBuilder* b, uint8_t** blob, uint64_t* size);
+
+/* Finds KILN_ARTIFACT_SYMBOL in the ELF shared object at `path`, sets the
+ * blob's file_size to the file's size and its checksum to the whole-file
+ * checksum, in place. */
+KilnStatus* kiln_artifact_seal_file(const char* path);
+
+/* Locates an exported symbol in an ELF64 little-endian image held in memory
+ * (the whole file's bytes): on success *offset is the file offset of the
+ * symbol's bytes and *size its st_size. Every header, table and string is
+ * bounds-checked; a malformed image gives KILN_DATA_LOSS, a missing symbol
+ * KILN_NOT_FOUND. Used by the loader too. */
+KilnStatus* kiln_elf_find_symbol(const uint8_t* image, uint64_t image_size, const char* name,
+                                 uint64_t* offset, uint64_t* size);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* KILN_ARTIFACT_WRITER_H_ */

@@ -1,0 +1,193 @@
+/* File: runtime_c/include/kiln/runtime.h
+ *
+ * The deployment runtime: load a compiled model (.so, docs/artifact.md), run
+ * it through the graph executor, profile it, benchmark it. C11; nothing here
+ * needs LLVM or C++. Built into libkiln_runtime.so (only kiln_* exported).
+ *
+ *   KilnArtifact* model = NULL;
+ *   KilnStatus* st = kiln_artifact_load("resnet.so", &model);      // validates everything
+ *   KilnSession* s = NULL;
+ *   st = kiln_session_create(model, NULL, &s);                     // default options
+ *   st = kiln_session_set_input(s, "x", &input);                   // copies, checks shape/dtype
+ *   st = kiln_session_run(s);
+ *   const DLTensor* y = NULL;
+ *   st = kiln_session_get_output(s, 0, &y);                        // view, valid until next run
+ *   kiln_session_release(s);
+ *   kiln_artifact_release(model);
+ *
+ * Rules (DESIGN.md §7): every call that can fail returns NULL or a KilnStatus
+ * the caller frees (kiln/status.h); out-parameters are set to NULL/0 first;
+ * release functions accept NULL; options structs start with their size
+ * (struct_size = sizeof, so fields can be added later; a NULL options pointer
+ * means defaults).
+ *
+ * Threading: a KilnArtifact is immutable after load and may be shared by any
+ * number of threads and sessions; release it after its last session. A
+ * KilnSession is used by one thread at a time (create one per concurrent
+ * caller). The functions on an artifact are thread-safe.
+ */
+#ifndef KILN_RUNTIME_H_
+#define KILN_RUNTIME_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlpack/dlpack.h>
+
+#include "kiln/status.h"
+#include "kiln/threadpool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "0.1.0". */
+const char* kiln_runtime_version(void);
+
+/* ----------------------------------------------------------------- artifact */
+
+typedef struct KilnArtifact KilnArtifact;
+
+/* Loads, validates (every check of docs/artifact.md, in that order) and
+ * dlopens a compiled model. A truncated, corrupted, foreign or newer-format
+ * file gives KILN_DATA_LOSS / KILN_UNIMPLEMENTED / KILN_NOT_FOUND with a
+ * message naming the file and the problem; never a crash. Thread-safe. */
+KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out);
+/* Accepts NULL. Every session of the artifact must be released first. */
+void kiln_artifact_release(KilnArtifact* artifact);
+
+/* Strings owned by the artifact, valid while it lives. */
+const char* kiln_artifact_target(const KilnArtifact* artifact);    /* META target */
+const char* kiln_artifact_producer(const KilnArtifact* artifact);  /* META producer */
+const char* kiln_artifact_graph_json(const KilnArtifact* artifact);/* GRAPH section text */
+
+int32_t kiln_artifact_num_inputs(const KilnArtifact* artifact);
+int32_t kiln_artifact_num_outputs(const KilnArtifact* artifact);
+int32_t kiln_artifact_num_nodes(const KilnArtifact* artifact);     /* graph nodes */
+
+/* Describes input/output `index`: name, dtype and shape. The DLTensor's data
+ * is NULL; its shape array belongs to the artifact. */
+KilnStatus* kiln_artifact_input_info(const KilnArtifact* artifact, int32_t index,
+                                     const char** name, DLTensor* info);
+KilnStatus* kiln_artifact_output_info(const KilnArtifact* artifact, int32_t index,
+                                      const char** name, DLTensor* info);
+/* Index of the input named `name`, or KILN_NOT_FOUND listing the inputs. */
+KilnStatus* kiln_artifact_input_index(const KilnArtifact* artifact, const char* name,
+                                      int32_t* index);
+
+/* Bytes of the intermediate-tensor arena one session allocates (storages that
+ * are not inputs, parameters or outputs), and what it would be without
+ * storage sharing. */
+void kiln_artifact_memory_stats(const KilnArtifact* artifact, uint64_t* arena_bytes,
+                                uint64_t* naive_bytes);
+
+/* ------------------------------------------------------------------ session */
+
+typedef struct KilnSession KilnSession;
+
+typedef struct {
+  size_t struct_size;     /* sizeof(KilnSessionOptions) */
+  /* Threads for the session's own pool: 0 = KILN_NUM_THREADS or the CPU count;
+   * 1 = run everything on the calling thread. Ignored when `pool` is set. */
+  int32_t num_threads;
+  /* A pool to share (not owned; must outlive the session), or NULL. */
+  KilnThreadPool* pool;
+} KilnSessionOptions;
+
+/* Allocates the session's storage (inputs, outputs, arena). */
+KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionOptions* options,
+                                KilnSession** out);
+void kiln_session_release(KilnSession* session);
+
+/* Copies `tensor` into input `name`. dtype, ndim and every dim must match the
+ * plan (the message names the input, the expected and the given); the data
+ * must be CPU memory; strides NULL or compact. */
+KilnStatus* kiln_session_set_input(KilnSession* session, const char* name,
+                                   const DLTensor* tensor);
+/* Like set_input, but the session reads `tensor->data` in place during run()
+ * until the input is set again or the session is released (the caller keeps
+ * it alive and unchanged). The data must be aligned to the element size
+ * (checked; 64 bytes is best for vector code). */
+KilnStatus* kiln_session_set_input_zero_copy(KilnSession* session, const char* name,
+                                             const DLTensor* tensor);
+/* By index instead of name. */
+KilnStatus* kiln_session_set_input_index(KilnSession* session, int32_t index,
+                                         const DLTensor* tensor);
+
+/* Runs every node in order. Fails with KILN_FAILED_PRECONDITION naming the
+ * first input never set, or KILN_INTERNAL with the node name and the kernel's
+ * message. */
+KilnStatus* kiln_session_run(KilnSession* session);
+
+/* A view of output `index` in session memory, valid until the next run or
+ * release. */
+KilnStatus* kiln_session_get_output(KilnSession* session, int32_t index, const DLTensor** out);
+/* Copies output `index` into `dst` (CPU, same dtype and shape, compact). */
+KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const DLTensor* dst);
+
+/* -------------------------------------------------------- debug executor */
+
+/* One run with a timer around every node. */
+typedef struct KilnProfile KilnProfile;
+
+/* Runs the graph once, timing each node (the inputs must be set). */
+KilnStatus* kiln_session_profile(KilnSession* session, KilnProfile** out);
+void kiln_profile_release(KilnProfile* profile);
+
+int32_t kiln_profile_num_nodes(const KilnProfile* profile);   /* tvm_op nodes timed */
+double kiln_profile_total_us(const KilnProfile* profile);
+/* Node `index` (in execution order): name, op (the fused operators), time. */
+KilnStatus* kiln_profile_node(const KilnProfile* profile, int32_t index, const char** name,
+                              const char** op, double* time_us);
+
+/* The per-node table as text (header line, one row per node: Node Name, Ops,
+ * Time(us), Time(%), Shape, Inputs, Outputs; then a total row). *text is
+ * malloc'ed; free with kiln_free. */
+KilnStatus* kiln_profile_table(const KilnProfile* profile, char** text);
+/* Chrome trace-event JSON ({"traceEvents": [...], "displayTimeUnit": "ns"},
+ * one complete "X" event per node with ts/dur in microseconds), readable by
+ * chrome://tracing and Perfetto. malloc'ed; free with kiln_free. */
+KilnStatus* kiln_profile_chrome_trace(const KilnProfile* profile, char** json);
+
+/* Runs the graph once with the debugger and writes into directory `dir`
+ * (created if missing): graph.json (the GRAPH section), profile.txt (the
+ * table), trace.json (the Chrome trace), and tensors/<node>__<i>.npy for
+ * every output i of every node (inputs and parameters too: tensors/<name>__0.npy).
+ * Node names are made file-safe (anything outside [A-Za-z0-9_.-] becomes '_'). */
+KilnStatus* kiln_session_debug_dump(KilnSession* session, const char* dir);
+
+/* -------------------------------------------------------------- benchmark */
+
+typedef struct {
+  size_t struct_size;     /* sizeof(KilnBenchmarkOptions) */
+  int32_t warmup;         /* untimed runs first (default 1 when 0) */
+  int32_t repeat;         /* timed runs (default 10 when 0) */
+  const char* workload;   /* workload name for the log (default: META model) */
+  const char* hardware;   /* hardware string (default: "cpu") */
+} KilnBenchmarkOptions;
+
+typedef struct {
+  double mean_ms;
+  double std_ms;
+  double min_ms;
+  double max_ms;
+  int32_t repeat;
+} KilnBenchmarkResult;
+
+/* Times `repeat` runs (inputs must be set). `result` may be NULL. When
+ * `log_line` is not NULL it receives one line of TVM's benchmark log format
+ * v0.1 (a JSON object with workload, engine, hardware, runtime_ms_mean,
+ * runtime_ms_std, timestamp, schema_version "0.1", workload_config,
+ * engine_config, hardware_config, execution_config, metadata, runtime_raw),
+ * malloc'ed, free with kiln_free. */
+KilnStatus* kiln_session_benchmark(KilnSession* session, const KilnBenchmarkOptions* options,
+                                   KilnBenchmarkResult* result, char** log_line);
+
+/* Frees memory the runtime returned as char* (NULL is fine). */
+void kiln_free(void* ptr);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H_ */
