@@ -342,6 +342,34 @@ absl::StatusOr<std::string> EmitObject(const std::vector<tir::PrimFunc>& funcs, 
   return EmitFile(funcs, t, llvm::CodeGenFileType::ObjectFile);
 }
 
+absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::PrimFunc>& funcs,
+                                                     const Target& t, int max_shards) {
+  InitializeLLVM();
+  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const size_t limit = max_shards > 0 ? static_cast<size_t>(max_shards) : std::min(hw, size_t{8});
+  const size_t num_shards = std::max<size_t>(1, std::min(funcs.size(), limit));
+  std::vector<std::vector<tir::PrimFunc>> shards(num_shards);
+  for (size_t i = 0; i < funcs.size(); ++i) shards[i % num_shards].push_back(funcs[i]);
+  std::vector<absl::StatusOr<std::string>> objects(num_shards, std::string());
+  {
+    // One LLVMContext and TargetMachine per thread (EmitFile makes its own).
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < num_shards; ++i) {
+      threads.emplace_back([&, i] {
+        objects[i] = EmitFile(shards[i], t, llvm::CodeGenFileType::ObjectFile);
+      });
+    }
+    objects[0] = EmitFile(shards[0], t, llvm::CodeGenFileType::ObjectFile);
+    for (std::thread& th : threads) th.join();
+  }
+  std::vector<std::string> out;
+  for (absl::StatusOr<std::string>& o : objects) {
+    if (!o.ok()) return o.status();
+    out.push_back(std::move(*o));
+  }
+  return out;
+}
+
 // ---- JIT ------------------------------------------------------------------------
 
 struct JitModule::Impl {
@@ -389,27 +417,11 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::Create(
   });
 
   // Optimization and machine-code generation dominate compile time; they run
-  // in parallel on shards of the kernels (one LLVMContext and TargetMachine
-  // per thread), each shard becoming an object file that the JIT only links.
+  // in parallel on shards of the kernels, each shard becoming an object file
+  // that the JIT only links.
   (void)tm;
-  const size_t hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t num_shards = std::max<size_t>(1, std::min({funcs.size(), hw, size_t{8}}));
-  std::vector<std::vector<tir::PrimFunc>> shards(num_shards);
-  for (size_t i = 0; i < funcs.size(); ++i) shards[i % num_shards].push_back(funcs[i]);
-  std::vector<absl::StatusOr<std::string>> objects(num_shards, std::string());
-  {
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < num_shards; ++i) {
-      threads.emplace_back([&, i] {
-        objects[i] = EmitFile(shards[i], t, llvm::CodeGenFileType::ObjectFile);
-      });
-    }
-    objects[0] = EmitFile(shards[0], t, llvm::CodeGenFileType::ObjectFile);
-    for (std::thread& th : threads) th.join();
-  }
-  for (const absl::StatusOr<std::string>& o : objects) {
-    if (!o.ok()) return o.status();
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> objects, EmitObjects(funcs, t, 0));
+  const size_t num_shards = objects.size();
 
   // The runtime functions of //runtime_c:threadpool linked into this binary,
   // as absolute symbols (no reliance on the dynamic symbol table).
@@ -434,9 +446,8 @@ absl::StatusOr<std::unique_ptr<JitModule>> JitModule::Create(
   j.getMainJITDylib().addGenerator(std::move(*process));
 
   for (size_t i = 0; i < num_shards; ++i) {
-    if (shards[i].empty()) continue;
     KILN_RETURN_IF_ERROR(FromLLVM(
-        j.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(*objects[i],
+        j.addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(objects[i],
                                                              absl::StrCat("kiln_shard", i))),
         "cannot add an object to the JIT"));
   }

@@ -80,6 +80,13 @@ absl::StatusOr<std::string> EmitAssembly(const std::vector<tir::PrimFunc>& funcs
 // and libm functions are undefined symbols for the linker to resolve.
 absl::StatusOr<std::string> EmitObject(const std::vector<tir::PrimFunc>& funcs, const Target& t);
 
+// The same code as several object files compiled on parallel threads (one
+// shard of the functions each; at most `max_shards`, 0 = the hardware
+// concurrency capped at 8, never more than there are functions; at least one
+// object, possibly empty of functions). Compile time of a whole model.
+absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::PrimFunc>& funcs,
+                                                     const Target& t, int max_shards = 0);
+
 // Compiled kernels loaded into this process (host targets only). The kiln_*
 // runtime functions resolve to //runtime_c:threadpool's implementations linked
 // into this binary; libm/libc functions resolve from the current process.

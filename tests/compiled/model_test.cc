@@ -4,7 +4,9 @@
 // weights) through the O3 pipeline, every fused function lowered and compiled,
 // run and compared with the interpreter. Also a few hand-picked fusions
 // (conv2d + bias + relu, dense + gelu, layer_norm, softmax).
+#include <cmath>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -36,8 +38,34 @@ void CheckModule(const std::string& text, const std::string& name, double lo, do
   ASSERT_TRUE(typed.ok()) << typed.status();
   auto inputs = RandomInputs(*typed, 5, lo, hi, 0, 3);
   ASSERT_TRUE(inputs.ok()) << inputs.status();
+  // Batch-norm variances must be positive, or every output is NaN (and NaN
+  // matches NaN): |v| + 0.5.
+  absl::StatusOr<Function> main = typed->Lookup("main");
+  ASSERT_TRUE(main.ok());
+  for (size_t i = 0; i < (*main)->params.size(); ++i) {
+    if (!(*main)->params[i]->name_hint.ends_with("var")) continue;
+    auto t = HostTensor::Create((*inputs)[i].tensor()->dtype(), (*inputs)[i].tensor()->shape());
+    ASSERT_TRUE(t.ok());
+    for (int64_t k = 0; k < (*t)->num_elements(); ++k) {
+      (*t)->mutable_data<float>()[k] = std::abs((*inputs)[i].tensor()->data<float>()[k]) + 0.5f;
+    }
+    (*inputs)[i] = interp::Value::Tensor(*t);
+  }
   absl::StatusOr<interp::Value> expected = interp::RunFunction(*typed, "main", *inputs);
   ASSERT_TRUE(expected.ok()) << expected.status();
+  // The reference must hold numbers, or the comparison proves little.
+  std::function<void(const interp::Value&)> all_finite = [&](const interp::Value& v) {
+    if (v.kind() != interp::ValueKind::kTensor) {
+      for (const interp::Value& f : v.fields()) all_finite(f);
+      return;
+    }
+    const HostTensor& t = *v.tensor();
+    if (!t.dtype().is_float()) return;
+    for (int64_t k = 0; k < t.num_elements(); ++k) {
+      ASSERT_TRUE(std::isfinite(t.GetAsDouble(k))) << name << ": reference output is not finite";
+    }
+  };
+  all_finite(*expected);
 
   JitOptions opts;
   opts.opt_level = opt_level;
