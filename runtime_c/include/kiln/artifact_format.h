@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "kiln/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -74,6 +76,14 @@ typedef struct {
  * then one round with `size`. The 8 bytes at [skip_offset, skip_offset + 8)
  * are read as zero (pass UINT64_MAX to skip nothing). */
 uint64_t kiln_checksum64(const void* data, uint64_t size, uint64_t skip_offset);
+
+/* Locates an exported symbol in an ELF64 little-endian image held in memory
+ * (the whole file's bytes): on success *offset is the file offset of the
+ * symbol's bytes and *size its st_size. Every header, table and string is
+ * bounds-checked; a malformed image gives KILN_DATA_LOSS, a missing symbol
+ * KILN_NOT_FOUND. Used by the loader too. */
+KilnStatus* kiln_elf_find_symbol(const uint8_t* image, uint64_t image_size, const char* name,
+                                 uint64_t* offset, uint64_t* size);
 
 #ifdef __cplusplus
 }  /* extern "C" */

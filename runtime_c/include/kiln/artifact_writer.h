@@ -57,13 +57,8 @@ KilnStatus* kiln_artifact_builder_finish(KilnArtifactBuilder* b, uint8_t** blob,
  * checksum, in place. */
 KilnStatus* kiln_artifact_seal_file(const char* path);
 
-/* Locates an exported symbol in an ELF64 little-endian image held in memory
- * (the whole file's bytes): on success *offset is the file offset of the
- * symbol's bytes and *size its st_size. Every header, table and string is
- * bounds-checked; a malformed image gives KILN_DATA_LOSS, a missing symbol
- * KILN_NOT_FOUND. Used by the loader too. */
-KilnStatus* kiln_elf_find_symbol(const uint8_t* image, uint64_t image_size, const char* name,
-                                 uint64_t* offset, uint64_t* size);
+/* kiln_elf_find_symbol, which finds KILN_ARTIFACT_SYMBOL in a linked .so, is
+ * declared in kiln/artifact_format.h (included above). */
 
 #ifdef __cplusplus
 }  /* extern "C" */

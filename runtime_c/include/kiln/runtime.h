@@ -51,7 +51,9 @@ typedef struct KilnArtifact KilnArtifact;
 /* Loads, validates (every check of docs/artifact.md, in that order) and
  * dlopens a compiled model. A truncated, corrupted, foreign or newer-format
  * file gives KILN_DATA_LOSS / KILN_UNIMPLEMENTED / KILN_NOT_FOUND with a
- * message naming the file and the problem; never a crash. Thread-safe. */
+ * message naming the file and the problem; never a crash. A missing file or
+ * kernel gives KILN_NOT_FOUND; a failing system call (open, mmap, dlopen)
+ * KILN_INTERNAL. Thread-safe. */
 KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out);
 /* Accepts NULL. Every session of the artifact must be released first. */
 void kiln_artifact_release(KilnArtifact* artifact);
@@ -179,7 +181,10 @@ typedef struct {
  * v0.1 (a JSON object with workload, engine, hardware, runtime_ms_mean,
  * runtime_ms_std, timestamp, schema_version "0.1", workload_config,
  * engine_config, hardware_config, execution_config, metadata, runtime_raw),
- * malloc'ed, free with kiln_free. */
+ * malloc'ed, free with kiln_free. timestamp is ISO-8601 UTC with
+ * microseconds ("2024-05-01T12:34:56.123456Z"); runtime_raw holds one
+ * {"runtime_ms": x} object per timed run; std is the population standard
+ * deviation. runtime_c/README.md lists every key. */
 KilnStatus* kiln_session_benchmark(KilnSession* session, const KilnBenchmarkOptions* options,
                                    KilnBenchmarkResult* result, char** log_line);
 

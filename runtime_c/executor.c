@@ -1,0 +1,391 @@
+/* File: runtime_c/executor.c
+ *
+ * The graph executor: sessions of kiln/runtime.h (kiln_session_*).
+ *
+ * kiln_session_create does all the work once: one 64-byte-aligned block for
+ * every storage the session owns (the intermediate arena, the outputs and the
+ * inputs; parameters stay in the artifact's PARAMS), one DLTensor per graph
+ * entry, and for every tvm_op node its `DLTensor*` argument array (inputs,
+ * then outputs) and a step {fn, args, num_args}. kiln_session_run is then a
+ * loop over the steps: no allocation, no string work, no lookups.
+ *
+ * Zero-copy inputs only change the `data` of the input's DLTensor: every
+ * argument array points at that DLTensor, so they all see it.
+ *
+ * A session is used by one thread at a time; the artifact is only read.
+ */
+#define _POSIX_C_SOURCE 200809L /* posix_memalign */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/kernel_abi.h"
+#include "kiln/runtime.h"
+#include "kiln/status.h"
+#include "kiln/threadpool.h"
+#include "runtime_c/artifact_blob.h"
+#include "runtime_c/runtime_internal.h"
+
+/* ------------------------------------------------------------------------ */
+/* Create / release                                                          */
+/* ------------------------------------------------------------------------ */
+
+static void session_free(KilnSession* s) {
+  if (s == NULL) return;
+  kiln_kernel_context_destroy(s->ctx);
+  kiln_thread_pool_destroy(s->own_pool);
+  free(s->memory);
+  free(s->tensors);
+  free(s->shapes);
+  free(s->args);
+  free(s->steps);
+  free(s->input_set);
+  free(s);
+}
+
+void kiln_session_release(KilnSession* session) { session_free(session); }
+
+void* kiln_session_own_data(const KilnSession* session, int32_t entry_id) {
+  const KilnArtifact* art = session->artifact;
+  const KilnPlanStorage* ps = &art->storages[art->entries[entry_id].storage_id];
+  if (ps->kind == KILN_STORAGE_PARAM) return (void*)(uintptr_t)ps->param_data;
+  return session->memory + ps->offset;
+}
+
+KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionOptions* options,
+                                KilnSession** out) {
+  if (out != NULL) *out = NULL;
+  if (artifact == NULL || out == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_create: %s is NULL",
+                              artifact == NULL ? "artifact" : "out");
+  }
+  KilnSessionOptions opts;
+  memset(&opts, 0, sizeof opts);
+  opts.struct_size = sizeof opts;
+  if (options != NULL) {
+    if (options->struct_size < sizeof(size_t)) {
+      return kiln_status_create(
+          KILN_INVALID_ARGUMENT,
+          "kiln_session_create: options->struct_size is %zu; set it to sizeof(KilnSessionOptions)",
+          options->struct_size);
+    }
+    size_t n = options->struct_size < sizeof opts ? options->struct_size : sizeof opts;
+    memcpy(&opts, options, n);
+  }
+  if (opts.pool == NULL &&
+      (opts.num_threads < 0 || opts.num_threads > KILN_THREAD_POOL_MAX_THREADS)) {
+    return kiln_status_create(
+        KILN_INVALID_ARGUMENT,
+        "kiln_session_create: num_threads is %d; expected 0 (default), 1 (serial) or up to %d",
+        (int)opts.num_threads, KILN_THREAD_POOL_MAX_THREADS);
+  }
+
+  const KilnArtifact* art = artifact;
+  KilnSession* s = (KilnSession*)calloc(1, sizeof(KilnSession));
+  if (s == NULL) goto oom;
+  s->artifact = art;
+
+  /* Threads. */
+  if (opts.pool != NULL) {
+    s->pool = opts.pool;
+  } else {
+    int32_t threads =
+        opts.num_threads == 0 ? kiln_thread_pool_default_num_threads() : opts.num_threads;
+    if (threads > 1) {
+      int32_t rc = kiln_thread_pool_create(threads, &s->own_pool);
+      if (rc != 0) {
+        session_free(s);
+        return kiln_status_create(
+            rc == KILN_KERNEL_ENOMEM ? KILN_RESOURCE_EXHAUSTED : KILN_INTERNAL,
+            "kiln_session_create: could not create a pool of %d threads", (int)threads);
+      }
+      s->pool = s->own_pool;
+    }
+  }
+  s->num_threads = kiln_thread_pool_num_threads(s->pool);
+  if (kiln_kernel_context_create(s->pool, &s->ctx) != 0) goto oom;
+
+  /* Memory: one block for every storage the session owns. */
+  {
+    size_t bytes = art->session_bytes > 0 ? (size_t)art->session_bytes : KILN_RT_ALIGNMENT;
+    if (art->session_bytes > (uint64_t)SIZE_MAX) goto oom;
+    void* mem = NULL;
+    if (posix_memalign(&mem, KILN_RT_ALIGNMENT, bytes) != 0) {
+      session_free(s);
+      return kiln_status_create(KILN_RESOURCE_EXHAUSTED,
+                                "%s: cannot allocate %llu bytes of session memory", art->path,
+                                (unsigned long long)art->session_bytes);
+    }
+    s->memory = (uint8_t*)mem;
+  }
+
+  /* Tensors: one per entry, with the session's own copy of the shapes (the
+   * kernels get non-const pointers; the artifact stays untouched). */
+  int32_t ne = art->num_entries;
+  s->tensors = (DLTensor*)calloc(ne > 0 ? (size_t)ne : 1, sizeof(DLTensor));
+  s->shapes = (int64_t*)malloc(sizeof(int64_t) *
+                               (art->num_shape_values > 0 ? (size_t)art->num_shape_values : 1));
+  if (s->tensors == NULL || s->shapes == NULL) goto oom;
+  if (art->num_shape_values > 0) {
+    memcpy(s->shapes, art->shapes, sizeof(int64_t) * (size_t)art->num_shape_values);
+  }
+  for (int32_t e = 0; e < ne; ++e) {
+    const KilnPlanEntry* pe = &art->entries[e];
+    DLTensor* t = &s->tensors[e];
+    t->data = kiln_session_own_data(s, e);
+    t->device.device_type = kDLCPU;
+    t->device.device_id = 0;
+    t->ndim = pe->ndim;
+    t->dtype = pe->dtype;
+    t->shape = s->shapes + pe->shape_offset;
+    t->strides = NULL;
+    t->byte_offset = 0;
+  }
+
+  /* Argument arrays and steps. */
+  {
+    size_t total_args = 0;
+    for (int32_t k = 0; k < art->num_op_nodes; ++k) {
+      const KilnPlanNode* pn = &art->nodes[art->op_nodes[k]];
+      total_args += (size_t)pn->num_inputs + (size_t)pn->num_outputs;
+    }
+    s->args = (DLTensor**)malloc(sizeof(DLTensor*) * (total_args > 0 ? total_args : 1));
+    s->steps =
+        (KilnStep*)calloc(art->num_op_nodes > 0 ? (size_t)art->num_op_nodes : 1, sizeof(KilnStep));
+    if (s->args == NULL || s->steps == NULL) goto oom;
+    size_t pos = 0;
+    for (int32_t k = 0; k < art->num_op_nodes; ++k) {
+      const int32_t node = art->op_nodes[k];
+      const KilnPlanNode* pn = &art->nodes[node];
+      KilnStep* step = &s->steps[k];
+      step->fn = pn->fn;
+      step->args = s->args + pos;
+      step->num_args = pn->num_inputs + pn->num_outputs;
+      step->node_id = node;
+      for (int32_t i = 0; i < pn->num_inputs; ++i) {
+        s->args[pos++] = &s->tensors[art->node_inputs[pn->inputs_offset + i]];
+      }
+      for (int32_t o = 0; o < pn->num_outputs; ++o) {
+        s->args[pos++] = &s->tensors[pn->first_entry + o];
+      }
+    }
+    s->num_steps = art->num_op_nodes;
+  }
+
+  s->input_set = (uint8_t*)calloc(art->num_inputs > 0 ? (size_t)art->num_inputs : 1, 1);
+  if (s->input_set == NULL) goto oom;
+  s->num_unset_inputs = art->num_inputs;
+
+  *out = s;
+  return NULL;
+
+oom:
+  session_free(s);
+  return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory creating a session",
+                            art->path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Checks `t` against entry `pe` of input `name`. */
+static KilnStatus* check_tensor(const KilnArtifact* art, const KilnPlanEntry* pe, const char* what,
+                                const char* name, const DLTensor* t, const char* fn) {
+  if (t->device.device_type != kDLCPU) {
+    return kiln_status_create(
+        KILN_INVALID_ARGUMENT,
+        "%s: %s '%s': the tensor must be in CPU memory (device_type %d), got device_type %d", fn,
+        what, name, (int)kDLCPU, (int)t->device.device_type);
+  }
+  const int64_t* want = art->shapes + pe->shape_offset;
+  int same = t->dtype.code == pe->dtype.code && t->dtype.bits == pe->dtype.bits &&
+             t->dtype.lanes == pe->dtype.lanes && t->ndim == pe->ndim;
+  if (same && t->ndim > 0 && t->shape == NULL) same = 0;
+  for (int32_t d = 0; same && d < pe->ndim; ++d) same = t->shape[d] == want[d];
+  if (!same) {
+    char expected[640], got[640];
+    kiln_format_tensor_type(pe->dtype, pe->ndim, want, expected, sizeof expected);
+    if (t->ndim < 0 || t->ndim > KILN_ARTIFACT_MAX_NDIM || (t->ndim > 0 && t->shape == NULL)) {
+      char dt[64];
+      kiln_dtype_to_string(t->dtype, dt, sizeof dt);
+      (void)snprintf(got, sizeof got, "%s with ndim %d%s", dt, (int)t->ndim,
+                     t->shape == NULL ? " and no shape" : "");
+    } else {
+      kiln_format_tensor_type(t->dtype, t->ndim, t->shape, got, sizeof got);
+    }
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s '%s': expected %s, got %s", fn, what,
+                              name, expected, got);
+  }
+  /* Compact row-major strides (or NULL). Dims of extent 1 may have any
+   * stride; an empty tensor has no layout to check. */
+  if (t->strides != NULL && pe->num_elements > 0) {
+    int64_t expect = 1;
+    for (int32_t d = pe->ndim - 1; d >= 0; --d) {
+      if (want[d] != 1 && t->strides[d] != expect) {
+        return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                  "%s: %s '%s': strides are not compact row-major (dim %d has "
+                                  "stride %lld, expected %lld)",
+                                  fn, what, name, (int)d, (long long)t->strides[d],
+                                  (long long)expect);
+      }
+      expect *= want[d];
+    }
+  }
+  if (t->data == NULL && pe->nbytes > 0) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s '%s': data is NULL", fn, what, name);
+  }
+  return NULL;
+}
+
+static KilnStatus* set_input(KilnSession* s, int32_t index, const DLTensor* t, int zero_copy,
+                             const char* fn) {
+  const KilnArtifact* art = s->artifact;
+  const KilnPlanIO* io = &art->inputs[index];
+  const KilnPlanEntry* pe = &art->entries[io->entry_id];
+  KilnStatus* st = check_tensor(art, pe, "input", io->name, t, fn);
+  if (st != NULL) return st;
+  DLTensor* dst = &s->tensors[io->entry_id];
+  const uint8_t* src = (const uint8_t*)t->data + t->byte_offset;
+  if (zero_copy && pe->nbytes > 0) {
+    uint64_t elem = kiln_dtype_bytes(pe->dtype);
+    if (elem > 1 && ((uintptr_t)src % elem) != 0) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: input '%s': data (+ byte_offset) at %p is not aligned to the "
+                                "element size (%llu bytes)",
+                                fn, io->name, (const void*)src, (unsigned long long)elem);
+    }
+    dst->data = (void*)(uintptr_t)src;
+  } else {
+    dst->data = kiln_session_own_data(s, io->entry_id);
+    if (pe->nbytes > 0) memcpy(dst->data, src, (size_t)pe->nbytes);
+  }
+  if (!s->input_set[index]) {
+    s->input_set[index] = 1;
+    s->num_unset_inputs -= 1;
+  }
+  return NULL;
+}
+
+static KilnStatus* set_input_by_name(KilnSession* session, const char* name, const DLTensor* tensor,
+                                     int zero_copy, const char* fn) {
+  if (session == NULL || name == NULL || tensor == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : (name == NULL ? "name" : "tensor"));
+  }
+  int32_t index = -1;
+  KilnStatus* st = kiln_artifact_input_index(session->artifact, name, &index);
+  if (st != NULL) return st;
+  return set_input(session, index, tensor, zero_copy, fn);
+}
+
+KilnStatus* kiln_session_set_input(KilnSession* session, const char* name, const DLTensor* tensor) {
+  return set_input_by_name(session, name, tensor, 0, "kiln_session_set_input");
+}
+
+KilnStatus* kiln_session_set_input_zero_copy(KilnSession* session, const char* name,
+                                             const DLTensor* tensor) {
+  return set_input_by_name(session, name, tensor, 1, "kiln_session_set_input_zero_copy");
+}
+
+KilnStatus* kiln_session_set_input_index(KilnSession* session, int32_t index,
+                                         const DLTensor* tensor) {
+  static const char fn[] = "kiln_session_set_input_index";
+  if (session == NULL || tensor == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : "tensor");
+  }
+  if (index < 0 || index >= session->artifact->num_inputs) {
+    return kiln_status_create(KILN_OUT_OF_RANGE,
+                              "%s: input index %d out of range (the model has %d inputs)", fn,
+                              (int)index, (int)session->artifact->num_inputs);
+  }
+  return set_input(session, index, tensor, 0, fn);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Run                                                                       */
+/* ------------------------------------------------------------------------ */
+
+KilnStatus* kiln_session_check_inputs(const KilnSession* s) {
+  if (s->num_unset_inputs == 0) return NULL;
+  for (int32_t i = 0; i < s->artifact->num_inputs; ++i) {
+    if (!s->input_set[i]) {
+      return kiln_status_create(KILN_FAILED_PRECONDITION,
+                                "%s: input '%s' was never set (kiln_session_set_input)",
+                                s->artifact->path, s->artifact->inputs[i].name);
+    }
+  }
+  return NULL;
+}
+
+KilnStatus* kiln_session_kernel_failure(KilnSession* s, int32_t step, int32_t rc) {
+  const KilnPlanNode* pn = &s->artifact->nodes[s->steps[step].node_id];
+  const char* msg = kiln_kernel_context_error(s->ctx);
+  KilnStatus* st = kiln_status_create(
+      KILN_INTERNAL, "%s: node '%s' (kernel '%s') failed with code %d: %s", s->artifact->path,
+      pn->name, pn->func_name, (int)rc, (msg != NULL && msg[0] != '\0') ? msg : "(no message)");
+  kiln_kernel_context_clear_error(s->ctx);
+  return st;
+}
+
+KilnStatus* kiln_session_run(KilnSession* session) {
+  if (session == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_run: session is NULL");
+  }
+  if (session->num_unset_inputs != 0) return kiln_session_check_inputs(session);
+  const KilnStep* steps = session->steps;
+  const int32_t n = session->num_steps;
+  KilnKernelContext* ctx = session->ctx;
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t rc = steps[i].fn(steps[i].args, steps[i].num_args, ctx);
+    if (rc != 0) return kiln_session_kernel_failure(session, i, rc);
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Outputs                                                                   */
+/* ------------------------------------------------------------------------ */
+
+KilnStatus* kiln_session_get_output(KilnSession* session, int32_t index, const DLTensor** out) {
+  if (out != NULL) *out = NULL;
+  if (session == NULL || out == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_get_output: %s is NULL",
+                              session == NULL ? "session" : "out");
+  }
+  if (index < 0 || index >= session->artifact->num_outputs) {
+    return kiln_status_create(
+        KILN_OUT_OF_RANGE,
+        "kiln_session_get_output: output index %d out of range (the model has %d outputs)",
+        (int)index, (int)session->artifact->num_outputs);
+  }
+  *out = &session->tensors[session->artifact->outputs[index].entry_id];
+  return NULL;
+}
+
+KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const DLTensor* dst) {
+  static const char fn[] = "kiln_session_copy_output";
+  if (session == NULL || dst == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : "dst");
+  }
+  const KilnArtifact* art = session->artifact;
+  if (index < 0 || index >= art->num_outputs) {
+    return kiln_status_create(KILN_OUT_OF_RANGE,
+                              "%s: output index %d out of range (the model has %d outputs)", fn,
+                              (int)index, (int)art->num_outputs);
+  }
+  const KilnPlanIO* io = &art->outputs[index];
+  const KilnPlanEntry* pe = &art->entries[io->entry_id];
+  KilnStatus* st = check_tensor(art, pe, "output", io->name, dst, fn);
+  if (st != NULL) return st;
+  if (pe->nbytes > 0) {
+    /* memmove: dst may be the very buffer a zero-copy input head points at. */
+    memmove((uint8_t*)dst->data + dst->byte_offset, session->tensors[io->entry_id].data,
+            (size_t)pe->nbytes);
+  }
+  return NULL;
+}

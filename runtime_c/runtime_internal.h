@@ -1,0 +1,175 @@
+/* File: runtime_c/runtime_internal.h  (internal to runtime_c's :runtime)
+ *
+ * The immutable plan a KilnArtifact holds after kiln_artifact_load
+ * (loader.c) and the KilnSession that executes it (executor.c), shared with
+ * the debugger (debug.c) and the benchmark (bench.c). Nothing here is public.
+ *
+ * The plan is built once, validated completely, and never written again: any
+ * number of sessions on any number of threads read it concurrently.
+ */
+#ifndef KILN_RUNTIME_C_RUNTIME_INTERNAL_H_
+#define KILN_RUNTIME_C_RUNTIME_INTERNAL_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/kernel_abi.h"
+#include "kiln/runtime.h"
+#include "kiln/status.h"
+#include "kiln/threadpool.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Internal functions are hidden: libkiln_runtime.so exports only the API. */
+#if defined(__GNUC__)
+#define KILN_RT_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define KILN_RT_HIDDEN
+#endif
+
+/* Every storage, and so every tensor a session allocates, starts at a multiple
+ * of this (docs/artifact.md: storage sizes are rounded up to 64). */
+#define KILN_RT_ALIGNMENT 64u
+
+/* What a storage holds. */
+typedef enum {
+  KILN_STORAGE_UNUSED = 0, /* a storage id no entry uses (a gap) */
+  KILN_STORAGE_SHARED = 1, /* intermediates: the session arena */
+  KILN_STORAGE_OUTPUT = 2, /* a head computed by a kernel: exclusive */
+  KILN_STORAGE_INPUT = 3,  /* a graph input: exclusive */
+  KILN_STORAGE_PARAM = 4   /* a parameter: in place in PARAMS, no allocation */
+} KilnStorageKind;
+
+/* One graph entry (an output of a node). */
+typedef struct {
+  DLDataType dtype;
+  int32_t ndim;
+  int32_t node_id; /* the node that produces it */
+  int32_t storage_id;
+  int32_t last_use;      /* last node reading it; num_nodes for a head */
+  uint64_t shape_offset; /* index into KilnArtifact.shapes (ndim values) */
+  uint64_t num_elements;
+  uint64_t nbytes; /* num_elements * element bytes */
+} KilnPlanEntry;
+
+typedef struct {
+  KilnStorageKind kind;
+  int32_t num_entries;    /* entries that use it */
+  uint64_t size;          /* bytes, a multiple of KILN_RT_ALIGNMENT */
+  uint64_t offset;        /* in the session block (not for PARAM/UNUSED) */
+  uint64_t param_offset;  /* PARAM: data offset from the blob start */
+  const void* param_data; /* PARAM: the data, in the dlopen'ed mapping */
+} KilnPlanStorage;
+
+typedef struct {
+  const char* name;      /* owned by the artifact */
+  const char* func_name; /* tvm_op: owned by the artifact; NULL for null nodes */
+  const char* op_names;  /* attrs.op_names, else func_name; NULL for null nodes */
+  KilnKernelFn fn;       /* tvm_op: resolved in the .so */
+  int32_t is_op;         /* 1 for tvm_op, 0 for null */
+  int32_t num_inputs;
+  int32_t num_outputs;
+  int32_t first_entry;   /* node_row_ptr[node] */
+  int32_t inputs_offset; /* into KilnArtifact.node_inputs */
+} KilnPlanNode;
+
+/* A graph input (a null node that is not a parameter) or output (a head). */
+typedef struct {
+  const char* name; /* owned by the artifact */
+  int32_t node_id;
+  int32_t entry_id;
+} KilnPlanIO;
+
+struct KilnArtifact {
+  char* path;
+  void* dl_handle;
+  uint64_t checksum;
+
+  char* meta_text; /* NUL-terminated copies of the sections */
+  char* graph_text;
+  char* producer;
+  char* target;
+  char* model; /* META "model", or the file's base name */
+
+  int32_t num_nodes;
+  KilnPlanNode* nodes;
+  int32_t* node_inputs; /* entry ids, per node at nodes[n].inputs_offset */
+  int32_t num_node_inputs;
+
+  int32_t num_entries;
+  KilnPlanEntry* entries;
+  int64_t* shapes;
+  uint64_t num_shape_values;
+
+  int32_t num_storages;
+  KilnPlanStorage* storages;
+  uint64_t session_bytes; /* every non-param storage of one session */
+
+  int32_t num_inputs;
+  KilnPlanIO* inputs;
+  int32_t num_outputs;
+  KilnPlanIO* outputs;
+
+  int32_t num_op_nodes;
+  int32_t* op_nodes; /* tvm_op node ids in execution order */
+
+  uint64_t arena_bytes;
+  uint64_t naive_bytes;
+
+  /* Every string above is allocated here (a list of blocks). */
+  struct KilnStringBlock* strings;
+};
+
+/* One kernel call of a session. */
+typedef struct {
+  KilnKernelFn fn;
+  DLTensor* const* args;
+  int32_t num_args;
+  int32_t node_id;
+} KilnStep;
+
+struct KilnSession {
+  const KilnArtifact* artifact;
+  KilnThreadPool* own_pool; /* NULL when the options gave one, or serial */
+  KilnThreadPool* pool;     /* the pool used (own or given), may be NULL */
+  KilnKernelContext* ctx;
+  int32_t num_threads;
+
+  uint8_t* memory;   /* session_bytes (at least 64), 64-byte aligned */
+  DLTensor* tensors; /* one per entry */
+  int64_t* shapes;   /* the session's copy of the shapes */
+  DLTensor** args;   /* every node's arguments, concatenated */
+  KilnStep* steps;   /* one per tvm_op node, in order */
+  int32_t num_steps;
+  uint8_t* input_set; /* per input: set since creation */
+  int32_t num_unset_inputs;
+};
+
+/* The storage pointer of `entry` in the session's own memory. */
+KILN_RT_HIDDEN void* kiln_session_own_data(const KilnSession* session, int32_t entry_id);
+
+/* Checks that every input is set (KILN_FAILED_PRECONDITION naming the first
+ * one that is not). */
+KILN_RT_HIDDEN KilnStatus* kiln_session_check_inputs(const KilnSession* session);
+
+/* The status for a failed kernel call of step `step` (rc != 0): KILN_INTERNAL
+ * with the node, the function and the context's message; clears the
+ * context's error. */
+KILN_RT_HIDDEN KilnStatus* kiln_session_kernel_failure(KilnSession* session, int32_t step,
+                                                       int32_t rc);
+
+/* Formats dtype + shape like "float32[1,3,224,224]" into buf. */
+KILN_RT_HIDDEN void kiln_format_tensor_type(DLDataType dtype, int32_t ndim, const int64_t* shape,
+                                            char* buf, size_t buf_size);
+
+/* CLOCK_MONOTONIC in nanoseconds (differences are exact integers). */
+KILN_RT_HIDDEN uint64_t kiln_now_ns(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_C_RUNTIME_INTERNAL_H_ */
