@@ -10,6 +10,9 @@
 //            [--naive-schedule] [--timing]
 //                                   optimize, fuse, lower every fused function
 //                                   and print its loop IR (or LLVM IR / assembly)
+//   kiln compile FILE.kir -o MODEL.so [--target T] [--opt-level N] [--timing]
+//                                   the whole compiler: one shared library per
+//                                   model (docs/artifact.md)
 //
 // Errors go to stderr with a non-zero exit status; nothing aborts.
 //
@@ -32,6 +35,7 @@
 #include "ir/printer.h"
 #include "ir/tir_printer.h"
 #include "ir/traversal.h"
+#include "c_api/compiler.h"
 #include "codegen_llvm/codegen_llvm.h"
 #include "lowering/lower.h"
 #include "passes/infra/pass.h"
@@ -62,6 +66,15 @@ constexpr const char kUsage[] =
     "      --opt-level N          0-3 (default 3)\n"
     "      --naive-schedule       every stage at root, serial loops (a reference)\n"
     "      --timing               print pass, lowering and codegen times to stderr\n"
+    "  compile FILE.kir -o OUT.so [options]\n"
+    "                             compile a model into one shared library (the\n"
+    "                             kernels plus the executor plan and weights) that\n"
+    "                             the C runtime (libkiln_runtime.so) loads:\n"
+    "      -o, --output OUT.so    the artifact to write (required)\n"
+    "      --target T             as for lower (default: llvm, the host)\n"
+    "      --opt-level N          0-3 (default 3)\n"
+    "      --no-memory-plan       one storage per tensor (no sharing)\n"
+    "      --timing               print phase times and sizes to stderr\n"
     "  help                       this message\n";
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
@@ -308,6 +321,72 @@ int Lower(const std::vector<std::string>& args) {
   return 0;
 }
 
+int Compile(const std::vector<std::string>& args) {
+  std::string file, output;
+  bool timing = false;
+  kiln::compiler::CompileOptions opts;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string level;
+    if ((a == "-o" || a == "--output") && i + 1 < args.size()) {
+      output = args[++i];
+    } else if (a.starts_with("--output=")) {
+      output = a.substr(9);
+    } else if (a == "--target" && i + 1 < args.size()) {
+      opts.target = args[++i];
+    } else if (a.starts_with("--target=")) {
+      opts.target = a.substr(9);
+    } else if (a == "--opt-level" && i + 1 < args.size()) {
+      level = args[++i];
+    } else if (a.starts_with("--opt-level=")) {
+      level = a.substr(12);
+    } else if (a == "--no-memory-plan") {
+      opts.share_storage = false;
+    } else if (a == "--timing") {
+      timing = true;
+    } else if (a.starts_with("-")) {
+      std::fprintf(stderr, "kiln compile: unknown option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      std::fprintf(stderr, "kiln compile: more than one input file ('%s', '%s')\n", file.c_str(),
+                   a.c_str());
+      return 2;
+    }
+    if (!level.empty() &&
+        (!absl::SimpleAtoi(level, &opts.opt_level) || opts.opt_level < 0 || opts.opt_level > 3)) {
+      std::fprintf(stderr, "kiln compile: --opt-level must be 0, 1, 2 or 3, got '%s'\n",
+                   level.c_str());
+      return 2;
+    }
+  }
+  if (file.empty()) {
+    std::fprintf(stderr, "kiln compile: no input file\n%s", kUsage);
+    return 2;
+  }
+  if (output.empty()) {
+    std::fprintf(stderr, "kiln compile: no output file (-o MODEL.so)\n");
+    return 2;
+  }
+  auto m = Load(file);
+  if (!m.ok()) return Fail(m.status());
+  auto report = kiln::compiler::CompileToLibrary(*m, opts, output);
+  if (!report.ok()) return Fail(report.status());
+  if (timing) {
+    const auto& r = *report;
+    std::fprintf(stderr,
+                 "kiln compile: %d fused calls, %d kernels; passes %.1f ms, lowering %.1f ms, "
+                 "plan %.1f ms, codegen %.1f ms, link %.1f ms; arena %lld bytes (naive %lld); "
+                 "%s: %llu bytes\n",
+                 r.num_fused_calls, r.num_kernels, r.passes_ms, r.lower_ms, r.plan_ms,
+                 r.codegen_ms, r.link_ms, static_cast<long long>(r.arena_bytes),
+                 static_cast<long long>(r.naive_bytes), output.c_str(),
+                 static_cast<unsigned long long>(r.file_bytes));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -321,6 +400,7 @@ int main(int argc, char** argv) {
   if (cmd == "check") return Check(args);
   if (cmd == "opt") return Opt(args);
   if (cmd == "lower") return Lower(args);
+  if (cmd == "compile") return Compile(args);
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     std::fputs(kUsage, stdout);
     return 0;

@@ -1,0 +1,79 @@
+// File: c_api/compiler.cc
+#include "c_api/compiler.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "codegen_llvm/codegen_llvm.h"
+#include "ir/status_macros.h"
+#include "passes/infra/pass.h"
+#include "passes/pipeline.h"
+#include "passes/registry/register_passes.h"
+#include "types/infer_type.h"
+
+namespace kiln::compiler {
+namespace {
+
+double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+absl::StatusOr<Module> OptimizeForLowering(const Module& module, const CompileOptions& options) {
+  passes::RegisterAllPasses();
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("opt level must be 0, 1, 2 or 3, got ", options.opt_level));
+  }
+  Module m = module;
+  KILN_ASSIGN_OR_RETURN(passes::PassPtr pipeline, passes::DefaultPipeline(options.opt_level));
+  passes::PassContext ctx;
+  ctx.opt_level = options.opt_level;
+  ctx.required_passes.insert("FuseOps");
+  ctx.required_passes.insert("InferType");
+  for (const std::string& p : options.disabled_passes) ctx.disabled_passes.insert(p);
+  if (options.max_fuse_depth > 0) {
+    ctx.SetConfig("relay.FuseOps.max_depth", static_cast<int64_t>(options.max_fuse_depth));
+  }
+  KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
+  return types::InferType(m);
+}
+
+absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const CompileOptions& options,
+                                               const std::string& path) {
+  CompileReport r;
+  KILN_ASSIGN_OR_RETURN(codegen::Target target, codegen::ParseTarget(options.target));
+  auto t0 = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(module, options));
+  auto t1 = std::chrono::steady_clock::now();
+  lowering::LowerOptions lower = options.lower;
+  if (lower.vector_lanes <= 0) {
+    KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
+    lower.vector_lanes = bits / 32;
+  }
+  KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(fused, lower));
+  auto t2 = std::chrono::steady_clock::now();
+  lowering::GraphPlanOptions popts;
+  popts.share_storage = options.share_storage;
+  KILN_ASSIGN_OR_RETURN(lowering::GraphPlan plan, lowering::PlanGraph(fused, lm, popts));
+  auto t3 = std::chrono::steady_clock::now();
+  std::vector<tir::PrimFunc> funcs;
+  for (const lowering::LoweredFunc& k : lm.kernels) funcs.push_back(k.func);
+  codegen::ExportStats es;
+  KILN_RETURN_IF_ERROR(
+      codegen::ExportLibrary(funcs, target, plan, path, options.export_options, &es));
+  r.passes_ms = Ms(t0, t1);
+  r.lower_ms = Ms(t1, t2);
+  r.plan_ms = Ms(t2, t3);
+  r.codegen_ms = es.codegen_ms;
+  r.link_ms = es.link_ms;
+  r.num_fused_calls = plan.num_op_nodes;
+  r.num_kernels = static_cast<int>(funcs.size());
+  r.arena_bytes = plan.memory.shared_bytes;
+  r.naive_bytes = plan.memory.naive_bytes;
+  r.file_bytes = es.file_bytes;
+  return r;
+}
+
+}  // namespace kiln::compiler

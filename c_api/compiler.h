@@ -1,0 +1,59 @@
+// File: c_api/compiler.h  (C++; the driver behind kiln_compile and `kiln compile`)
+//
+// The whole compiler in one call: graph pass pipeline (through FuseOps),
+// lowering of every fused function, the executor and memory plan, LLVM code
+// generation and the artifact (.so) — DESIGN.md §1.
+//
+//   CompileOptions o;  o.target = "llvm -mcpu=native";
+//   KILN_ASSIGN_OR_RETURN(CompileReport r, CompileToLibrary(module, o, "model.so"));
+//
+// Every failure is a status naming the phase and what failed; nothing aborts.
+#ifndef KILN_C_API_COMPILER_H_
+#define KILN_C_API_COMPILER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "codegen_llvm/export.h"
+#include "ir/module.h"
+#include "lowering/graph_plan.h"
+#include "lowering/lower.h"
+
+namespace kiln::compiler {
+
+struct CompileOptions {
+  int opt_level = 3;               // graph pass pipeline level (0-3)
+  std::string target = "llvm";     // codegen_llvm::ParseTarget syntax
+  lowering::LowerOptions lower;    // vector_lanes 0 = from the target
+  int max_fuse_depth = 0;          // FuseOps max_depth; 0 = default
+  std::vector<std::string> disabled_passes;
+  bool share_storage = true;       // memory planner on (false: naive plan)
+  codegen::ExportOptions export_options;
+};
+
+struct CompileReport {
+  double passes_ms = 0;
+  double lower_ms = 0;
+  double plan_ms = 0;
+  double codegen_ms = 0;
+  double link_ms = 0;
+  int num_fused_calls = 0;  // tvm_op nodes in the graph
+  int num_kernels = 0;      // distinct kernels
+  int64_t arena_bytes = 0;  // a session's shared intermediate storage
+  int64_t naive_bytes = 0;  // the same without storage sharing
+  uint64_t file_bytes = 0;
+};
+
+// Runs the graph passes through FuseOps and InferType (the module `main`
+// comes out as calls of primitive functions).
+absl::StatusOr<Module> OptimizeForLowering(const Module& module, const CompileOptions& options);
+
+// The full pipeline; writes the artifact to `path`.
+absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const CompileOptions& options,
+                                               const std::string& path);
+
+}  // namespace kiln::compiler
+
+#endif  // KILN_C_API_COMPILER_H_
