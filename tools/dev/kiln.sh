@@ -23,8 +23,9 @@ install_deps() {
 # The main job at this stage: parse and type-check the bundled examples (a
 # ResNet-style block and a transformer block in the text format), print them
 # with their inferred types, optimize and fuse the ResNet block, and lower each
-# fused function to loop IR and machine code. Later issues grow this into
-# compiling and running a bundled ONNX model.
+# fused function to loop IR and machine code, and compile it into one shared
+# library (docs/artifact.md). Later issues grow this into compiling and
+# running a bundled ONNX model.
 run_demo() {
   local files=("$ROOT/examples/resnet_block.kir" "$ROOT/examples/transformer_block.kir")
   if [[ $# -gt 0 ]]; then files=("$@"); fi
@@ -42,6 +43,10 @@ run_demo() {
   echo "==== every fused function of ${files[0]} lowered to a kernel (loop IR), then to machine code"
   "$kiln" lower "${files[0]}" --timing
   "$kiln" lower "${files[0]}" --emit asm --timing > /dev/null
+  local out="${TMPDIR:-/tmp}/kiln_demo"
+  mkdir -p "$out"
+  echo "==== ${files[0]} compiled into one shared library: $out/model.so"
+  "$kiln" compile "${files[0]}" -o "$out/model.so" --timing
 }
 
 cmd="${1:-}"
