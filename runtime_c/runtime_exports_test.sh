@@ -26,6 +26,13 @@ for required in kiln_artifact_load kiln_artifact_release kiln_session_create kil
     fail=1
   fi
 done
+for internal in kiln_blob_parse kiln_blob_param kiln_artifact_validate_image kiln_dtype_bytes \
+    kiln_dtype_to_string kiln_dtype_from_string; do
+  if printf '%s\n' "$symbols" | grep -qx "$internal"; then
+    echo "FAIL: libkiln_runtime.so exports the internal helper $internal"
+    exit 1
+  fi
+done
 count=$(printf '%s\n' "$symbols" | grep -c '^kiln_' || true)
 
 tmp=${TEST_TMPDIR:-/tmp}/libkiln_runtime.stripped.so
