@@ -580,7 +580,8 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitCall(const ExprNode* n) {
   static const char* const kMath[] = {"sqrt",     "fabs",  "floor", "ceil",  "trunc",   "round",
                                       "copysign", "exp",   "exp2",  "log",   "log2",    "sin",
                                       "cos",      "pow",   "fmod",  "rsqrt", "sigmoid", "tanh",
-                                      "erf",      "log1p", "expm1"};
+                                      "erf",      "log1p", "expm1", "tan",   "asin",    "acos",
+                                      "atan",     "sinh",  "cosh",  "asinh", "acosh",   "atanh"};
   for (const char* m : kMath) {
     if (name == m) return EmitMath(n);
   }
@@ -656,7 +657,7 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitMath(const ExprNode* n) {
     llvm::Value* one = llvm::ConstantFP::get(ft, 1.0);
     r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
   } else {
-    r = CallLibmPerLane(name, x);  // tanh, erf, log1p, expm1
+    r = CallLibmPerLane(name, x);  // tanh, erf, log1p, expm1, tan, asin, ..., atanh
   }
   return IsHalfLike(t) ? NarrowFromF32(r, t) : r;
 }

@@ -515,6 +515,61 @@ TEST(SemanticsTest, MathFunctionsMatchCmath) {
   }
 }
 
+// The trigonometric and hyperbolic intrinsics (libm calls, per lane for
+// vectors), each on inputs from its domain.
+TEST(SemanticsTest, TrigonometricAndHyperbolicMatchCmath) {
+  const std::vector<double> any = {-2.5, -1.25, -0.5, 0.0, 0.5, 1.5, 2.5, 3.0};
+  const std::vector<double> unit = {-0.99, -0.75, -0.5, 0.0, 0.25, 0.5, 0.75, 0.9};
+  const std::vector<double> ge1 = {1.0, 1.25, 1.5, 2.0, 3.0, 5.5, 10.0, 100.0};
+  struct Case {
+    const char* name;
+    double (*ref)(double);
+    const std::vector<double>* in;
+  };
+  const std::vector<Case> cases = {
+      {"tan", [](double x) { return std::tan(x); }, &any},
+      {"asin", [](double x) { return std::asin(x); }, &unit},
+      {"acos", [](double x) { return std::acos(x); }, &unit},
+      {"atan", [](double x) { return std::atan(x); }, &any},
+      {"sinh", [](double x) { return std::sinh(x); }, &any},
+      {"cosh", [](double x) { return std::cosh(x); }, &any},
+      {"asinh", [](double x) { return std::asinh(x); }, &any},
+      {"acosh", [](double x) { return std::acosh(x); }, &ge1},
+      {"atanh", [](double x) { return std::atanh(x); }, &unit},
+  };
+  const int64_t n = 8;
+  std::vector<PrimFunc> funcs;
+  for (const Case& c : cases) {
+    for (DataType t : {kF32, kF64}) {
+      for (int lanes : {1, 4}) {
+        std::string fname = c.name;
+        funcs.push_back(
+            Unary(absl::StrCat(c.name, "_", t.ToString(), "_", lanes), t, t, n, lanes,
+                  [fname, t, lanes](PrimExpr x) { return Call(V(t, lanes), fname, {x}); }));
+      }
+    }
+  }
+  auto jit = JitHost(funcs);
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  for (const Case& c : cases) {
+    for (int lanes : {1, 4}) {
+      std::vector<float> xf(c.in->begin(), c.in->end());
+      std::vector<float> gf =
+          RunUnary<float>(Fn(*jit, absl::StrCat(c.name, "_float32_", lanes)), kF32, kF32, xf);
+      std::vector<double> gd =
+          RunUnary<double>(Fn(*jit, absl::StrCat(c.name, "_float64_", lanes)), kF64, kF64, *c.in);
+      for (size_t i = 0; i < xf.size(); ++i) {
+        const double rf = c.ref(static_cast<double>(xf[i]));
+        EXPECT_NEAR(gf[i], rf, 2e-6 * std::max(1.0, std::fabs(rf)))
+            << c.name << "(" << xf[i] << ")";
+        const double rd = c.ref((*c.in)[i]);
+        EXPECT_NEAR(gd[i], rd, 1e-14 * std::max(1.0, std::fabs(rd)))
+            << c.name << "(" << (*c.in)[i] << ")";
+      }
+    }
+  }
+}
+
 TEST(SemanticsTest, BinaryMathAndNaN) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> xs = {2.0f, -3.5f, 7.25f, nan, 1.0f, -0.0f, 5.5f, 9.0f};

@@ -1,4 +1,5 @@
-// Kernels of elementwise and broadcasting operators: unary math, clip, cast,
+// Kernels of elementwise and broadcasting operators: unary math (including
+// tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh), clip, cast,
 // nn.relu/leaky_relu/gelu, binary arithmetic with NumPy broadcasting,
 // comparisons, logical ops, nn.bias_add and nn.prelu.
 #include <cmath>
@@ -321,6 +322,15 @@ void RegisterElemwiseKernels() {
   AddKernel("erf", FloatUnary([](double x) { return std::erf(x); }));
   AddKernel("sin", FloatUnary([](double x) { return std::sin(x); }));
   AddKernel("cos", FloatUnary([](double x) { return std::cos(x); }));
+  AddKernel("tan", FloatUnary([](double x) { return std::tan(x); }));
+  AddKernel("asin", FloatUnary([](double x) { return std::asin(x); }));
+  AddKernel("acos", FloatUnary([](double x) { return std::acos(x); }));
+  AddKernel("atan", FloatUnary([](double x) { return std::atan(x); }));
+  AddKernel("sinh", FloatUnary([](double x) { return std::sinh(x); }));
+  AddKernel("cosh", FloatUnary([](double x) { return std::cosh(x); }));
+  AddKernel("asinh", FloatUnary([](double x) { return std::asinh(x); }));
+  AddKernel("acosh", FloatUnary([](double x) { return std::acosh(x); }));
+  AddKernel("atanh", FloatUnary([](double x) { return std::atanh(x); }));
   AddKernel("nn.relu", MixedUnary([](double x) { return x > 0 ? x : (std::isnan(x) ? x : 0.0); },
                                   [](int64_t x, DataType dt) {
                                     return dt.is_int() && x < 0 ? 0 : x;

@@ -118,6 +118,28 @@ TEST(Elemwise, UnaryMath) {
   EXPECT_EQ(Doubles(Ok(EvalText("ones_like(%x)", {{"x", I32({2}, {5, 6})}}))), (V{1, 1}));
 }
 
+TEST(Elemwise, TrigonometricAndHyperbolic) {
+  // Values by hand: tan(pi/4) = 1, asin(1/2) = pi/6, acos(1/2) = pi/3,
+  // atan(1) = pi/4, sinh(ln 2) = 3/4, cosh(ln 2) = 5/4, asinh(3/4) = ln 2,
+  // acosh(5/4) = ln 2, atanh(1/3) = ln(2)/2.
+  auto f64 = [](double v) { return MakeT(DataType::Float(64), {1}, {v}); };
+  const double pi = 3.14159265358979323846, ln2 = 0.69314718055994530942;
+  const std::pair<const char*, std::pair<double, double>> cases[] = {
+      {"tan", {pi / 4, 1}},      {"asin", {0.5, pi / 6}},   {"acos", {0.5, pi / 3}},
+      {"atan", {1, pi / 4}},     {"sinh", {ln2, 0.75}},     {"cosh", {ln2, 1.25}},
+      {"asinh", {0.75, ln2}},    {"acosh", {1.25, ln2}},    {"atanh", {1.0 / 3, ln2 / 2}},
+  };
+  for (const auto& [op, io] : cases) {
+    V r = Doubles(Ok(EvalText(std::string(op) + "(%x)", {{"x", f64(io.first)}})));
+    ASSERT_EQ(r.size(), 1u) << op;
+    EXPECT_NEAR(r[0], io.second, 1e-15) << op;
+  }
+  // Outside the domain: NaN; float32 keeps its dtype.
+  EXPECT_TRUE(std::isnan(Doubles(Ok(EvalText("asin(%x)", {{"x", F32({1}, {2})}})))[0]));
+  EXPECT_TRUE(std::isnan(Doubles(Ok(EvalText("acosh(%x)", {{"x", F32({1}, {0.5})}})))[0]));
+  EXPECT_EQ(Doubles(Ok(EvalText("atanh(%x)", {{"x", F32({1}, {1})}})))[0], INFINITY);
+}
+
 TEST(Elemwise, BiasAddAndPrelu) {
   auto x = F32({1, 2, 2}, {1, 2, -3, -4});
   EXPECT_EQ(Doubles(Ok(EvalText("nn.bias_add(%x, %b)", {{"x", x}, {"b", F32({2}, {10, 20})}}))),

@@ -48,6 +48,11 @@ void RegisterCoreOps(OpRegistry& registry) {
                            "logical_not", "copy", "zeros_like", "ones_like", "isnan"}) {
     r.Add(name, x, OpPattern::kElemWise, std::string("elementwise ") + name);
   }
+  // Trigonometric and hyperbolic functions (as C's <math.h>; float math).
+  for (const char* name :
+       {"tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"}) {
+    r.Add(name, x, OpPattern::kElemWise, std::string("elementwise ") + name);
+  }
   r.Add("clip", x, OpPattern::kElemWise, "clamps every element to [a_min, a_max]",
         AttrsOf<ClipAttrs>());
   r.Add("cast", x, OpPattern::kElemWise, "converts every element to dtype", AttrsOf<CastAttrs>());

@@ -90,7 +90,8 @@ bool IsMathIntrinsic(absl::string_view n) {
   static const auto* const kNames = new std::unordered_set<std::string>{
       "exp",  "log",   "sqrt",  "rsqrt", "tanh",  "sigmoid", "erf",      "pow",
       "fabs", "floor", "ceil",  "round", "trunc", "sin",     "cos",      "isnan",
-      "fmod", "exp2",  "log2",  "log1p", "expm1", "copysign"};
+      "fmod", "exp2",  "log2",  "log1p", "expm1", "copysign", "tan",     "asin",
+      "acos", "atan",  "sinh",  "cosh",  "asinh", "acosh",    "atanh"};
   return kNames->count(std::string(n)) > 0;
 }
 

@@ -1,6 +1,7 @@
 // Type relations of elementwise and broadcasting operators.
 //
-//   unary (abs, exp, nn.relu, copy, zeros_like, ...)  out = data's type
+//   unary (abs, exp, nn.relu, copy, zeros_like,
+//          tan, asin, ..., atanh, ...)                out = data's type
 //   isnan                                             same shape, bool
 //   logical_not                                       bool -> bool
 //   clip (a_min <= a_max), nn.leaky_relu, nn.gelu     out = data's type
@@ -156,7 +157,8 @@ absl::Status RegisterElemwiseRelations() {
   };
   for (const char* name : {"abs", "negative", "exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh",
                            "erf", "nn.relu", "floor", "ceil", "round", "sign", "sin", "cos", "copy",
-                           "zeros_like", "ones_like", "nn.leaky_relu"})
+                           "zeros_like", "ones_like", "nn.leaky_relu", "tan", "asin", "acos",
+                           "atan", "sinh", "cosh", "asinh", "acosh", "atanh"})
     add(name, IdentityRel);
   add("isnan", IsNanRel);
   add("logical_not", LogicalNotRel);

@@ -34,6 +34,8 @@ TEST(Elemwise, Unary) {
   EXPECT_EQ(Infer("nn.relu", {T("?, 3", "float16")}), "Tensor[(?, 3), float16]");
   EXPECT_EQ(Infer("zeros_like", {T("", "int8")}), "Tensor[(), int8]");
   EXPECT_EQ(Infer("isnan", {T("4")}), "Tensor[(4,), bool]");
+  for (const char* op : {"tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh"})
+    EXPECT_EQ(Infer(op, {T("n, 2", "float64")}), "Tensor[(n, 2), float64]") << op;
   EXPECT_EQ(Infer("logical_not", {T("4", "bool")}), "Tensor[(4,), bool]");
   EXPECT_THAT(Infer("logical_not", {T("4")}),
               HasSubstr("logical_not: argument 0 (data) has type Tensor[(4,), float32]; expected "

@@ -543,6 +543,15 @@ class Evaluator {
     if (name == "trunc") return std::trunc(x);
     if (name == "sin") return std::sin(x);
     if (name == "cos") return std::cos(x);
+    if (name == "tan") return std::tan(x);
+    if (name == "asin") return std::asin(x);
+    if (name == "acos") return std::acos(x);
+    if (name == "atan") return std::atan(x);
+    if (name == "sinh") return std::sinh(x);
+    if (name == "cosh") return std::cosh(x);
+    if (name == "asinh") return std::asinh(x);
+    if (name == "acosh") return std::acosh(x);
+    if (name == "atanh") return std::atanh(x);
     *ok = false;
     return 0;
   }

@@ -413,6 +413,15 @@ class Interp {
           {"log2", [](double x) { return std::log2(x); }},
           {"log1p", [](double x) { return std::log1p(x); }},
           {"expm1", [](double x) { return std::expm1(x); }},
+          {"tan", [](double x) { return std::tan(x); }},
+          {"asin", [](double x) { return std::asin(x); }},
+          {"acos", [](double x) { return std::acos(x); }},
+          {"atan", [](double x) { return std::atan(x); }},
+          {"sinh", [](double x) { return std::sinh(x); }},
+          {"cosh", [](double x) { return std::cosh(x); }},
+          {"asinh", [](double x) { return std::asinh(x); }},
+          {"acosh", [](double x) { return std::acosh(x); }},
+          {"atanh", [](double x) { return std::atanh(x); }},
       };
       auto it = kUnary.find(f);
       if (it != kUnary.end()) return unary(it->second);

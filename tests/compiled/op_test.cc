@@ -43,6 +43,9 @@ std::vector<OpCase> Cases() {
     unary(op, -4, 4);
   }
   unary("log", 0.01, 10);
+  for (const char* op : {"tan", "atan", "sinh", "cosh", "asinh"}) unary(op, -3, 3);
+  for (const char* op : {"asin", "acos", "atanh"}) unary(op, -0.99, 0.99);
+  unary("acosh", 1, 8);
   unary("sqrt", 0, 10);
   unary("rsqrt", 0.01, 10);
   unary("exp", -80, 80);

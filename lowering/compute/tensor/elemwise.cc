@@ -1,7 +1,9 @@
 // File: lowering/compute/tensor/elemwise.cc
 //
 // Elementwise unary operators (tag "elemwise"), as interpreter/kernels_elemwise.cc:
-//   float-only math  exp log sqrt rsqrt sigmoid tanh erf sin cos, nn.leaky_relu,
+//   float-only math  exp log sqrt rsqrt sigmoid tanh erf sin cos tan asin acos
+//                    atan sinh cosh asinh acosh atanh (the intrinsics of the same
+//                    names), nn.leaky_relu,
 //                    nn.gelu: float16/bfloat16 in float32; integer and bool
 //                    inputs through float64, stored back with a saturating cast
 //   mixed            abs negative nn.relu floor ceil round sign copy: float math
@@ -172,7 +174,9 @@ absl::StatusOr<PrimExpr> Gelu(const ComputeCtx& ctx, const PrimExpr& x) {
 }  // namespace
 
 void RegisterElemwiseComputes() {
-  for (const char* name : {"exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos"})
+  for (const char* name : {"exp", "log", "sqrt", "rsqrt", "sigmoid", "tanh", "erf", "sin", "cos",
+                           "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+                           "atanh"})
     Attach(name, Intrinsic(name));
 
   Attach("abs", MixedUnary([](const PrimExpr& x) { return Intrin("fabs", {x}); }, IntAbs));

@@ -23,6 +23,32 @@ TEST(ElemwiseComputeTest, FloatMathOnFloats) {
   }
 }
 
+TEST(ElemwiseComputeTest, TrigonometricAndHyperbolic) {
+  // Each over its domain (asin, acos, atanh: (-1, 1); acosh: [1, inf)), and
+  // once outside it (NaN or inf, as the interpreter).
+  Ranges unit;
+  unit.flo = -0.99;
+  unit.fhi = 0.99;
+  Ranges ge1;
+  ge1.flo = 1;
+  ge1.fhi = 4;
+  for (DataType dt : {kF32, kF64, kF16, kBF16}) {
+    for (const char* op : {"tan", "atan", "sinh", "cosh", "asinh"})
+      EXPECT_TRUE(CheckOp(op, nullptr, {T({2, 5}, dt)})) << op << " " << dt.ToString();
+    for (const char* op : {"asin", "acos", "atanh"})
+      EXPECT_TRUE(CheckOp(op, nullptr, {T({2, 5}, dt)}, unit)) << op << " " << dt.ToString();
+    EXPECT_TRUE(CheckOp("acosh", nullptr, {T({2, 5}, dt)}, ge1)) << dt.ToString();
+  }
+  const std::vector<double> outside = {-2, 2, 1, -1, kNaN, kInf};
+  for (const char* op : {"asin", "acos", "atanh", "acosh"})
+    EXPECT_TRUE(CheckOp(op, nullptr, {T({6}, kF32, outside)})) << op;
+  Ranges small_ints;
+  small_ints.ilo = 1;
+  small_ints.ihi = 3;
+  for (const char* op : {"atan", "sinh", "cosh", "asinh", "acosh"})
+    EXPECT_TRUE(CheckOp(op, nullptr, {T({4}, kI32)}, small_ints)) << op;
+}
+
 TEST(ElemwiseComputeTest, FloatMathOnIntegersGoesThroughDouble) {
   // Values whose results fit the integer dtypes (the conversion back saturates;
   // see README: the loop-IR evaluator wraps instead, so no overflow here).

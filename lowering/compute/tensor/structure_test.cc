@@ -29,7 +29,7 @@ const char* const kOps[] = {
     "min", "prod", "argmax", "argmin", "reshape", "transpose", "concatenate", "split",
     "strided_slice", "take", "expand_dims", "squeeze", "layout_transform", "dyn.reshape",
     "dyn.broadcast_to", "dyn.zeros", "dyn.ones", "dyn.full", "dyn.strided_slice",
-    "dyn.expand_dims",
+    "dyn.expand_dims", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
 };
 
 std::vector<int64_t> StaticShape(const te::Tensor& t) {
