@@ -10,7 +10,7 @@
 //            [--naive-schedule] [--timing]
 //                                   optimize, fuse, lower every fused function
 //                                   and print its loop IR (or LLVM IR / assembly)
-//   kiln compile FILE.kir -o MODEL.so [--target T] [--opt-level N] [--timing]
+//   kiln compile MODEL.{kir,onnx} -o MODEL.so [--input-shape N=D,D,...] [--target T] [--opt-level N] [--timing]
 //                                   the whole compiler: one shared library per
 //                                   model (docs/artifact.md)
 //
@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -36,6 +37,7 @@
 #include "ir/tir_printer.h"
 #include "ir/traversal.h"
 #include "c_api/compiler.h"
+#include "frontends/onnx/importer.h"
 #include "codegen_llvm/codegen_llvm.h"
 #include "lowering/lower.h"
 #include "passes/infra/pass.h"
@@ -66,11 +68,13 @@ constexpr const char kUsage[] =
     "      --opt-level N          0-3 (default 3)\n"
     "      --naive-schedule       every stage at root, serial loops (a reference)\n"
     "      --timing               print pass, lowering and codegen times to stderr\n"
-    "  compile FILE.kir -o OUT.so [options]\n"
+    "  compile MODEL -o OUT.so [options]\n"
     "                             compile a model into one shared library (the\n"
     "                             kernels plus the executor plan and weights) that\n"
-    "                             the C runtime (libkiln_runtime.so) loads:\n"
+    "                             the C runtime (libkiln_runtime.so) loads; MODEL\n"
+    "                             is a .kir file or an ONNX model (.onnx):\n"
     "      -o, --output OUT.so    the artifact to write (required)\n"
+    "      --input-shape N=D,D    static shape for ONNX input N (repeatable)\n"
     "      --target T             as for lower (default: llvm, the host)\n"
     "      --opt-level N          0-3 (default 3)\n"
     "      --no-memory-plan       one storage per tensor (no sharing)\n"
@@ -85,7 +89,35 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// `--input-shape` values: name=1,3,224,224 (symbolic dims of ONNX inputs).
+std::map<std::string, std::vector<int64_t>> g_input_shapes;
+
+absl::Status AddInputShape(const std::string& spec) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape must be name=d0,d1,..., got '", spec, "'"));
+  }
+  std::vector<int64_t> dims;
+  for (absl::string_view d : absl::StrSplit(spec.substr(eq + 1), ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(d, &v) || v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", spec, ": '", d, "' is not a dimension"));
+    }
+    dims.push_back(v);
+  }
+  g_input_shapes[spec.substr(0, eq)] = dims;
+  return absl::OkStatus();
+}
+
+// A model: ONNX (by the .onnx extension) or the text IR.
 absl::StatusOr<kiln::Module> Load(const std::string& path) {
+  if (path.size() > 5 && path.ends_with(".onnx")) {
+    kiln::onnx_frontend::ImportOptions o;
+    o.input_shapes = g_input_shapes;
+    return kiln::onnx_frontend::ImportOnnxFile(path, o);
+  }
   auto text = ReadFile(path);
   if (!text.ok()) return text.status();
   return kiln::ParseModule(*text, path);
@@ -342,6 +374,9 @@ int Compile(const std::vector<std::string>& args) {
       level = a.substr(12);
     } else if (a == "--no-memory-plan") {
       opts.share_storage = false;
+    } else if ((a == "--input-shape" && i + 1 < args.size()) || a.starts_with("--input-shape=")) {
+      absl::Status st = AddInputShape(a == "--input-shape" ? args[++i] : a.substr(14));
+      if (!st.ok()) return Fail(st);
     } else if (a == "--timing") {
       timing = true;
     } else if (a.starts_with("-")) {

@@ -10,6 +10,9 @@ set -euo pipefail
 
 PACKAGES=(
   bazel-bootstrap
+  gcc
+  g++
+  binutils
   llvm-19-dev
   llvm-19-tools
   libabsl-dev
@@ -25,6 +28,8 @@ PACKAGES=(
   nlohmann-json3-dev
   libcli11-dev
   graphviz
+  python3-onnx
+  python3-numpy
 )
 
 is_installed() {

@@ -1,0 +1,940 @@
+// The nn converters (convert_nn.cc): one-node models imported and run by the
+// interpreter, against reference values computed here by plain loops from
+// ONNX's definitions (convolution, pooling, normalization, LRN, matrix
+// products, softmax), for representative attributes and opset forms.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "frontends/onnx/convert_test_util.h"
+#include "frontends/onnx/onnx_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kiln::onnx_frontend::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using V = std::vector<double>;
+using S = std::vector<int64_t>;
+
+constexpr DataType kF32 = DataType::Float(32);
+constexpr DataType kBool = DataType::Bool();
+constexpr DataType kI32 = DataType::Int(32);
+constexpr DataType kI64 = DataType::Int(64);
+
+int64_t Numel(const S& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Deterministic test data in about [-2, 2].
+V Data(int64_t n, double phase = 0.3) {
+  V v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = 2.0 * std::sin(1.7 * static_cast<double>(i) + phase);
+  return v;
+}
+
+struct Out {
+  V values;
+  S shape;
+  DataType dtype;
+};
+
+std::vector<Out> ExecAll(int64_t opset, const onnx::NodeProto& node,
+                        const std::vector<NamedTensor>& inputs) {
+  auto r = RunNode(opset, node, inputs);
+  EXPECT_TRUE(r.ok()) << node.op_type() << " (opset " << opset << "): " << r.status();
+  std::vector<Out> outs;
+  if (!r.ok()) return outs;
+  for (const auto& t : *r) outs.push_back({Values(*t), t->shape(), t->dtype()});
+  return outs;
+}
+
+Out Exec(int64_t opset, const onnx::NodeProto& node, const std::vector<NamedTensor>& inputs) {
+  std::vector<Out> outs = ExecAll(opset, node, inputs);
+  return outs.empty() ? Out{} : outs[0];
+}
+
+absl::Status RunStatus(int64_t opset, const onnx::NodeProto& node,
+                       const std::vector<NamedTensor>& inputs) {
+  return RunNode(opset, node, inputs).status();
+}
+
+void ExpectNear(const Out& got, const S& shape, const V& want, double tol = 1e-5) {
+  ASSERT_EQ(got.shape, shape);
+  ASSERT_EQ(got.values.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_NEAR(got.values[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << "element " << i;
+}
+
+// ---- references --------------------------------------------------------------
+
+struct Conv {
+  S strides{1, 1}, dilations{1, 1}, pads{0, 0, 0, 0};  // pads: top, left, bottom, right
+  int64_t groups = 1;
+};
+
+// NCHW x OIHW convolution, zero padding, as ONNX Conv defines it.
+V RefConv2D(const V& x, const S& xs, const V& w, const S& ws, const V& bias, const Conv& p, S* os) {
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t M = ws[0], CG = ws[1], KH = ws[2], KW = ws[3];
+  const int64_t OH = (H + p.pads[0] + p.pads[2] - p.dilations[0] * (KH - 1) - 1) / p.strides[0] + 1;
+  const int64_t OW = (W + p.pads[1] + p.pads[3] - p.dilations[1] * (KW - 1) - 1) / p.strides[1] + 1;
+  *os = {N, M, OH, OW};
+  V out(static_cast<size_t>(N * M * OH * OW), 0.0);
+  const int64_t mpg = M / p.groups;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = bias.empty() ? 0.0 : bias[static_cast<size_t>(m)];
+          for (int64_t cg = 0; cg < CG; ++cg) {
+            const int64_t c = (m / mpg) * CG + cg;
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t ih = oh * p.strides[0] - p.pads[0] + kh * p.dilations[0];
+                const int64_t iw = ow * p.strides[1] - p.pads[1] + kw * p.dilations[1];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += x[static_cast<size_t>(((n * C + c) * H + ih) * W + iw)] *
+                       w[static_cast<size_t>(((m * CG + cg) * KH + kh) * KW + kw)];
+              }
+          }
+          out[static_cast<size_t>(((n * M + m) * OH + oh) * OW + ow)] = acc;
+        }
+  return out;
+}
+
+struct Pool {
+  S kernel, strides{1, 1}, dilations{1, 1}, pads{0, 0, 0, 0};
+  bool max = true, count_include_pad = false, ceil_mode = false;
+};
+
+// NCHW pooling as ONNX defines it: max ignores padding; average divides by the
+// window's positions inside the data, or (count_include_pad) by the kernel size.
+V RefPool2D(const V& x, const S& xs, const Pool& p, S* os) {
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  auto out_dim = [&](int64_t in, int64_t k, int64_t s, int64_t d, int64_t pads) {
+    const double v = static_cast<double>(in + pads - d * (k - 1) - 1) / static_cast<double>(s);
+    return static_cast<int64_t>(p.ceil_mode ? std::ceil(v) : std::floor(v)) + 1;
+  };
+  const int64_t OH = out_dim(H, p.kernel[0], p.strides[0], p.dilations[0], p.pads[0] + p.pads[2]);
+  const int64_t OW = out_dim(W, p.kernel[1], p.strides[1], p.dilations[1], p.pads[1] + p.pads[3]);
+  *os = {N, C, OH, OW};
+  V out;
+  for (int64_t nc = 0; nc < N * C; ++nc)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        double best = -std::numeric_limits<double>::infinity(), sum = 0;
+        int64_t count = 0;
+        for (int64_t kh = 0; kh < p.kernel[0]; ++kh)
+          for (int64_t kw = 0; kw < p.kernel[1]; ++kw) {
+            const int64_t ih = oh * p.strides[0] - p.pads[0] + kh * p.dilations[0];
+            const int64_t iw = ow * p.strides[1] - p.pads[1] + kw * p.dilations[1];
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            const double v = x[static_cast<size_t>((nc * H + ih) * W + iw)];
+            best = std::max(best, v);
+            sum += v;
+            ++count;
+          }
+        const int64_t div = p.count_include_pad ? p.kernel[0] * p.kernel[1] : count;
+        out.push_back(p.max ? best : sum / static_cast<double>(div));
+      }
+  return out;
+}
+
+// ---- Conv -----------------------------------------------------------------------
+
+TEST(ConvertConv, GroupsStridesDilationsPadsBias) {
+  const S xs = {1, 4, 7, 6}, ws = {6, 2, 3, 2};
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 1.1), b = {0.5, -1, 2, 0, 1, -0.25};
+  Conv p;
+  p.strides = {2, 1};
+  p.dilations = {1, 2};
+  p.pads = {1, 0, 2, 1};
+  p.groups = 2;
+  S os;
+  const V want = RefConv2D(x, xs, w, ws, b, p, &os);
+  const Out got = Exec(11,
+                      MakeNode("Conv", {"x", "w", "b"}, {"y"},
+                               {AttrInt("group", 2), AttrInts("strides", {2, 1}),
+                                AttrInts("dilations", {1, 2}), AttrInts("pads", {1, 0, 2, 1}),
+                                AttrInts("kernel_shape", {3, 2})}),
+                      {F32In("x", xs, x), Init("w", kF32, ws, w), Init("b", kF32, {6}, b)});
+  ExpectNear(got, os, want);
+}
+
+TEST(ConvertConv, AutoPadSameUpperAndLower) {
+  // H = W = 7, kernel 4, stride 2: out 4, total padding 3 -> UPPER (1, 2), LOWER (2, 1).
+  const S xs = {1, 2, 7, 7}, ws = {3, 2, 4, 4};
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 0.7);
+  for (const char* mode : {"SAME_UPPER", "SAME_LOWER"}) {
+    Conv p;
+    p.strides = {2, 2};
+    p.pads = std::string(mode) == "SAME_UPPER" ? S{1, 1, 2, 2} : S{2, 2, 1, 1};
+    S os;
+    const V want = RefConv2D(x, xs, w, ws, {}, p, &os);
+    EXPECT_EQ(os, (S{1, 3, 4, 4}));
+    const Out got = Exec(1,
+                        MakeNode("Conv", {"x", "w"}, {"y"},
+                                 {AttrString("auto_pad", mode), AttrInts("strides", {2, 2})}),
+                        {F32In("x", xs, x), Init("w", kF32, ws, w)});
+    ExpectNear(got, os, want);
+  }
+}
+
+TEST(ConvertConv, ValidIgnoresPads) {
+  const S xs = {1, 1, 5, 5}, ws = {1, 1, 3, 3};
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 0.2);
+  S os;
+  const V want = RefConv2D(x, xs, w, ws, {}, Conv{}, &os);
+  const Out got = Exec(11,
+                      MakeNode("Conv", {"x", "w"}, {"y"},
+                               {AttrString("auto_pad", "VALID"), AttrInts("pads", {1, 1, 1, 1})}),
+                      {F32In("x", xs, x), Init("w", kF32, ws, w)});
+  ExpectNear(got, os, want);
+}
+
+TEST(ConvertConv, Depthwise) {
+  const S xs = {2, 3, 5, 4}, ws = {3, 1, 3, 3};
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 2.0);
+  Conv p;
+  p.groups = 3;
+  p.pads = {1, 1, 1, 1};
+  S os;
+  const V want = RefConv2D(x, xs, w, ws, {}, p, &os);
+  const Out got = Exec(11,
+                      MakeNode("Conv", {"x", "w"}, {"y"},
+                               {AttrInt("group", 3), AttrInts("pads", {1, 1, 1, 1})}),
+                      {F32In("x", xs, x), F32In("w", ws, w)});
+  ExpectNear(got, os, want);
+}
+
+TEST(ConvertConv, OneDimensional) {
+  // 1-D conv [N, C, L] == 2-D conv over a unit H.
+  const S xs = {2, 2, 9}, ws = {4, 2, 3};
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 0.9), b = {1, 2, 3, 4};
+  Conv p;
+  p.strides = {1, 2};
+  p.dilations = {1, 2};
+  p.pads = {0, 2, 0, 1};
+  S os;
+  const V want = RefConv2D(x, {2, 2, 1, 9}, w, {4, 2, 1, 3}, b, p, &os);
+  const Out got = Exec(11,
+                      MakeNode("Conv", {"x", "w", "b"}, {"y"},
+                               {AttrInts("strides", {2}), AttrInts("dilations", {2}),
+                                AttrInts("pads", {2, 1})}),
+                      {F32In("x", xs, x), Init("w", kF32, ws, w), Init("b", kF32, {4}, b)});
+  ExpectNear(got, {os[0], os[1], os[3]}, want);
+}
+
+TEST(ConvertConv, ThreeDimensionalTransposedIsUnsupported) {
+  const absl::Status st = RunStatus(11, MakeNode("ConvTranspose", {"x", "w"}, {"y"}),
+                                    {F32In("x", {1, 1, 3, 3, 3}, Data(27)),
+                                     Init("w", kF32, {1, 1, 1, 1, 1}, {1})});
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+  EXPECT_THAT(st.message(), HasSubstr("3-D transposed convolution"));
+}
+
+// ConvTranspose by its definition: every input pixel scatters x * W into the
+// output at ih * stride + kh * dilation - pad_begin.
+V RefConvTranspose2D(const V& x, const S& xs, const V& w, const S& ws, const S& strides,
+                     const S& dil, const S& pads, const S& out_pad, int64_t groups, S* os) {
+  const int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  const int64_t MG = ws[1], KH = ws[2], KW = ws[3], M = MG * groups, CG = C / groups;
+  const int64_t OH = strides[0] * (H - 1) + out_pad[0] + (KH - 1) * dil[0] + 1 - pads[0] - pads[2];
+  const int64_t OW = strides[1] * (W - 1) + out_pad[1] + (KW - 1) * dil[1] + 1 - pads[1] - pads[3];
+  *os = {N, M, OH, OW};
+  V y(static_cast<size_t>(N * M * OH * OW), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t ih = 0; ih < H; ++ih)
+        for (int64_t iw = 0; iw < W; ++iw)
+          for (int64_t mo = 0; mo < MG; ++mo)
+            for (int64_t kh = 0; kh < KH; ++kh)
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t oh = ih * strides[0] + kh * dil[0] - pads[0];
+                const int64_t ow = iw * strides[1] + kw * dil[1] - pads[1];
+                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                const int64_t m = (c / CG) * MG + mo;
+                y[static_cast<size_t>(((n * M + m) * OH + oh) * OW + ow)] +=
+                    x[static_cast<size_t>(((n * C + c) * H + ih) * W + iw)] *
+                    w[static_cast<size_t>(((c * MG + mo) * KH + kh) * KW + kw)];
+              }
+  return y;
+}
+
+TEST(ConvertConvTranspose, StridesDilationsPadsGroups) {
+  const S xs = {1, 4, 3, 4}, ws = {4, 3, 3, 2};
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 0.4), b = {1, 0, -1, 2, 0.5, 0};
+  S os;
+  V want = RefConvTranspose2D(x, xs, w, ws, {2, 3}, {1, 2}, {1, 0, 2, 3}, {1, 0}, 2, &os);
+  for (int64_t i = 0; i < Numel(os); ++i) want[static_cast<size_t>(i)] += b[static_cast<size_t>((i / (os[2] * os[3])) % 6)];
+  const Out got = Exec(11,
+                       MakeNode("ConvTranspose", {"x", "w", "b"}, {"y"},
+                                {AttrInt("group", 2), AttrInts("strides", {2, 3}),
+                                 AttrInts("dilations", {1, 2}), AttrInts("pads", {1, 0, 2, 3}),
+                                 AttrInts("output_padding", {1, 0})}),
+                       {F32In("x", xs, x), Init("w", kF32, ws, w), Init("b", kF32, {6}, b)});
+  ExpectNear(got, os, want);
+}
+
+TEST(ConvertConvTranspose, OutputShapeAndOneDimensional) {
+  // output_shape 8 from in 3, k 3, stride 2: full length 7, so total padding -1:
+  // one extra output at the end, as output_padding = 1 would give.
+  const S xs = {1, 1, 3}, ws = {1, 2, 3};
+  const V x = {1, 2, 3}, w = Data(6, 0.2);
+  S os;
+  const V want = RefConvTranspose2D(x, {1, 1, 1, 3}, w, {1, 2, 1, 3}, {1, 2}, {1, 1}, {0, 0, 0, 0},
+                                    {0, 1}, 1, &os);
+  const Out got = Exec(11,
+                       MakeNode("ConvTranspose", {"x", "w"}, {"y"},
+                                {AttrInts("strides", {2}), AttrInts("output_shape", {8})}),
+                       {F32In("x", xs, x), Init("w", kF32, ws, w)});
+  ExpectNear(got, {1, 2, 8}, want);
+}
+
+// ---- pooling ----------------------------------------------------------------------
+
+TEST(ConvertPool, AveragePoolCountIncludePad) {
+  const S xs = {1, 2, 5, 6};
+  const V x = Data(Numel(xs));
+  for (int64_t include : {0, 1}) {
+    Pool p;
+    p.max = false;
+    p.kernel = {3, 3};
+    p.strides = {2, 2};
+    p.pads = {1, 1, 1, 1};
+    p.count_include_pad = include != 0;
+    S os;
+    const V want = RefPool2D(x, xs, p, &os);
+    const Out got = Exec(11,
+                        MakeNode("AveragePool", {"x"}, {"y"},
+                                 {AttrInts("kernel_shape", {3, 3}), AttrInts("strides", {2, 2}),
+                                  AttrInts("pads", {1, 1, 1, 1}),
+                                  AttrInt("count_include_pad", include)}),
+                        {F32In("x", xs, x)});
+    ExpectNear(got, os, want);
+  }
+}
+
+TEST(ConvertPool, MaxPoolCeilModeDilations) {
+  const S xs = {1, 1, 8, 7};
+  const V x = Data(Numel(xs));
+  Pool p;
+  p.kernel = {2, 3};
+  p.strides = {3, 2};
+  p.dilations = {2, 1};
+  p.ceil_mode = true;
+  S os;
+  const V want = RefPool2D(x, xs, p, &os);
+  const Out got = Exec(12,
+                      MakeNode("MaxPool", {"x"}, {"y"},
+                               {AttrInts("kernel_shape", {2, 3}), AttrInts("strides", {3, 2}),
+                                AttrInts("dilations", {2, 1}), AttrInt("ceil_mode", 1)}),
+                      {F32In("x", xs, x)});
+  ExpectNear(got, os, want);
+}
+
+TEST(ConvertPool, OneDimensionalSameUpper) {
+  // L = 7, kernel 3, stride 2: out 4, total padding 2 -> (1, 1).
+  const S xs = {1, 2, 7};
+  const V x = Data(Numel(xs));
+  for (bool is_max : {true, false}) {
+    Pool p;
+    p.max = is_max;
+    p.kernel = {1, 3};
+    p.strides = {1, 2};
+    p.pads = {0, 1, 0, 1};
+    S os;
+    const V want = RefPool2D(x, {1, 2, 1, 7}, p, &os);
+    const Out got = Exec(11,
+                        MakeNode(is_max ? "MaxPool" : "AveragePool", {"x"}, {"y"},
+                                 {AttrInts("kernel_shape", {3}), AttrInts("strides", {2}),
+                                  AttrString("auto_pad", "SAME_UPPER")}),
+                        {F32In("x", xs, x)});
+    ExpectNear(got, {1, 2, 4}, want);
+  }
+}
+
+TEST(ConvertPool, MaxPoolIndicesAreUnsupported) {
+  const absl::Status st =
+      RunStatus(12, MakeNode("MaxPool", {"x"}, {"y", "idx"}, {AttrInts("kernel_shape", {2, 2})}),
+                {F32In("x", {1, 1, 4, 4}, Data(16))});
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+  EXPECT_THAT(st.message(), HasSubstr("Indices"));
+}
+
+TEST(ConvertPool, GlobalPoolsOfOtherRanks) {
+  const S xs = {2, 3, 5};
+  const V x = Data(Numel(xs));
+  V mean, mx;
+  for (int64_t nc = 0; nc < 6; ++nc) {
+    double s = 0, m = -1e9;
+    for (int64_t i = 0; i < 5; ++i) {
+      s += x[static_cast<size_t>(nc * 5 + i)];
+      m = std::max(m, x[static_cast<size_t>(nc * 5 + i)]);
+    }
+    mean.push_back(s / 5);
+    mx.push_back(m);
+  }
+  ExpectNear(Exec(1, MakeNode("GlobalAveragePool", {"x"}, {"y"}), {F32In("x", xs, x)}), {2, 3, 1}, mean);
+  ExpectNear(Exec(1, MakeNode("GlobalMaxPool", {"x"}, {"y"}), {F32In("x", xs, x)}), {2, 3, 1}, mx);
+  // 4-D: the global pool operators.
+  ExpectNear(Exec(1, MakeNode("GlobalAveragePool", {"x"}, {"y"}), {F32In("x", {2, 3, 5, 1}, x)}),
+             {2, 3, 1, 1}, mean);
+}
+
+// ---- 3-D windows -------------------------------------------------------------------
+
+// NCDHW convolution with zero padding; pads {d0, h0, w0, d1, h1, w1}.
+V RefConv3D(const V& x, const S& xs, const V& w, const S& ws, const S& st, const S& dil,
+            const S& pads, int64_t groups, S* os) {
+  const int64_t N = xs[0], C = xs[1], M = ws[0], CG = ws[1];
+  S in = {xs[2], xs[3], xs[4]}, k = {ws[2], ws[3], ws[4]}, out(3);
+  for (size_t i = 0; i < 3; ++i) out[i] = (in[i] + pads[i] + pads[i + 3] - dil[i] * (k[i] - 1) - 1) / st[i] + 1;
+  *os = {N, M, out[0], out[1], out[2]};
+  V y;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t od = 0; od < out[0]; ++od)
+        for (int64_t oh = 0; oh < out[1]; ++oh)
+          for (int64_t ow = 0; ow < out[2]; ++ow) {
+            double acc = 0;
+            for (int64_t cg = 0; cg < CG; ++cg)
+              for (int64_t a = 0; a < k[0]; ++a)
+                for (int64_t b = 0; b < k[1]; ++b)
+                  for (int64_t e = 0; e < k[2]; ++e) {
+                    const int64_t id = od * st[0] - pads[0] + a * dil[0];
+                    const int64_t ih = oh * st[1] - pads[1] + b * dil[1];
+                    const int64_t iw = ow * st[2] - pads[2] + e * dil[2];
+                    if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
+                    const int64_t c = (m / (M / groups)) * CG + cg;
+                    acc += x[static_cast<size_t>((((n * C + c) * in[0] + id) * in[1] + ih) * in[2] + iw)] *
+                           w[static_cast<size_t>((((m * CG + cg) * k[0] + a) * k[1] + b) * k[2] + e)];
+                  }
+            y.push_back(acc);
+          }
+  return y;
+}
+
+// NCDHW pooling as ONNX defines it (ceil_mode off): max ignores padding;
+// average divides by the in-data count, or the kernel volume with
+// count_include_pad.
+V RefPool3D(const V& x, const S& xs, const S& k, const S& st, const S& pads, bool is_max,
+            bool include_pad, S* os) {
+  S in = {xs[2], xs[3], xs[4]}, out(3);
+  for (size_t i = 0; i < 3; ++i) out[i] = (in[i] + pads[i] + pads[i + 3] - k[i]) / st[i] + 1;
+  *os = {xs[0], xs[1], out[0], out[1], out[2]};
+  V y;
+  for (int64_t nc = 0; nc < xs[0] * xs[1]; ++nc)
+    for (int64_t od = 0; od < out[0]; ++od)
+      for (int64_t oh = 0; oh < out[1]; ++oh)
+        for (int64_t ow = 0; ow < out[2]; ++ow) {
+          double best = -1e300, sum = 0;
+          int64_t count = 0;
+          for (int64_t a = 0; a < k[0]; ++a)
+            for (int64_t b = 0; b < k[1]; ++b)
+              for (int64_t e = 0; e < k[2]; ++e) {
+                const int64_t id = od * st[0] - pads[0] + a, ih = oh * st[1] - pads[1] + b,
+                              iw = ow * st[2] - pads[2] + e;
+                if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
+                const double v = x[static_cast<size_t>(((nc * in[0] + id) * in[1] + ih) * in[2] + iw)];
+                best = std::max(best, v);
+                sum += v;
+                ++count;
+              }
+          y.push_back(is_max ? best : sum / static_cast<double>(include_pad ? k[0] * k[1] * k[2] : count));
+        }
+  return y;
+}
+
+TEST(ConvertConv3D, StridesDilationsPadsGroups) {
+  const S xs = {1, 4, 5, 4, 6}, ws = {2, 2, 3, 2, 3};
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 0.5);
+  S os;
+  const V want = RefConv3D(x, xs, w, ws, {2, 1, 2}, {1, 2, 1}, {1, 0, 1, 2, 1, 0}, 2, &os);
+  const Out got = Exec(11,
+                       MakeNode("Conv", {"x", "w"}, {"y"},
+                                {AttrInt("group", 2), AttrInts("strides", {2, 1, 2}),
+                                 AttrInts("dilations", {1, 2, 1}), AttrInts("pads", {1, 0, 1, 2, 1, 0})}),
+                       {F32In("x", xs, x), Init("w", kF32, ws, w)});
+  ExpectNear(got, os, want);
+}
+
+TEST(ConvertConv3D, Pools) {
+  const S xs = {1, 2, 5, 4, 3};
+  const V x = Data(Numel(xs));
+  for (bool is_max : {true, false})
+    for (int64_t include : {0, 1}) {
+      if (is_max && include) continue;
+      S os;
+      const V want = RefPool3D(x, xs, {3, 2, 2}, {2, 1, 2}, {1, 0, 1, 1, 1, 0}, is_max, include != 0, &os);
+      std::vector<onnx::AttributeProto> attrs = {AttrInts("kernel_shape", {3, 2, 2}),
+                                                 AttrInts("strides", {2, 1, 2}),
+                                                 AttrInts("pads", {1, 0, 1, 1, 1, 0})};
+      if (!is_max) attrs.push_back(AttrInt("count_include_pad", include));
+      const Out got = Exec(11, MakeNode(is_max ? "MaxPool" : "AveragePool", {"x"}, {"y"}, attrs),
+                           {F32In("x", xs, x)});
+      ExpectNear(got, os, want);
+    }
+}
+
+// ---- normalization ------------------------------------------------------------------
+
+TEST(ConvertNorm, BatchNormSpatialAndPerActivation) {
+  const S xs = {2, 3, 2, 2};
+  const V x = Data(Numel(xs));
+  const V scale = {1, 2, 0.5}, bias = {0, 1, -1}, mean = {0.1, -0.2, 0.3}, var = {1, 0.5, 2};
+  const double eps = 1e-3;
+  V want;
+  for (int64_t i = 0; i < Numel(xs); ++i) {
+    const size_t c = static_cast<size_t>((i / 4) % 3);
+    want.push_back((x[static_cast<size_t>(i)] - mean[c]) / std::sqrt(var[c] + eps) * scale[c] + bias[c]);
+  }
+  for (int64_t opset : {7, 9, 15}) {
+    const Out got = Exec(opset,
+                        MakeNode("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"},
+                                 {AttrFloat("epsilon", static_cast<float>(eps))}),
+                        {F32In("x", xs, x), Init("s", kF32, {3}, scale), Init("b", kF32, {3}, bias),
+                         Init("m", kF32, {3}, mean), Init("v", kF32, {3}, var)});
+    ExpectNear(got, xs, want);
+  }
+  // spatial=0 (opset 7): statistics per activation, shaped [C, H, W].
+  const S ps = {3, 2, 2};
+  const V s2 = Data(12, 0.1), b2 = Data(12, 0.2), m2 = Data(12, 0.4);
+  V v2 = Data(12, 0.5);
+  for (double& v : v2) v = v * v + 0.1;
+  V want2;
+  for (int64_t i = 0; i < Numel(xs); ++i) {
+    const size_t j = static_cast<size_t>(i % 12);
+    want2.push_back((x[static_cast<size_t>(i)] - m2[j]) / std::sqrt(v2[j] + 1e-5) * s2[j] + b2[j]);
+  }
+  const Out got = Exec(7,
+                      MakeNode("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"},
+                               {AttrInt("spatial", 0)}),
+                      {F32In("x", xs, x), Init("s", kF32, ps, s2), Init("b", kF32, ps, b2),
+                       Init("m", kF32, ps, m2), Init("v", kF32, ps, v2)});
+  ExpectNear(got, xs, want2);
+}
+
+TEST(ConvertNorm, BatchNormTrainingMode) {
+  // Opset 14+: batch statistics over N and spatial axes; running statistics
+  // blended with momentum.
+  const S xs = {2, 2, 3};
+  const V x = Data(12), scale = {1, 2}, bias = {0.5, -1}, rmean = {0.1, 0.2}, rvar = {1, 2};
+  const double momentum = 0.8, eps = 1e-5;
+  V want(12), want_mean, want_var;
+  for (int64_t ch = 0; ch < 2; ++ch) {
+    double m = 0, v = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < 3; ++i) m += x[static_cast<size_t>((n * 2 + ch) * 3 + i)] / 6;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < 3; ++i) v += std::pow(x[static_cast<size_t>((n * 2 + ch) * 3 + i)] - m, 2) / 6;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < 3; ++i) {
+        const size_t k = static_cast<size_t>((n * 2 + ch) * 3 + i), c = static_cast<size_t>(ch);
+        want[k] = (x[k] - m) / std::sqrt(v + eps) * scale[c] + bias[c];
+      }
+    want_mean.push_back(rmean[static_cast<size_t>(ch)] * momentum + m * (1 - momentum));
+    want_var.push_back(rvar[static_cast<size_t>(ch)] * momentum + v * (1 - momentum));
+  }
+  const std::vector<Out> got =
+      ExecAll(15,
+              MakeNode("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "rm", "rv"},
+                       {AttrInt("training_mode", 1), AttrFloat("momentum", 0.8f)}),
+              {F32In("x", xs, x), Init("s", kF32, {2}, scale), Init("b", kF32, {2}, bias),
+               Init("m", kF32, {2}, rmean), Init("v", kF32, {2}, rvar)});
+  ASSERT_EQ(got.size(), 3u);
+  ExpectNear(got[0], xs, want);
+  ExpectNear(got[1], {2}, want_mean);
+  ExpectNear(got[2], {2}, want_var);
+  const std::vector<NamedTensor> in = {F32In("x", xs, x), Init("s", kF32, {2}, scale),
+                                       Init("b", kF32, {2}, bias), Init("m", kF32, {2}, rmean),
+                                       Init("v", kF32, {2}, rvar)};
+  // Opsets 7-13: requesting the running statistics means training mode.
+  const std::vector<Out> got9 = ExecAll(
+      9, MakeNode("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "mean"},
+                  {AttrFloat("momentum", 0.8f)}),
+      in);
+  ASSERT_EQ(got9.size(), 2u);
+  ExpectNear(got9[0], xs, want);
+  ExpectNear(got9[1], {2}, want_mean);
+  // Before opset 7: is_test=0 (the default) is training mode, is_test=1 inference.
+  ExpectNear(Exec(6, MakeNode("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}), in), xs, want);
+  V infer;
+  for (int64_t i = 0; i < 12; ++i) {
+    const size_t ch = static_cast<size_t>((i / 3) % 2);
+    infer.push_back((x[static_cast<size_t>(i)] - rmean[ch]) / std::sqrt(rvar[ch] + eps) * scale[ch] + bias[ch]);
+  }
+  ExpectNear(Exec(6, MakeNode("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, {AttrInt("is_test", 1)}), in),
+             xs, infer);
+  // saved_mean / saved_var (training internals) are not converted.
+  const absl::Status st = RunStatus(
+      9, MakeNode("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y", "mean", "var", "sm"}), in);
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+}
+
+TEST(ConvertNorm, InstanceNormalization) {
+  const S xs = {2, 2, 3, 2};
+  const V x = Data(Numel(xs)), scale = {1.5, -0.5}, bias = {0.25, 1};
+  V want(x.size());
+  for (int64_t nc = 0; nc < 4; ++nc) {
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < 6; ++i) m += x[static_cast<size_t>(nc * 6 + i)] / 6;
+    for (int64_t i = 0; i < 6; ++i) v += std::pow(x[static_cast<size_t>(nc * 6 + i)] - m, 2) / 6;
+    for (int64_t i = 0; i < 6; ++i) {
+      const size_t k = static_cast<size_t>(nc * 6 + i), c = static_cast<size_t>(nc % 2);
+      want[k] = (x[k] - m) / std::sqrt(v + 0.01) * scale[c] + bias[c];
+    }
+  }
+  const Out got = Exec(6,
+                      MakeNode("InstanceNormalization", {"x", "s", "b"}, {"y"},
+                               {AttrFloat("epsilon", 0.01f)}),
+                      {F32In("x", xs, x), Init("s", kF32, {2}, scale), Init("b", kF32, {2}, bias)});
+  ExpectNear(got, xs, want);
+}
+
+TEST(ConvertNorm, LayerNormalizationWithStatistics) {
+  // axis = 1 of [2, 3, 4]: normalize over 12 elements per batch item; no B.
+  const S xs = {2, 3, 4};
+  const V x = Data(Numel(xs)), scale = Data(12, 0.9);
+  V want(x.size()), mean, inv;
+  for (int64_t n = 0; n < 2; ++n) {
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < 12; ++i) m += x[static_cast<size_t>(n * 12 + i)] / 12;
+    for (int64_t i = 0; i < 12; ++i) v += std::pow(x[static_cast<size_t>(n * 12 + i)] - m, 2) / 12;
+    mean.push_back(m);
+    inv.push_back(1 / std::sqrt(v + 1e-5));
+    for (int64_t i = 0; i < 12; ++i)
+      want[static_cast<size_t>(n * 12 + i)] =
+          (x[static_cast<size_t>(n * 12 + i)] - m) * inv.back() * scale[static_cast<size_t>(i)];
+  }
+  const std::vector<Out> got = ExecAll(17,
+                                      MakeNode("LayerNormalization", {"x", "s"}, {"y", "mean", "inv"},
+                                               {AttrInt("axis", 1)}),
+                                      {F32In("x", xs, x), Init("s", kF32, {3, 4}, scale)});
+  ASSERT_EQ(got.size(), 3u);
+  ExpectNear(got[0], xs, want);
+  ExpectNear(got[1], {2, 1, 1}, mean);
+  ExpectNear(got[2], {2, 1, 1}, inv);
+}
+
+TEST(ConvertNorm, LayerNormalizationLastAxisWithBias) {
+  const S xs = {3, 4};
+  const V x = Data(12), scale = {1, 2, 3, 4}, bias = {0, -1, 1, 0.5};
+  V want;
+  for (int64_t r = 0; r < 3; ++r) {
+    double m = 0, v = 0;
+    for (int64_t i = 0; i < 4; ++i) m += x[static_cast<size_t>(r * 4 + i)] / 4;
+    for (int64_t i = 0; i < 4; ++i) v += std::pow(x[static_cast<size_t>(r * 4 + i)] - m, 2) / 4;
+    for (int64_t i = 0; i < 4; ++i)
+      want.push_back((x[static_cast<size_t>(r * 4 + i)] - m) / std::sqrt(v + 0.1) *
+                         scale[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)]);
+  }
+  const Out got = Exec(17,
+                      MakeNode("LayerNormalization", {"x", "s", "b"}, {"y"},
+                               {AttrFloat("epsilon", 0.1f)}),
+                      {F32In("x", xs, x), Init("s", kF32, {4}, scale), Init("b", kF32, {4}, bias)});
+  ExpectNear(got, xs, want);
+}
+
+TEST(ConvertNorm, MeanVarianceNormalization) {
+  const S xs = {2, 2, 2, 2};
+  const V x = Data(16);
+  // Default axes {0, 2, 3}: statistics per channel.
+  V want(16);
+  for (int64_t c = 0; c < 2; ++c) {
+    double m = 0, m2 = 0;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < 4; ++i) {
+        const double v = x[static_cast<size_t>((n * 2 + c) * 4 + i)];
+        m += v / 8;
+        m2 += v * v / 8;
+      }
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < 4; ++i) {
+        const size_t k = static_cast<size_t>((n * 2 + c) * 4 + i);
+        want[k] = (x[k] - m) / (std::sqrt(m2 - m * m) + 1e-9);
+      }
+  }
+  ExpectNear(Exec(13, MakeNode("MeanVarianceNormalization", {"x"}, {"y"}), {F32In("x", xs, x)}), xs,
+             want, 1e-4);
+}
+
+TEST(ConvertNorm, LRNOddAndEvenSizes) {
+  const S xs = {1, 5, 2, 1};
+  const V x = Data(10);
+  for (int64_t size : {3, 4}) {
+    const double alpha = 0.2, beta = 0.6, bias = 1.5;
+    V want;
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t h = 0; h < 2; ++h) {
+        double sq = 0;
+        // Window [c - floor((size-1)/2), c + ceil((size-1)/2)].
+        for (int64_t i = c - (size - 1) / 2; i <= c + size / 2; ++i)
+          if (i >= 0 && i < 5) sq += std::pow(x[static_cast<size_t>(i * 2 + h)], 2);
+        want.push_back(x[static_cast<size_t>(c * 2 + h)] /
+                       std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+      }
+    const Out got = Exec(13,
+                        MakeNode("LRN", {"x"}, {"y"},
+                                 {AttrInt("size", size), AttrFloat("alpha", 0.2f),
+                                  AttrFloat("beta", 0.6f), AttrFloat("bias", 1.5f)}),
+                        {F32In("x", xs, x)});
+    ExpectNear(got, xs, want);
+  }
+}
+
+// ---- Gemm and MatMul ------------------------------------------------------------------
+
+// C[i, j] = sum_k A[i, k] B[k, j] for row-major A [m, k] and B [k, n].
+V RefMatMul(const V& a, const V& b, int64_t m, int64_t k, int64_t n) {
+  V c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t q = 0; q < k; ++q)
+        c[static_cast<size_t>(i * n + j)] += a[static_cast<size_t>(i * k + q)] * b[static_cast<size_t>(q * n + j)];
+  return c;
+}
+
+V Transposed(const V& a, int64_t rows, int64_t cols) {
+  V t(a.size());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) t[static_cast<size_t>(j * rows + i)] = a[static_cast<size_t>(i * cols + j)];
+  return t;
+}
+
+TEST(ConvertGemm, TransposesAlphaBetaBroadcastBias) {
+  const int64_t M = 3, K = 4, N = 2;
+  const V a = Data(M * K), b = Data(K * N, 0.8), c = {0.5, -2};
+  for (int64_t ta : {0, 1})
+    for (int64_t tb : {0, 1}) {
+      const V ab = RefMatMul(a, b, M, K, N);
+      V want;
+      for (int64_t i = 0; i < M * N; ++i) want.push_back(0.5 * ab[static_cast<size_t>(i)] + 3.0 * c[static_cast<size_t>(i % N)]);
+      const V a_in = ta ? Transposed(a, M, K) : a;
+      const V b_in = tb ? Transposed(b, K, N) : b;
+      const Out got = Exec(13,
+                          MakeNode("Gemm", {"a", "b", "c"}, {"y"},
+                                   {AttrFloat("alpha", 0.5f), AttrFloat("beta", 3.0f),
+                                    AttrInt("transA", ta), AttrInt("transB", tb)}),
+                          {F32In("a", ta ? S{K, M} : S{M, K}, a_in),
+                           Init("b", kF32, tb ? S{N, K} : S{K, N}, b_in), Init("c", kF32, {N}, c)});
+      ExpectNear(got, {M, N}, want);
+    }
+  // Without C (opset 11+).
+  ExpectNear(Exec(11, MakeNode("Gemm", {"a", "b"}, {"y"}), {F32In("a", {M, K}, a), F32In("b", {K, N}, b)}),
+             {M, N}, RefMatMul(a, b, M, K, N));
+}
+
+TEST(ConvertMatMul, BroadcastBatches) {
+  // [2, 1, 3, 4] x [3, 4, 2] -> [2, 3, 3, 2].
+  const V a = Data(24), b = Data(24, 0.6);
+  V want;
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) {
+      const V ai(a.begin() + i * 12, a.begin() + (i + 1) * 12);
+      const V bj(b.begin() + j * 8, b.begin() + (j + 1) * 8);
+      const V cij = RefMatMul(ai, bj, 3, 4, 2);
+      want.insert(want.end(), cij.begin(), cij.end());
+    }
+  ExpectNear(Exec(13, MakeNode("MatMul", {"a", "b"}, {"y"}),
+                 {F32In("a", {2, 1, 3, 4}, a), F32In("b", {3, 4, 2}, b)}),
+             {2, 3, 3, 2}, want);
+}
+
+TEST(ConvertMatMul, VectorsAndMatrices) {
+  const V v = {1, -2, 3}, m = Data(6);  // v [3], m [3, 2] or [2, 3]
+  // [3] x [3, 2] -> [2]
+  ExpectNear(Exec(9, MakeNode("MatMul", {"a", "b"}, {"y"}), {F32In("a", {3}, v), F32In("b", {3, 2}, m)}),
+             {2}, RefMatMul(v, m, 1, 3, 2));
+  // [2, 3] x [3] -> [2]
+  ExpectNear(Exec(9, MakeNode("MatMul", {"a", "b"}, {"y"}), {F32In("a", {2, 3}, m), F32In("b", {3}, v)}),
+             {2}, RefMatMul(m, v, 2, 3, 1));
+  // [3] x [3] -> []
+  ExpectNear(Exec(13, MakeNode("MatMul", {"a", "b"}, {"y"}), {F32In("a", {3}, v), F32In("b", {3}, v)}),
+             {}, {14});
+  // [3] x [2, 3, 2] -> [2, 2]
+  const V bb = Data(12, 1.3);
+  V want;
+  for (int64_t i = 0; i < 2; ++i) {
+    const V r = RefMatMul(v, V(bb.begin() + i * 6, bb.begin() + (i + 1) * 6), 1, 3, 2);
+    want.insert(want.end(), r.begin(), r.end());
+  }
+  ExpectNear(Exec(13, MakeNode("MatMul", {"a", "b"}, {"y"}), {F32In("a", {3}, v), F32In("b", {2, 3, 2}, bb)}),
+             {2, 2}, want);
+  // [2, 2, 3] x [3, 2] -> [2, 2, 2] (nn.matmul)
+  V want2;
+  for (int64_t i = 0; i < 2; ++i) {
+    const V r = RefMatMul(V(bb.begin() + i * 6, bb.begin() + (i + 1) * 6), m, 2, 3, 2);
+    want2.insert(want2.end(), r.begin(), r.end());
+  }
+  ExpectNear(Exec(13, MakeNode("MatMul", {"a", "b"}, {"y"}), {F32In("a", {2, 2, 3}, bb), F32In("b", {3, 2}, m)}),
+             {2, 2, 2}, want2);
+}
+
+TEST(ConvertMatMul, SymbolicBatch) {
+  // [N, 2, 3, 4] x [N, 2, 4, 5] with N unknown at import.
+  onnx::ModelProto m = MakeModel(
+      13, {MakeNode("MatMul", {"a", "b"}, {"y"})},
+      {MakeValueInfo("a", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{2}, int64_t{3}, int64_t{4}}),
+       MakeValueInfo("b", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{2}, int64_t{4}, int64_t{5}})},
+      {MakeValueInfoNoShape("y", onnx::TensorProto::FLOAT)});
+  const V a = Data(72), b = Data(120, 0.8);
+  auto r = RunModel(m, {F32In("a", {3, 2, 3, 4}, a), F32In("b", {3, 2, 4, 5}, b)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  V want;
+  for (int64_t i = 0; i < 6; ++i) {
+    const V ci = RefMatMul(V(a.begin() + i * 12, a.begin() + (i + 1) * 12),
+                           V(b.begin() + i * 20, b.begin() + (i + 1) * 20), 3, 4, 5);
+    want.insert(want.end(), ci.begin(), ci.end());
+  }
+  ExpectNear(Out{Values(*r->at(0)), r->at(0)->shape(), r->at(0)->dtype()}, {3, 2, 3, 5}, want);
+}
+
+// ---- softmax family ----------------------------------------------------------------------
+
+// Softmax over contiguous groups of `len` elements.
+V RefSoftmaxGroups(const V& x, int64_t len, bool log) {
+  V out(x.size());
+  for (size_t g = 0; g < x.size(); g += static_cast<size_t>(len)) {
+    double m = -1e300, s = 0;
+    for (int64_t i = 0; i < len; ++i) m = std::max(m, x[g + static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < len; ++i) s += std::exp(x[g + static_cast<size_t>(i)] - m);
+    for (int64_t i = 0; i < len; ++i) {
+      const double z = x[g + static_cast<size_t>(i)] - m;
+      out[g + static_cast<size_t>(i)] = log ? z - std::log(s) : std::exp(z) / s;
+    }
+  }
+  return out;
+}
+
+TEST(ConvertSoftmax, Opset11FlattensAtAxis) {
+  const S xs = {2, 3, 4};
+  const V x = Data(24);
+  // axis=1 before opset 13: one softmax over the 12 elements of each batch item.
+  ExpectNear(Exec(11, MakeNode("Softmax", {"x"}, {"y"}, {AttrInt("axis", 1)}), {F32In("x", xs, x)}), xs,
+             RefSoftmaxGroups(x, 12, false));
+  // Default axis (1) for LogSoftmax-1.
+  ExpectNear(Exec(1, MakeNode("LogSoftmax", {"x"}, {"y"}), {F32In("x", xs, x)}), xs,
+             RefSoftmaxGroups(x, 12, true));
+  // Opset 13 axis=-1 (the default).
+  ExpectNear(Exec(13, MakeNode("Softmax", {"x"}, {"y"}), {F32In("x", xs, x)}), xs,
+             RefSoftmaxGroups(x, 4, false));
+}
+
+TEST(ConvertSoftmax, Opset13AlongAxis) {
+  const S xs = {2, 3, 2};
+  const V x = Data(12);
+  // Along axis 1: transpose to make the axis last, softmax groups of 3.
+  V xt, want(12);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t k = 0; k < 2; ++k)
+      for (int64_t j = 0; j < 3; ++j) xt.push_back(x[static_cast<size_t>((n * 3 + j) * 2 + k)]);
+  const V st = RefSoftmaxGroups(xt, 3, false);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t k = 0; k < 2; ++k)
+      for (int64_t j = 0; j < 3; ++j)
+        want[static_cast<size_t>((n * 3 + j) * 2 + k)] = st[static_cast<size_t>((n * 2 + k) * 3 + j)];
+  ExpectNear(Exec(13, MakeNode("Softmax", {"x"}, {"y"}, {AttrInt("axis", 1)}), {F32In("x", xs, x)}), xs, want);
+}
+
+TEST(ConvertSoftmax, HardmaxFirstMaximum) {
+  // Ties pick the first index.
+  const V x = {1, 3, 3, 0, 5, -1, 5, 2};
+  ExpectNear(Exec(13, MakeNode("Hardmax", {"x"}, {"y"}), {F32In("x", {2, 4}, x)}), {2, 4},
+             {0, 1, 0, 0, 1, 0, 0, 0});
+  // Opset 11, axis 0 of [2, 2, 2]: one hardmax over all 8 elements.
+  ExpectNear(Exec(11, MakeNode("Hardmax", {"x"}, {"y"}, {AttrInt("axis", 0)}), {F32In("x", {2, 2, 2}, x)}),
+             {2, 2, 2}, {0, 0, 0, 0, 1, 0, 0, 0});
+}
+
+// ---- losses ----------------------------------------------------------------------------
+
+TEST(ConvertLoss, NegativeLogLikelihood) {
+  // input [N=2, C=3, d=2], target [2, 2] with one ignored entry (-1).
+  const S xs = {2, 3, 2};
+  const V x = Data(12), weight = {0.5, 2, 1};
+  const V target = {2, -1, 0, 1};
+  double sum = 0, wsum = 0;
+  V none;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t d = 0; d < 2; ++d) {
+      const int64_t t = static_cast<int64_t>(target[static_cast<size_t>(n * 2 + d)]);
+      if (t == -1) {
+        none.push_back(0);
+        continue;
+      }
+      const double w = weight[static_cast<size_t>(t)];
+      const double l = -x[static_cast<size_t>((n * 3 + t) * 2 + d)] * w;
+      none.push_back(l);
+      sum += l;
+      wsum += w;
+    }
+  const std::vector<NamedTensor> in = {F32In("x", xs, x), In("t", kI64, {2, 2}, target),
+                                       Init("w", kF32, {3}, weight)};
+  ExpectNear(Exec(13, MakeNode("NegativeLogLikelihoodLoss", {"x", "t", "w"}, {"y"},
+                               {AttrString("reduction", "none"), AttrInt("ignore_index", -1)}),
+                  in),
+             {2, 2}, none);
+  ExpectNear(Exec(13, MakeNode("NegativeLogLikelihoodLoss", {"x", "t", "w"}, {"y"},
+                               {AttrInt("ignore_index", -1)}),
+                  in),
+             {}, {sum / wsum});
+  ExpectNear(Exec(12, MakeNode("NegativeLogLikelihoodLoss", {"x", "t", "w"}, {"y"},
+                               {AttrString("reduction", "sum"), AttrInt("ignore_index", -1)}),
+                  in),
+             {}, {sum});
+}
+
+TEST(ConvertLoss, SoftmaxCrossEntropyWithLogProb) {
+  // scores [N=3, C=4]: loss = -log_softmax(scores)[n, label[n]], mean over N.
+  const V x = Data(12);
+  const V labels = {3, 0, 2};
+  const V log_prob = RefSoftmaxGroups(x, 4, true);
+  double mean = 0;
+  for (int64_t n = 0; n < 3; ++n)
+    mean -= log_prob[static_cast<size_t>(n * 4 + static_cast<int64_t>(labels[static_cast<size_t>(n)]))] / 3;
+  const std::vector<Out> got = ExecAll(13, MakeNode("SoftmaxCrossEntropyLoss", {"x", "t"}, {"y", "lp"}),
+                                       {F32In("x", {3, 4}, x), In("t", kI32, {3}, labels)});
+  ASSERT_EQ(got.size(), 2u);
+  ExpectNear(got[0], {}, {mean});
+  ExpectNear(got[1], {3, 4}, log_prob);
+}
+
+// ---- dropout ---------------------------------------------------------------------------
+
+TEST(ConvertDropout, IdentityAndMask) {
+  const V x = Data(6);
+  std::vector<Out> got = ExecAll(13, MakeNode("Dropout", {"x", "r"}, {"y", "mask"}),
+                                {F32In("x", {2, 3}, x), Init("r", kF32, {}, {0.7})});
+  ASSERT_EQ(got.size(), 2u);
+  ExpectNear(got[0], {2, 3}, x);
+  EXPECT_EQ(got[1].dtype, kBool);
+  ExpectNear(got[1], {2, 3}, V(6, 1.0));
+  // Opset 7: the mask has the input's dtype.
+  got = ExecAll(7, MakeNode("Dropout", {"x"}, {"y", "mask"}, {AttrFloat("ratio", 0.3f)}),
+               {F32In("x", {2, 3}, x)});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].dtype, kF32);
+  ExpectNear(got[1], {2, 3}, V(6, 1.0));
+  // Training mode with ratio 0 is still the identity.
+  got = ExecAll(13, MakeNode("Dropout", {"x", "r", "t"}, {"y"}),
+               {F32In("x", {2, 3}, x), Init("r", kF32, {}, {0}), Init("t", kBool, {}, {1})});
+  ASSERT_EQ(got.size(), 1u);
+  ExpectNear(got[0], {2, 3}, x);
+  const absl::Status st = RunStatus(13, MakeNode("Dropout", {"x", "r", "t"}, {"y"}),
+                                    {F32In("x", {2, 3}, x), Init("r", kF32, {}, {0.5}),
+                                     Init("t", kBool, {}, {1})});
+  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
+}
+
+}  // namespace
+}  // namespace kiln::onnx_frontend::testing

@@ -1,0 +1,218 @@
+// File: frontends/onnx/convert_reduce.cc
+//
+// ONNX reductions -> graph IR (converter.h): ReduceSum/Mean/Max/Min/Prod map
+// onto the core reductions (sum, mean, max, min, prod); the others compose:
+//
+//   ReduceL1         sum(|x|)
+//   ReduceL2         sqrt(sum(x * x))
+//   ReduceSumSquare  sum(x * x)
+//   ReduceLogSum     log(sum(x))
+//   ReduceLogSumExp  log(sum(exp(x - m))) + m,  m = max(x) over the same axes
+//                    (no overflow for large x)
+// For integer inputs, L2, LogSum and LogSumExp are computed in float64 and
+// truncated back (ONNX's reference: NumPy in float64, then astype).
+//
+// Axes: the `axes` attribute, or from the opset where it became an input
+// (ReduceSum 13, the others 18) the optional second input, whose value must
+// be known at import time. No axes reduce everything, unless
+// noop_with_empty_axes=1, which makes the node an identity. keepdims defaults
+// to 1.
+//
+// ArgMax/ArgMin (axis, keepdims, select_last_index from opset 12) map onto
+// argmax/argmin, whose int32 result is cast to ONNX's int64.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "frontends/onnx/converter.h"
+#include "ir/op_attrs.h"
+#include "ir/status_macros.h"
+
+namespace kiln::onnx_frontend {
+namespace {
+
+using Outputs = absl::StatusOr<std::vector<Expr>>;
+
+template <typename A, typename F>
+Attrs MakeAttrs(F fill) {
+  auto* a = new A();
+  Attrs owner(a);
+  fill(*a);
+  return owner;
+}
+
+enum class Kind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+
+struct ReduceSpec {
+  std::optional<std::vector<int64_t>> axes;  // nullopt: every axis
+  bool keepdims = true;
+  bool noop = false;  // no axes and noop_with_empty_axes: the identity
+};
+
+// The axes from the attribute, or from input 1 at opsets >= axes_input_since.
+absl::StatusOr<ReduceSpec> ReadSpec(ConvertContext& c, int axes_input_since) {
+  ReduceSpec s;
+  KILN_ASSIGN_OR_RETURN(int64_t keepdims, c.AttrInt("keepdims", 1));
+  KILN_ASSIGN_OR_RETURN(int64_t noop, c.AttrInt("noop_with_empty_axes", 0));
+  s.keepdims = keepdims != 0;
+  std::vector<int64_t> axes;
+  if (c.opset() >= axes_input_since) {
+    if (c.HasAttr("axes"))
+      return c.Invalid(
+          absl::StrCat("from opset ", axes_input_since, " the axes are input 1, not an attribute"));
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> in, c.ConstantInts(1));
+    if (in) axes = std::move(*in);
+  } else {
+    KILN_ASSIGN_OR_RETURN(axes, c.AttrInts("axes", {}));
+  }
+  if (axes.empty()) {
+    s.noop = noop != 0;
+  } else {
+    s.axes = std::move(axes);
+  }
+  return s;
+}
+
+// A typed step: the first error is kept and later steps skipped.
+class Emitter {
+ public:
+  explicit Emitter(ConvertContext& c) : c_(c) {}
+  Expr In(int i) { return Take(c_.Input(i)); }
+  Expr Op(absl::string_view name, std::vector<Expr> args, Attrs attrs = nullptr) {
+    if (!st_.ok()) return nullptr;
+    return Take(c_.Call(name, std::move(args), std::move(attrs)));
+  }
+  DataType DType(const Expr& e) {
+    if (!st_.ok() || e == nullptr) return DataType::Void();
+    const auto* t = e->checked_type().as<TensorTypeNode>();
+    if (t == nullptr) {
+      st_ = c_.Invalid("expected a tensor-typed value");
+      return DataType::Void();
+    }
+    return t->dtype;
+  }
+  Expr Cast(const Expr& x, DataType to) {
+    if (!st_.ok() || DType(x) == to) return x;
+    return Op("cast", {x}, MakeAttrs<CastAttrs>([&](CastAttrs& a) { a.dtype = to; }));
+  }
+  Outputs Done(const Expr& e) {
+    if (!st_.ok()) return st_;
+    return std::vector<Expr>{e};
+  }
+
+ private:
+  Expr Take(absl::StatusOr<Expr> r) {
+    if (!st_.ok()) return nullptr;
+    if (!r.ok()) {
+      st_ = r.status();
+      return nullptr;
+    }
+    return *std::move(r);
+  }
+  ConvertContext& c_;
+  absl::Status st_;
+};
+
+Attrs ReduceAttrsOf(const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
+  return MakeAttrs<ReduceAttrs>([&](ReduceAttrs& a) {
+    a.axis = axes;
+    a.keepdims = keepdims;
+  });
+}
+
+Expr Reduce(Emitter& e, Kind kind, const Expr& x, const ReduceSpec& s) {
+  const Attrs attrs = ReduceAttrsOf(s.axes, s.keepdims);
+  switch (kind) {
+    case Kind::kSum:
+      return e.Op("sum", {x}, attrs);
+    case Kind::kMean:
+      return e.Op("mean", {x}, attrs);
+    case Kind::kMax:
+      return e.Op("max", {x}, attrs);
+    case Kind::kMin:
+      return e.Op("min", {x}, attrs);
+    case Kind::kProd:
+      return e.Op("prod", {x}, attrs);
+    case Kind::kL1:
+      return e.Op("sum", {e.Op("abs", {x})}, attrs);
+    case Kind::kSumSquare:
+      return e.Op("sum", {e.Op("multiply", {x, x})}, attrs);
+    case Kind::kL2:
+      return e.Op("sqrt", {e.Op("sum", {e.Op("multiply", {x, x})}, attrs)});
+    case Kind::kLogSum:
+      return e.Op("log", {e.Op("sum", {x}, attrs)});
+    case Kind::kLogSumExp: {
+      // m keeps the reduced dims so that it broadcasts against x.
+      Expr m = e.Op("max", {x}, ReduceAttrsOf(s.axes, true));
+      Expr sum = e.Op("sum", {e.Op("exp", {e.Op("subtract", {x, m})})}, attrs);
+      Expr shift = m;
+      if (!s.keepdims) {
+        shift = e.Op("squeeze", {m}, MakeAttrs<SqueezeAttrs>([&](SqueezeAttrs& a) {
+                       a.axis = s.axes;  // nullopt: every axis, which all have extent 1 here
+                     }));
+      }
+      return e.Op("add", {e.Op("log", {sum}), shift});
+    }
+  }
+  return nullptr;
+}
+
+Converter ReduceConverter(Kind kind, int axes_input_since) {
+  return [kind, axes_input_since](ConvertContext& c) -> Outputs {
+    KILN_ASSIGN_OR_RETURN(ReduceSpec s, ReadSpec(c, axes_input_since));
+    Emitter e(c);
+    Expr x = e.In(0);
+    if (s.noop) return e.Done(x);
+    const DataType t = e.DType(x);
+    const bool via_f64 =
+        (kind == Kind::kL2 || kind == Kind::kLogSum || kind == Kind::kLogSumExp) && t.is_integral();
+    if (!via_f64) return e.Done(Reduce(e, kind, x, s));
+    return e.Done(e.Cast(Reduce(e, kind, e.Cast(x, DataType::Float(64)), s), t));
+  };
+}
+
+// ArgMax / ArgMin: one axis; int32 indices cast to int64.
+Converter ArgConverter(const char* op) {
+  return [op](ConvertContext& c) -> Outputs {
+    KILN_ASSIGN_OR_RETURN(int64_t axis, c.AttrInt("axis", 0));
+    KILN_ASSIGN_OR_RETURN(int64_t keepdims, c.AttrInt("keepdims", 1));
+    KILN_ASSIGN_OR_RETURN(int64_t last, c.AttrInt("select_last_index", 0));
+    Emitter e(c);
+    Expr idx = e.Op(op, {e.In(0)}, MakeAttrs<ArgReduceAttrs>([&](ArgReduceAttrs& a) {
+                      a.axis = std::vector<int64_t>{axis};
+                      a.keepdims = keepdims != 0;
+                      a.select_last_index = last != 0;
+                    }));
+    return e.Done(e.Cast(idx, DataType::Int(64)));
+  };
+}
+
+}  // namespace
+
+void RegisterReduceConverters(ConverterRegistry& r) {
+  const std::pair<const char*, Kind> reductions[] = {
+      {"ReduceMean", Kind::kMean},
+      {"ReduceMax", Kind::kMax},
+      {"ReduceMin", Kind::kMin},
+      {"ReduceProd", Kind::kProd},
+      {"ReduceL1", Kind::kL1},
+      {"ReduceL2", Kind::kL2},
+      {"ReduceSumSquare", Kind::kSumSquare},
+      {"ReduceLogSum", Kind::kLogSum},
+      {"ReduceLogSumExp", Kind::kLogSumExp},
+  };
+  // Axes became an input at opset 13 for ReduceSum and at 18 for the others
+  // (the converters read the node's opset).
+  for (const auto& [name, kind] : reductions) r.Add(name, 1, ReduceConverter(kind, 18));
+  r.Add("ReduceSum", 1, ReduceConverter(Kind::kSum, 13));
+  r.Add("ArgMax", 1, ArgConverter("argmax"));
+  r.Add("ArgMin", 1, ArgConverter("argmin"));
+}
+
+}  // namespace kiln::onnx_frontend

@@ -1,0 +1,94 @@
+// File: frontends/onnx/convert_util.h (internal to the converter families)
+//
+// Small builders the nn and tensor converters share: typed graph-IR calls
+// with their attribute structs filled in, constants, static-shape checks.
+// Each returns the typed expression ConvertContext::Call builds, or the
+// status that names the node.
+//
+//   KILN_ASSIGN_OR_RETURN(Expr y, cvt::Reshape(c, x, {0, -1}));
+//   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> d, cvt::StaticDims(c, t, "the input"));
+#ifndef KILN_FRONTENDS_ONNX_CONVERT_UTIL_H_
+#define KILN_FRONTENDS_ONNX_CONVERT_UTIL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "frontends/onnx/converter.h"
+
+namespace kiln::onnx_frontend::cvt {
+
+using Outs = absl::StatusOr<std::vector<Expr>>;
+
+template <typename A>
+Ref<A> NewAttrs() {
+  return Ref<A>(new A());
+}
+
+// ---- types and shapes
+// The tensor type of a typed expression (an internal error otherwise).
+absl::StatusOr<TensorType> TypeOf(const Expr& e);
+// The static extents of `t`, or Unimplemented naming `what` and the shape.
+absl::StatusOr<std::vector<int64_t>> StaticDims(const ConvertContext& c, const TensorType& t,
+                                                absl::string_view what);
+// `axis` in [-rank, rank) -> [0, rank); InvalidArgument otherwise.
+absl::StatusOr<int64_t> NormAxis(const ConvertContext& c, int64_t axis, int64_t rank,
+                                 absl::string_view what = "axis");
+int64_t Product(const std::vector<int64_t>& v, size_t begin = 0, size_t end = SIZE_MAX);
+// Row-major strides of `dims`.
+std::vector<int64_t> Strides(const std::vector<int64_t>& dims);
+// lo, lo + 1, ..., hi - 1.
+std::vector<int64_t> IotaInts(int64_t lo, int64_t hi);
+// Whether node output i exists with a name (is produced and may be used).
+bool WantsOutput(const ConvertContext& c, int i);
+
+// ---- constants
+// A constant of `dtype` and `shape`; values[i] (converted) at flat index i.
+absl::StatusOr<Expr> ConstOf(ConvertContext& c, DataType dtype, std::vector<int64_t> shape,
+                             const std::vector<double>& values);
+absl::StatusOr<Expr> ConstI64(ConvertContext& c, std::vector<int64_t> shape,
+                              const std::vector<int64_t>& values);
+// Constants a converter computes at import time hold at most this many
+// elements (a malformed model must not make the importer allocate without
+// bound); CheckConstantSize says Unimplemented beyond it.
+inline constexpr int64_t kMaxConstantElements = int64_t{1} << 28;
+absl::Status CheckConstantSize(const ConvertContext& c, const std::vector<int64_t>& shape,
+                               absl::string_view what);
+// Writes `v` into element i of `t` (any numeric dtype).
+void StoreDouble(HostTensor& t, int64_t i, double v);
+
+// ---- operator calls
+absl::StatusOr<Expr> Reshape(ConvertContext& c, Expr x, std::vector<int64_t> newshape,
+                             bool allowzero = false);
+absl::StatusOr<Expr> Transpose(ConvertContext& c, Expr x, std::vector<int64_t> perm);
+absl::StatusOr<Expr> ExpandDims(ConvertContext& c, Expr x, int64_t axis, int64_t n = 1);
+absl::StatusOr<Expr> Squeeze(ConvertContext& c, Expr x, std::vector<int64_t> axes);
+absl::StatusOr<Expr> BroadcastTo(ConvertContext& c, Expr x, std::vector<int64_t> shape);
+// x itself when it already has `dtype`.
+absl::StatusOr<Expr> Cast(ConvertContext& c, Expr x, DataType dtype);
+// x[begin:end:step] along `axis` (negative begin/end count from the end).
+absl::StatusOr<Expr> SliceAxis(ConvertContext& c, Expr x, int64_t axis, int64_t begin,
+                               int64_t end, int64_t step = 1);
+// take with mode "fast": indices in [-n, n), negatives counted from the end.
+absl::StatusOr<Expr> Take(ConvertContext& c, Expr data, Expr indices, std::optional<int64_t> axis);
+// where(idx < 0, idx + n, idx) for int64 indices; n broadcasts.
+absl::StatusOr<Expr> NormalizeIndices(ConvertContext& c, Expr idx, Expr n);
+// sum, mean, max, min, prod over `axes`.
+absl::StatusOr<Expr> Reduce(ConvertContext& c, absl::string_view op, Expr x,
+                            std::vector<int64_t> axes, bool keepdims);
+absl::StatusOr<Expr> Binary(ConvertContext& c, absl::string_view op, Expr a, Expr b);
+
+// ---- parts of the nn and tensor families, registered by RegisterNnConverters
+// and RegisterTensorConverters
+void RegisterNormConverters(ConverterRegistry& r);    // convert_nn_norm.cc
+void RegisterDenseConverters(ConverterRegistry& r);   // convert_nn_dense.cc
+void RegisterLossConverters(ConverterRegistry& r);    // convert_nn_loss.cc
+void RegisterIndexConverters(ConverterRegistry& r);   // convert_tensor_index.cc
+void RegisterResizeConverters(ConverterRegistry& r);  // convert_tensor_resize.cc
+
+}  // namespace kiln::onnx_frontend::cvt
+
+#endif  // KILN_FRONTENDS_ONNX_CONVERT_UTIL_H_

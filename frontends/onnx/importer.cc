@@ -1,0 +1,679 @@
+// ONNX ModelProto -> Module (importer.h): parse, check, then one walk over
+// the nodes in order, each converted by the converter its opset selects.
+#include "frontends/onnx/importer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "frontends/onnx/context.h"
+#include "frontends/onnx/converter.h"
+#include "frontends/onnx/tensor_proto.h"
+#include "ir/status_macros.h"
+#include "onnx/onnx_pb.h"
+#include "types/infer_type.h"
+
+namespace kiln::onnx_frontend {
+namespace {
+
+using internal::ImportState;
+using internal::NodeContext;
+using internal::NodeWhere;
+using internal::OnnxDataTypeName;
+using internal::TensorFromProto;
+using internal::TensorReadOptions;
+using internal::WithWhere;
+
+// Protobuf messages are limited to 2 GB; bigger models keep weights outside.
+constexpr int64_t kMaxProtoBytes = INT_MAX;
+
+absl::string_view NormalizeDomain(absl::string_view domain) {
+  return domain == "ai.onnx" ? absl::string_view() : domain;
+}
+
+std::string DirName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Reads a whole file; errors name the path.
+absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    const std::string message =
+        absl::StrCat("cannot open ", what, " '", path, "': ", std::strerror(err));
+    return err == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(what, " '", path, "' is not a regular file"));
+  }
+  if (static_cast<int64_t>(st.st_size) > kMaxProtoBytes) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " '", path, "' is ", st.st_size,
+        " bytes; protobuf files are limited to 2 GB (store large weights as external data)"));
+  }
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      const std::string why = got < 0 ? std::strerror(errno) : "unexpected end of file";
+      ::close(fd);
+      return absl::DataLossError(absl::StrCat("reading ", what, " '", path, "' failed: ", why));
+    }
+    done += static_cast<size_t>(got);
+  }
+  ::close(fd);
+  return bytes;
+}
+
+// A dim_param as a symbolic-dim name the text format can print: letters,
+// digits and '_', not starting with a digit.
+std::string DimVarName(absl::string_view raw) {
+  std::string s;
+  for (char c : raw) s += absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (s.empty() || absl::ascii_isdigit(static_cast<unsigned char>(s[0]))) s = "d_" + s;
+  return s;
+}
+
+// Converts one graph.
+class GraphImporter {
+ public:
+  GraphImporter(onnx::ModelProto* model, const ImportOptions& options, std::string base_dir)
+      : model_(*model),
+        had_graph_(model->has_graph()),
+        graph_(*model->mutable_graph()),
+        options_(options) {
+    state_.tensor_options.base_dir = std::move(base_dir);
+  }
+
+  absl::StatusOr<Module> Run() {
+    KILN_RETURN_IF_ERROR(ReadOpsets());
+    KILN_RETURN_IF_ERROR(IndexValues());
+    KILN_RETURN_IF_ERROR(CheckOptionNames());
+    KILN_RETURN_IF_ERROR(AddInitializers());
+    KILN_RETURN_IF_ERROR(AddInputs());
+    KILN_RETURN_IF_ERROR(ConvertNodes());
+    KILN_ASSIGN_OR_RETURN(Expr body, Outputs());
+    KILN_ASSIGN_OR_RETURN(Function main, MakeFunction(params_, body));
+    Module module;
+    KILN_RETURN_IF_ERROR(module.AddFunction("main", main).status());
+    if (!options_.type_check) return module;
+    absl::StatusOr<Module> typed = types::InferType(module);
+    if (!typed.ok()) {
+      return absl::Status(
+          typed.status().code(),
+          absl::StrCat("the imported graph does not type-check: ", typed.status().message()));
+    }
+    return typed;
+  }
+
+ private:
+  // ---- model header --------------------------------------------------------
+
+  absl::Status ReadOpsets() {
+    if (model_.ir_version() <= 0) {
+      return absl::InvalidArgumentError(
+          "not an ONNX model: ir_version is missing (ModelProto field 1); the bytes may not be "
+          "an .onnx file, or the file is truncated");
+    }
+    for (const onnx::OperatorSetIdProto& o : model_.opset_import()) {
+      if (o.version() <= 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("opset_import for domain '", o.domain(), "' has version ", o.version()));
+      }
+      int64_t& v = opsets_[std::string(NormalizeDomain(o.domain()))];
+      v = std::max(v, o.version());
+    }
+    if (!opsets_.contains("")) {
+      return absl::InvalidArgumentError(
+          "the model's opset_import lists no version for the default ONNX domain ('' or "
+          "'ai.onnx'); every model since IR version 3 has one");
+    }
+    if (!had_graph_) return absl::InvalidArgumentError("the model has no graph");
+    return absl::OkStatus();
+  }
+
+  // ---- who defines and who uses each value ---------------------------------
+
+  absl::Status IndexValues() {
+    for (int i = 0; i < graph_.initializer_size(); ++i) {
+      const std::string& name = graph_.initializer(i).name();
+      if (name.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("initializer #", i, " has no name"));
+      }
+      if (!initializers_.emplace(name, i).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("value '", name, "' is defined twice: two initializers have that name"));
+      }
+      definer_.emplace(name, absl::StrCat("initializer '", name, "'"));
+    }
+    if (graph_.sparse_initializer_size() > 0) {
+      return absl::UnimplementedError(absl::StrCat(
+          "the graph has ", graph_.sparse_initializer_size(), " sparse initializers (first: '",
+          graph_.sparse_initializer(0).values().name(), "'); sparse tensors are not supported"));
+    }
+    absl::flat_hash_set<std::string> input_names;
+    for (const onnx::ValueInfoProto& in : graph_.input()) {
+      if (in.name().empty()) return absl::InvalidArgumentError("a graph input has no name");
+      if (!input_names.insert(in.name()).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("graph input '", in.name(), "' is listed twice"));
+      }
+      definer_.emplace(in.name(), absl::StrCat("graph input '", in.name(), "'"));
+    }
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (node.op_type().empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(NodeWhere(node, i), ": the node has no op_type"));
+      }
+      for (const std::string& in : node.input()) {
+        if (!in.empty()) used_.insert(in);
+      }
+      for (const std::string& out : node.output()) {
+        if (out.empty()) continue;
+        auto [it, fresh] = definer_.emplace(out, "node " + NodeWhere(node, i));
+        if (!fresh) {
+          return absl::InvalidArgumentError(absl::StrCat("value '", out, "' is defined twice: by ",
+                                                         it->second, " and by node ",
+                                                         NodeWhere(node, i)));
+        }
+        producer_.emplace(out, i);
+      }
+    }
+    for (const onnx::ValueInfoProto& out : graph_.output()) used_.insert(out.name());
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckOptionNames() const {
+    std::vector<std::string> inputs;
+    for (const onnx::ValueInfoProto& in : graph_.input()) inputs.push_back(in.name());
+    const auto check = [&](const std::string& name, absl::string_view option) {
+      for (const std::string& in : inputs) {
+        if (in == name) return absl::OkStatus();
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          option, " names '", name, "', which is not a graph input (the graph inputs are: ",
+          inputs.empty() ? "none" : absl::StrJoin(inputs, ", "), ")"));
+    };
+    for (const auto& [name, shape] : options_.input_shapes) {
+      KILN_RETURN_IF_ERROR(check(name, "input_shapes"));
+    }
+    for (const auto& [name, value] : options_.frozen_inputs) {
+      KILN_RETURN_IF_ERROR(check(name, "frozen_inputs"));
+      if (!value) {
+        return absl::InvalidArgumentError(absl::StrCat("frozen_inputs['", name, "'] has no value"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- initializers and graph inputs ---------------------------------------
+
+  // Whether an initializer becomes a `main` parameter (overridable) rather
+  // than a Constant. Before IR version 4 every initializer had to be listed
+  // as a graph input, so the listing means nothing there (ONNX Runtime's
+  // rule too: only IR >= 4 initializers can be overridden).
+  bool IsOverridable(const std::string& name) const {
+    return model_.ir_version() >= 4 && !options_.freeze_overridable_initializers &&
+           !options_.frozen_inputs.contains(name) && overridable_candidates_.contains(name);
+  }
+
+  absl::Status AddInitializers() {
+    for (const onnx::ValueInfoProto& in : graph_.input()) {
+      if (initializers_.contains(in.name())) overridable_candidates_.insert(in.name());
+    }
+    for (int i = 0; i < graph_.initializer_size(); ++i) {
+      onnx::TensorProto* proto = graph_.mutable_initializer(i);
+      const std::string& name = proto->name();
+      if (options_.frozen_inputs.contains(name)) continue;  // AddInputs uses the given value
+      absl::StatusOr<Ref<const HostTensor>> t = TensorFromProto(*proto, state_.tensor_options);
+      if (!t.ok()) {
+        return absl::Status(t.status().code(), absl::StrCat("initializer ", t.status().message()));
+      }
+      if (IsOverridable(name)) {
+        state_.overridable.insert(name);
+        overridable_types_.emplace(name,
+                                   MakeTensorType(ShapeFromInts((*t)->shape()), (*t)->dtype()));
+      } else {
+        KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(*t));
+        c->set_checked_type(c->tensor_type());
+        state_.values.emplace(name, c);
+      }
+      // The tensor holds its own copy now; drop the protobuf's (halves the
+      // peak memory of a large model).
+      proto->clear_raw_data();
+      proto->clear_float_data();
+    }
+    return absl::OkStatus();
+  }
+
+  // The shape a graph input's ValueInfo declares, with `given` (input_shapes)
+  // checked against it, dim_params bound through `bindings`.
+  absl::StatusOr<TensorType> InputType(const onnx::ValueInfoProto& in) {
+    const std::string what = absl::StrCat("graph input '", in.name(), "'");
+    if (!in.has_type() || in.type().value_case() != onnx::TypeProto::kTensorType) {
+      if (in.has_type() && in.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+        return absl::UnimplementedError(absl::StrCat(
+            what,
+            " is not a tensor (a sequence, map, optional or sparse tensor); only tensor "
+            "inputs are supported"));
+      }
+      return absl::InvalidArgumentError(absl::StrCat(what, " has no type"));
+    }
+    const onnx::TypeProto::Tensor& tt = in.type().tensor_type();
+    absl::StatusOr<DataType> dtype = FromOnnxDataType(tt.elem_type());
+    if (!dtype.ok()) {
+      return absl::Status(dtype.status().code(),
+                          absl::StrCat(what, ": ", dtype.status().message()));
+    }
+    auto given_it = options_.input_shapes.find(in.name());
+    const std::vector<int64_t>* given =
+        given_it == options_.input_shapes.end() ? nullptr : &given_it->second;
+    if (!tt.has_shape()) {
+      if (given == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            what, " has no shape (unknown rank); give one with ImportOptions::input_shapes"));
+      }
+      for (int64_t d : *given) {
+        if (d < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("input_shapes['", in.name(), "'] has a negative dim ", d));
+        }
+      }
+      return MakeTensorType(ShapeFromInts(*given), *dtype);
+    }
+    const auto& dims = tt.shape().dim();
+    if (given != nullptr && static_cast<int>(given->size()) != dims.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("input_shapes['", in.name(), "'] has rank ",
+                                                     given->size(), " but the model's ", what,
+                                                     " has rank ", dims.size()));
+    }
+    Shape shape;
+    for (int i = 0; i < dims.size(); ++i) {
+      const onnx::TensorShapeProto::Dimension& d = dims.Get(i);
+      if (given != nullptr) {
+        const int64_t g = (*given)[static_cast<size_t>(i)];
+        if (g < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("input_shapes['", in.name(), "'] has a negative dim ", g));
+        }
+        if (d.has_dim_value() && d.dim_value() != g) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("input_shapes['", in.name(), "'] gives dim ", i, " as ", g,
+                           " but the model fixes it to ", d.dim_value()));
+        }
+        shape.push_back(Dim(g));
+      } else if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(what, " has a negative dim ", d.dim_value(), " at axis ", i));
+        }
+        shape.push_back(Dim(d.dim_value()));
+      } else if (d.has_dim_param() && !d.dim_param().empty()) {
+        auto bound = dim_bindings_.find(d.dim_param());
+        if (bound != dim_bindings_.end()) {
+          shape.push_back(Dim(bound->second));
+        } else {
+          shape.push_back(Dim::Var(SymbolicDimName(d.dim_param())));
+        }
+      } else {
+        shape.push_back(Dim::Var(SymbolicDimName(absl::StrCat(in.name(), "_dim", i))));
+      }
+    }
+    return MakeTensorType(std::move(shape), *dtype);
+  }
+
+  // One symbolic-dim name per distinct dim_param (same name, same variable).
+  std::string SymbolicDimName(const std::string& raw) {
+    auto it = dim_names_.find(raw);
+    if (it != dim_names_.end()) return it->second;
+    std::string name = DimVarName(raw);
+    for (int k = 1; used_dim_names_.contains(name); ++k)
+      name = absl::StrCat(DimVarName(raw), "_", k);
+    used_dim_names_.insert(name);
+    dim_names_.emplace(raw, name);
+    return name;
+  }
+
+  // dim_param -> extent, from input_shapes and frozen inputs.
+  absl::Status BindDimParams() {
+    for (const onnx::ValueInfoProto& in : graph_.input()) {
+      std::vector<int64_t> extents;
+      if (auto s = options_.input_shapes.find(in.name()); s != options_.input_shapes.end()) {
+        extents = s->second;
+      } else if (auto f = options_.frozen_inputs.find(in.name());
+                 f != options_.frozen_inputs.end()) {
+        extents = f->second->shape();
+      } else {
+        continue;
+      }
+      if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+      const auto& dims = in.type().tensor_type().shape().dim();
+      if (dims.size() != static_cast<int>(extents.size())) continue;  // InputType reports it
+      for (int i = 0; i < dims.size(); ++i) {
+        if (!dims.Get(i).has_dim_param() || dims.Get(i).dim_param().empty()) continue;
+        const std::string& p = dims.Get(i).dim_param();
+        const int64_t v = extents[static_cast<size_t>(i)];
+        auto [it, fresh] = dim_bindings_.emplace(p, v);
+        if (!fresh && it->second != v) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "dim '", p, "' is bound to ", it->second, " and also to ", v, " (by graph input '",
+              in.name(), "'); inputs that share a dim_param must agree"));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status AddInputs() {
+    KILN_RETURN_IF_ERROR(BindDimParams());
+    for (const onnx::ValueInfoProto& in : graph_.input()) {
+      const std::string& name = in.name();
+      if (auto f = options_.frozen_inputs.find(name); f != options_.frozen_inputs.end()) {
+        KILN_RETURN_IF_ERROR(CheckFrozen(in, *f->second));
+        KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(f->second));
+        c->set_checked_type(c->tensor_type());
+        state_.values.insert_or_assign(name, c);
+        continue;
+      }
+      TensorType type;
+      if (initializers_.contains(name)) {
+        if (!IsOverridable(name)) continue;  // already a Constant
+        type = overridable_types_.at(name);
+        if (auto s = options_.input_shapes.find(name); s != options_.input_shapes.end()) {
+          if (ShapeFromInts(s->second) != type->shape) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "input_shapes['", name, "'] is [", absl::StrJoin(s->second, ", "),
+                "] but the initializer of that name has shape ", ShapeToString(type->shape)));
+          }
+        }
+      } else {
+        KILN_ASSIGN_OR_RETURN(type, InputType(in));
+      }
+      Var v = MakeVar(name, type);
+      v->set_checked_type(type);
+      state_.input_names.emplace(v.get(), name);
+      state_.values.emplace(name, v);
+      params_.push_back(v);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckFrozen(const onnx::ValueInfoProto& in, const HostTensor& value) const {
+    const std::string what = absl::StrCat("frozen_inputs['", in.name(), "']");
+    if (!in.type().has_tensor_type()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": graph input '", in.name(), "' is not a tensor"));
+    }
+    const onnx::TypeProto::Tensor& tt = in.type().tensor_type();
+    if (tt.elem_type() != 0) {
+      KILN_ASSIGN_OR_RETURN(DataType dtype, FromOnnxDataType(tt.elem_type()));
+      if (dtype != value.dtype()) {
+        return absl::InvalidArgumentError(absl::StrCat(what, " is ", value.dtype().ToString(),
+                                                       " but the model's input is ",
+                                                       dtype.ToString()));
+      }
+    }
+    if (!tt.has_shape()) return absl::OkStatus();
+    const auto& dims = tt.shape().dim();
+    if (dims.size() != value.ndim()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has rank ", value.ndim(), " but the model's input has rank ", dims.size()));
+    }
+    for (int i = 0; i < dims.size(); ++i) {
+      if (dims.Get(i).has_dim_value() &&
+          dims.Get(i).dim_value() != value.shape()[static_cast<size_t>(i)]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " has extent ", value.shape()[static_cast<size_t>(i)], " at axis ",
+                         i, " but the model's input has ", dims.Get(i).dim_value()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- nodes ---------------------------------------------------------------
+
+  // Why input `name` of node `index` is not defined yet.
+  absl::Status UndefinedInput(const onnx::NodeProto& node, int index, int i) const {
+    const std::string& name = node.input(i);
+    auto p = producer_.find(name);
+    if (p == producer_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          NodeWhere(node, index), ": input ", i, " '", name,
+          "' is a dangling edge: no graph input, initializer or node output has that name"));
+    }
+    const bool self = p->second == index;
+    return absl::InvalidArgumentError(
+        absl::StrCat(NodeWhere(node, index), ": input ", i, " '", name, "' is produced by ",
+                     self ? "the node itself"
+                          : absl::StrCat("node ", NodeWhere(graph_.node(p->second), p->second)),
+                     self ? "" : ", which comes later",
+                     ": the graph has a cycle or its nodes are not in topological order"));
+  }
+
+  void AddUnsupported(const onnx::NodeProto& node, int index, int64_t opset,
+                      absl::string_view reason) {
+    const bool default_domain = NormalizeDomain(node.domain()).empty();
+    std::string entry =
+        default_domain ? node.op_type() : absl::StrCat(node.domain(), "::", node.op_type());
+    absl::StrAppend(
+        &entry, " (opset ", opset, ", node ",
+        node.name().empty() ? absl::StrCat("#", index) : absl::StrCat("'", node.name(), "'"));
+    if (!reason.empty()) absl::StrAppend(&entry, ": ", reason);
+    absl::StrAppend(&entry, ")");
+    unsupported_.push_back(std::move(entry));
+  }
+
+  void MarkUnknown(const onnx::NodeProto& node) {
+    for (const std::string& out : node.output()) {
+      if (!out.empty()) unknown_.insert(out);
+    }
+  }
+
+  absl::Status ConvertNodes() {
+    RegisterAllConverters();
+    const ConverterRegistry& registry = ConverterRegistry::Global();
+    for (int index = 0; index < graph_.node_size(); ++index) {
+      const onnx::NodeProto& node = graph_.node(index);
+      const std::string domain(NormalizeDomain(node.domain()));
+      auto opset_it = opsets_.find(domain);
+      if (opset_it == opsets_.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(NodeWhere(node, index),
+                                                       ": the node's domain '", node.domain(),
+                                                       "' is not in the model's opset_import"));
+      }
+      const int64_t opset = opset_it->second;
+      bool depends_on_unknown = false;
+      for (int i = 0; i < node.input_size(); ++i) {
+        const std::string& name = node.input(i);
+        if (name.empty() || state_.values.contains(name)) continue;
+        if (unknown_.contains(name)) {
+          depends_on_unknown = true;
+          continue;
+        }
+        return UndefinedInput(node, index, i);
+      }
+      const Converter* converter = registry.Find(domain, node.op_type(), opset);
+      if (converter == nullptr) {
+        AddUnsupported(node, index, opset, "");
+        MarkUnknown(node);
+        continue;
+      }
+      if (depends_on_unknown) {  // downstream of an unsupported node: nothing to convert
+        MarkUnknown(node);
+        continue;
+      }
+      NodeContext ctx(node, index, opset, &state_);
+      absl::StatusOr<std::vector<Expr>> outs = (*converter)(ctx);
+      if (!outs.ok()) {
+        if (outs.status().code() == absl::StatusCode::kUnimplemented) {
+          // The converter exists but not for this use: list it with the others.
+          absl::string_view reason = outs.status().message();
+          const std::string prefix = ctx.where() + ": ";
+          if (absl::StartsWith(reason, prefix)) reason.remove_prefix(prefix.size());
+          AddUnsupported(node, index, opset, reason);
+          MarkUnknown(node);
+          continue;
+        }
+        return WithWhere(outs.status(), ctx.where());
+      }
+      KILN_RETURN_IF_ERROR(BindOutputs(node, index, opset, ctx, *outs));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status BindOutputs(const onnx::NodeProto& node, int index, int64_t opset,
+                           const NodeContext& ctx, const std::vector<Expr>& outs) {
+    for (int i = 0; i < node.output_size(); ++i) {
+      const std::string& name = node.output(i);
+      if (name.empty()) continue;
+      if (static_cast<size_t>(i) >= outs.size()) {
+        if (!used_.contains(name)) continue;  // an optional output nobody reads
+        AddUnsupported(
+            node, index, opset,
+            absl::StrCat("output ", i, " '", name, "' is used, but the converter produces only ",
+                         outs.size(), " output(s)"));
+        for (int j = i; j < node.output_size(); ++j) {
+          if (!node.output(j).empty()) unknown_.insert(node.output(j));
+        }
+        return absl::OkStatus();
+      }
+      const Expr& e = outs[static_cast<size_t>(i)];
+      if (!e) {
+        return absl::InternalError(absl::StrCat(ctx.where(),
+                                                ": the converter returned a null "
+                                                "expression for output ",
+                                                i));
+      }
+      KILN_RETURN_IF_ERROR(WithWhere(internal::EnsureTyped(e), ctx.where()));
+      state_.values.emplace(name, e);
+    }
+    return absl::OkStatus();
+  }
+
+  // ---- outputs -------------------------------------------------------------
+
+  absl::StatusOr<Expr> Outputs() {
+    if (!unsupported_.empty()) {
+      return absl::UnimplementedError(
+          absl::StrCat("unsupported operators: ", absl::StrJoin(unsupported_, ", ")));
+    }
+    if (graph_.output_size() == 0) return absl::InvalidArgumentError("the graph has no outputs");
+    std::vector<Expr> fields;
+    std::vector<Type> types;
+    for (const onnx::ValueInfoProto& out : graph_.output()) {
+      auto it = state_.values.find(out.name());
+      if (it == state_.values.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "graph output '", out.name(),
+            "' is not defined: no graph input, initializer or node output has that name"));
+      }
+      fields.push_back(it->second);
+      types.push_back(it->second->checked_type());
+    }
+    if (fields.size() == 1) return fields[0];
+    KILN_ASSIGN_OR_RETURN(Tuple t, MakeTuple(std::move(fields)));
+    t->set_checked_type(MakeTupleType(std::move(types)));
+    return Expr(t);
+  }
+
+  onnx::ModelProto& model_;
+  const bool had_graph_;  // before graph_ below makes one
+  onnx::GraphProto& graph_;
+  const ImportOptions& options_;
+  ImportState state_;
+
+  absl::flat_hash_map<std::string, int64_t> opsets_;         // domain ("" default) -> version
+  absl::flat_hash_map<std::string, int> initializers_;       // name -> index
+  absl::flat_hash_map<std::string, std::string> definer_;    // value -> what defines it
+  absl::flat_hash_map<std::string, int> producer_;           // node output -> node index
+  absl::flat_hash_set<std::string> used_;                    // read by a node or an output
+  absl::flat_hash_set<std::string> overridable_candidates_;  // initializers also inputs
+  absl::flat_hash_map<std::string, TensorType> overridable_types_;
+  absl::flat_hash_map<std::string, int64_t> dim_bindings_;   // dim_param -> extent
+  absl::flat_hash_map<std::string, std::string> dim_names_;  // dim_param -> Dim::Var name
+  absl::flat_hash_set<std::string> used_dim_names_;
+  absl::flat_hash_set<std::string> unknown_;  // outputs of nodes that were not converted
+  std::vector<std::string> unsupported_;
+  std::vector<Var> params_;
+};
+
+absl::StatusOr<Module> ImportBytes(absl::string_view bytes, const ImportOptions& options,
+                                   std::string base_dir) {
+  if (static_cast<uint64_t>(bytes.size()) > static_cast<uint64_t>(kMaxProtoBytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the model is ", bytes.size(),
+        " bytes; protobuf messages are limited to 2 GB (store large weights as external data)"));
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not a valid ONNX model: the ", bytes.size(),
+                     " bytes do not parse as an onnx.ModelProto (a truncated or corrupt file?)"));
+  }
+  GraphImporter importer(&model, options, std::move(base_dir));
+  return importer.Run();
+}
+
+}  // namespace
+
+absl::StatusOr<Module> ImportOnnxFile(const std::string& path, const ImportOptions& options) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, "ONNX model file"));
+  std::string base_dir =
+      options.external_data_dir.empty() ? DirName(path) : options.external_data_dir;
+  absl::StatusOr<Module> m = ImportBytes(bytes, options, std::move(base_dir));
+  if (!m.ok()) return WithWhere(m.status(), path);
+  return m;
+}
+
+absl::StatusOr<Module> ImportOnnxBytes(absl::string_view bytes, const ImportOptions& options) {
+  return ImportBytes(bytes, options,
+                     options.external_data_dir.empty() ? "." : options.external_data_dir);
+}
+
+absl::StatusOr<Ref<const HostTensor>> ReadTensorProtoFile(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, "tensor file"));
+  onnx::TensorProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path, "' does not parse as an onnx.TensorProto"));
+  }
+  TensorReadOptions o;
+  o.allow_external = false;
+  absl::StatusOr<Ref<const HostTensor>> t = TensorFromProto(proto, o);
+  if (!t.ok()) {
+    return absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message()));
+  }
+  return t;
+}
+
+std::vector<std::string> SupportedOps() {
+  RegisterAllConverters();
+  return ConverterRegistry::Global().OpTypes("");
+}
+
+}  // namespace kiln::onnx_frontend
