@@ -529,10 +529,15 @@ void RegisterWindows(ConverterRegistry& r) {
 }
 
 }  // namespace
+
+Outs ConvertConvNode(ConvertContext& c) { return ConvertConv(c); }
+
 }  // namespace cvt
 
 void RegisterNnConverters(ConverterRegistry& r) {
   cvt::RegisterWindows(r);
+  cvt::RegisterQuantConverters(r);
+  cvt::RegisterEinsumConverters(r);
   cvt::RegisterNormConverters(r);
   cvt::RegisterDenseConverters(r);
   cvt::RegisterLossConverters(r);

@@ -286,6 +286,8 @@ Outs ConvertDropout(ConvertContext& c) {
 
 }  // namespace
 
+Outs ConvertMatMulNode(ConvertContext& c) { return ConvertMatMul(c); }
+
 void RegisterDenseConverters(ConverterRegistry& r) {
   for (int v : {1, 6, 7, 9, 11, 13}) r.Add("Gemm", v, ConvertGemm);
   for (int v : {1, 9, 13}) r.Add("MatMul", v, ConvertMatMul);

@@ -88,6 +88,13 @@ void RegisterDenseConverters(ConverterRegistry& r);   // convert_nn_dense.cc
 void RegisterLossConverters(ConverterRegistry& r);    // convert_nn_loss.cc
 void RegisterIndexConverters(ConverterRegistry& r);   // convert_tensor_index.cc
 void RegisterResizeConverters(ConverterRegistry& r);  // convert_tensor_resize.cc
+void RegisterQuantConverters(ConverterRegistry& r);   // convert_quant.cc (nn family)
+void RegisterEinsumConverters(ConverterRegistry& r);  // convert_einsum.cc (nn family)
+
+// The Conv and MatMul converters (convert_nn.cc, convert_nn_dense.cc), which
+// the integer and quantized forms (convert_quant.cc) reuse on int32 operands.
+Outs ConvertConvNode(ConvertContext& c);
+Outs ConvertMatMulNode(ConvertContext& c);
 
 }  // namespace kiln::onnx_frontend::cvt
 
