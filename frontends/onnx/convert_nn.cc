@@ -538,6 +538,7 @@ void RegisterNnConverters(ConverterRegistry& r) {
   cvt::RegisterWindows(r);
   cvt::RegisterQuantConverters(r);
   cvt::RegisterEinsumConverters(r);
+  cvt::RegisterRnnConverters(r);
   cvt::RegisterNormConverters(r);
   cvt::RegisterDenseConverters(r);
   cvt::RegisterLossConverters(r);

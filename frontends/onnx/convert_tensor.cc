@@ -703,6 +703,7 @@ void RegisterTensorConverters(ConverterRegistry& r) {
   cvt::RegisterShapeConverters(r);
   cvt::RegisterIndexConverters(r);
   cvt::RegisterResizeConverters(r);
+  cvt::RegisterSampleConverters(r);
 }
 
 }  // namespace kiln::onnx_frontend

@@ -88,8 +88,10 @@ void RegisterDenseConverters(ConverterRegistry& r);   // convert_nn_dense.cc
 void RegisterLossConverters(ConverterRegistry& r);    // convert_nn_loss.cc
 void RegisterIndexConverters(ConverterRegistry& r);   // convert_tensor_index.cc
 void RegisterResizeConverters(ConverterRegistry& r);  // convert_tensor_resize.cc
+void RegisterSampleConverters(ConverterRegistry& r);  // convert_sample.cc (tensor family)
 void RegisterQuantConverters(ConverterRegistry& r);   // convert_quant.cc (nn family)
 void RegisterEinsumConverters(ConverterRegistry& r);  // convert_einsum.cc (nn family)
+void RegisterRnnConverters(ConverterRegistry& r);     // convert_rnn.cc (nn family)
 
 // The Conv and MatMul converters (convert_nn.cc, convert_nn_dense.cc), which
 // the integer and quantized forms (convert_quant.cc) reuse on int32 operands.
