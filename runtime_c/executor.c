@@ -389,3 +389,58 @@ KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const 
   }
   return NULL;
 }
+
+/* The DLManagedTensor of kiln_session_get_output_dlpack and everything it
+ * points at, in one allocation followed by the 64-byte aligned data. */
+typedef struct {
+  DLManagedTensor managed;
+  void* data;
+  int64_t shape[]; /* ndim dims */
+} KilnDlpackCopy;
+
+static void kiln_dlpack_delete(DLManagedTensor* self) {
+  if (self == NULL) return;
+  KilnDlpackCopy* copy = (KilnDlpackCopy*)self->manager_ctx;
+  free(copy->data);
+  free(copy);
+}
+
+KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
+                                           DLManagedTensor** out) {
+  static const char fn[] = "kiln_session_get_output_dlpack";
+  if (out != NULL) *out = NULL;
+  if (session == NULL || out == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : "out");
+  }
+  const DLTensor* view = NULL;
+  KilnStatus* st = kiln_session_get_output(session, index, &view);
+  if (st != NULL) return st;
+  uint64_t bytes = (uint64_t)(view->dtype.bits * view->dtype.lanes + 7) / 8;
+  for (int32_t d = 0; d < view->ndim; ++d) bytes *= (uint64_t)view->shape[d];
+  KilnDlpackCopy* copy =
+      (KilnDlpackCopy*)calloc(1, sizeof *copy + (size_t)view->ndim * sizeof(int64_t));
+  void* data = NULL;
+  /* posix_memalign of 0 bytes may return NULL; keep a valid pointer. */
+  if (copy == NULL || posix_memalign(&data, KILN_RT_ALIGNMENT, bytes > 0 ? bytes : 1) != 0) {
+    free(copy);
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory (%llu bytes)", fn,
+                              (unsigned long long)bytes);
+  }
+  if (bytes > 0) memcpy(data, (const uint8_t*)view->data + view->byte_offset, (size_t)bytes);
+  for (int32_t d = 0; d < view->ndim; ++d) copy->shape[d] = view->shape[d];
+  copy->data = data;
+  DLTensor* t = &copy->managed.dl_tensor;
+  t->data = data;
+  t->device.device_type = kDLCPU;
+  t->device.device_id = 0;
+  t->ndim = view->ndim;
+  t->dtype = view->dtype;
+  t->shape = copy->shape;
+  t->strides = NULL;
+  t->byte_offset = 0;
+  copy->managed.manager_ctx = copy;
+  copy->managed.deleter = kiln_dlpack_delete;
+  *out = &copy->managed;
+  return NULL;
+}

@@ -52,6 +52,8 @@
 
 const char* kiln_runtime_version(void) { return "0.1.0"; }
 
+uint32_t kiln_api_version(void) { return KILN_API_VERSION; }
+
 void kiln_free(void* ptr) { free(ptr); }
 
 uint64_t kiln_now_ns(void) {
@@ -430,35 +432,50 @@ KilnStatus* kiln_artifact_output_info(const KilnArtifact* artifact, int32_t inde
                  artifact != NULL ? artifact->num_outputs : 0, "output", index, name, info);
 }
 
-KilnStatus* kiln_artifact_input_index(const KilnArtifact* artifact, const char* name,
-                                      int32_t* index) {
+/* Index of the input or output (`what`) named `name` in `list`. */
+static KilnStatus* io_index(const KilnArtifact* artifact, const KilnPlanIO* list, int32_t count,
+                            const char* what, const char* fn, const char* name, int32_t* index) {
   if (index != NULL) *index = -1;
   if (artifact == NULL || name == NULL || index == NULL) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_artifact_input_index: %s is NULL",
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               artifact == NULL ? "artifact" : (name == NULL ? "name" : "index"));
   }
-  for (int32_t i = 0; i < artifact->num_inputs; ++i) {
-    if (strcmp(artifact->inputs[i].name, name) == 0) {
+  for (int32_t i = 0; i < count; ++i) {
+    if (strcmp(list[i].name, name) == 0) {
       *index = i;
       return NULL;
     }
   }
-  char list[1024];
+  char names[1024];
   size_t used = 0;
-  list[0] = '\0';
-  for (int32_t i = 0; i < artifact->num_inputs && used + 1 < sizeof list; ++i) {
-    int n = snprintf(list + used, sizeof list - used, "%s'%s'", i == 0 ? "" : ", ",
-                     artifact->inputs[i].name);
+  names[0] = '\0';
+  for (int32_t i = 0; i < count && used + 1 < sizeof names; ++i) {
+    int n = snprintf(names + used, sizeof names - used, "%s'%s'", i == 0 ? "" : ", ",
+                     list[i].name);
     if (n < 0) break;
     used += (size_t)n;
-    if (used >= sizeof list) used = sizeof list - 1;
+    if (used >= sizeof names) used = sizeof names - 1;
   }
-  if (artifact->num_inputs == 0) {
-    return kiln_status_create(KILN_NOT_FOUND, "%s: no input named '%s' (the model has no inputs)",
-                              artifact->path, name);
+  if (count == 0) {
+    return kiln_status_create(KILN_NOT_FOUND, "%s: no %s named '%s' (the model has no %ss)",
+                              artifact->path, what, name, what);
   }
-  return kiln_status_create(KILN_NOT_FOUND, "%s: no input named '%s'; the inputs are: %s",
-                            artifact->path, name, list);
+  return kiln_status_create(KILN_NOT_FOUND, "%s: no %s named '%s'; the %ss are: %s",
+                            artifact->path, what, name, what, names);
+}
+
+KilnStatus* kiln_artifact_input_index(const KilnArtifact* artifact, const char* name,
+                                      int32_t* index) {
+  return io_index(artifact, artifact != NULL ? artifact->inputs : NULL,
+                  artifact != NULL ? artifact->num_inputs : 0, "input",
+                  "kiln_artifact_input_index", name, index);
+}
+
+KilnStatus* kiln_artifact_output_index(const KilnArtifact* artifact, const char* name,
+                                       int32_t* index) {
+  return io_index(artifact, artifact != NULL ? artifact->outputs : NULL,
+                  artifact != NULL ? artifact->num_outputs : 0, "output",
+                  "kiln_artifact_output_index", name, index);
 }
 
 void kiln_artifact_memory_stats(const KilnArtifact* artifact, uint64_t* arena_bytes,

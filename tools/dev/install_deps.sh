@@ -30,6 +30,12 @@ PACKAGES=(
   graphviz
   python3-onnx
   python3-numpy
+  lld
+  pkg-config
+  abigail-tools
+  golang-go
+  cargo
+  rustc
 )
 
 is_installed() {

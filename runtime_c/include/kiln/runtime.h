@@ -41,8 +41,16 @@
 extern "C" {
 #endif
 
+/* The version of the C ABI (kiln.h / kiln_runtime.h). It grows by one with
+ * every backward-compatible addition; an incompatible change would be a new
+ * major library version (libkiln.so.N). Compare with kiln_api_version() to
+ * learn whether the loaded library has what the caller was built against. */
+#define KILN_API_VERSION 1
+
 /* "0.1.0". */
 const char* kiln_runtime_version(void);
+/* KILN_API_VERSION of the loaded library. */
+uint32_t kiln_api_version(void);
 
 /* ----------------------------------------------------------------- artifact */
 
@@ -76,6 +84,10 @@ KilnStatus* kiln_artifact_output_info(const KilnArtifact* artifact, int32_t inde
 /* Index of the input named `name`, or KILN_NOT_FOUND listing the inputs. */
 KilnStatus* kiln_artifact_input_index(const KilnArtifact* artifact, const char* name,
                                       int32_t* index);
+
+/* Index of the output named `name`, or KILN_NOT_FOUND listing the outputs. */
+KilnStatus* kiln_artifact_output_index(const KilnArtifact* artifact, const char* name,
+                                       int32_t* index);
 
 /* Bytes of the intermediate-tensor arena one session allocates (storages that
  * are not inputs, parameters or outputs), and what it would be without
@@ -126,6 +138,12 @@ KilnStatus* kiln_session_run(KilnSession* session);
 KilnStatus* kiln_session_get_output(KilnSession* session, int32_t index, const DLTensor** out);
 /* Copies output `index` into `dst` (CPU, same dtype and shape, compact). */
 KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const DLTensor* dst);
+/* A copy of output `index` as a DLPack managed tensor the caller owns: it
+ * outlives the session and the artifact; release it by calling
+ * (*out)->deleter(*out). The data is 64-byte aligned CPU memory. This is the
+ * tensor to hand to DLPack consumers (NumPy, PyTorch, ...). */
+KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
+                                           DLManagedTensor** out);
 
 /* -------------------------------------------------------- debug executor */
 

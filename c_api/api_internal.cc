@@ -1,0 +1,61 @@
+// File: c_api/api_internal.cc
+#include "c_api/api_internal.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+
+namespace kiln::capi {
+
+KilnStatus* ToKilnStatus(const char* function, const absl::Status& s) {
+  if (s.ok()) return nullptr;
+  // absl::StatusCode and KilnStatusCode share their numbering (kiln/status.h);
+  // codes the C API does not name map to the nearest it does.
+  KilnStatusCode code = KILN_INTERNAL;
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument: code = KILN_INVALID_ARGUMENT; break;
+    case absl::StatusCode::kNotFound: code = KILN_NOT_FOUND; break;
+    case absl::StatusCode::kAlreadyExists: code = KILN_INVALID_ARGUMENT; break;
+    case absl::StatusCode::kFailedPrecondition: code = KILN_FAILED_PRECONDITION; break;
+    case absl::StatusCode::kOutOfRange: code = KILN_OUT_OF_RANGE; break;
+    case absl::StatusCode::kUnimplemented: code = KILN_UNIMPLEMENTED; break;
+    case absl::StatusCode::kResourceExhausted: code = KILN_RESOURCE_EXHAUSTED; break;
+    case absl::StatusCode::kDataLoss: code = KILN_DATA_LOSS; break;
+    default: code = KILN_INTERNAL; break;
+  }
+  return kiln_status_create(code, "%s: %.*s", function, static_cast<int>(s.message().size()),
+                            s.message().data());
+}
+
+KilnStatus* RequireNonNull(const char* function,
+                           std::initializer_list<std::pair<const char*, const void*>> args) {
+  for (const auto& [name, value] : args) {
+    if (value == nullptr) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", function, name);
+    }
+  }
+  return nullptr;
+}
+
+KilnStatus* Guard(const char* function, const std::function<absl::Status()>& body) {
+  try {
+    return ToKilnStatus(function, body());
+  } catch (const std::bad_alloc&) {
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", function);
+  } catch (const std::exception& e) {
+    return kiln_status_create(KILN_INTERNAL, "%s: internal error: %s", function, e.what());
+  } catch (...) {
+    return kiln_status_create(KILN_INTERNAL, "%s: internal error (unknown exception)", function);
+  }
+}
+
+char* MallocString(const std::string& s) {
+  char* p = static_cast<char*>(std::malloc(s.size() + 1));
+  if (p == nullptr) return nullptr;
+  std::memcpy(p, s.data(), s.size());
+  p[s.size()] = '\0';
+  return p;
+}
+
+}  // namespace kiln::capi

@@ -1,0 +1,507 @@
+// File: c_api/kiln_api.cc
+//
+// The compiler half of kiln.h: models (ONNX, text IR), printing, inputs and
+// outputs, graph passes, compilation to an artifact, the dot picture. The
+// runtime half (kiln_runtime.h) is runtime_c, linked into the same libkiln.so.
+// Every function follows api_internal.h: out-parameters cleared, arguments
+// checked, the C++ body inside Guard.
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <system_error>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "c_api/api_internal.h"
+#include "c_api/compiler.h"
+#include "c_api/graph_dot.h"
+#include "frontends/onnx/importer.h"
+#include "ir/expr.h"
+#include "ir/module.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/status_macros.h"
+#include "ir/type.h"
+#include "kiln/kiln.h"
+#include "passes/infra/pass.h"
+#include "passes/pipeline.h"
+#include "passes/registry/register_passes.h"
+#include "types/infer_type.h"
+
+// One tensor of a model's signature, as kiln_model_*_info reports it.
+struct KilnTensorSignature {
+  std::string name;
+  DLDataType dtype{0, 0, 0};
+  std::vector<int64_t> shape;  // -1 for a dim that is not static
+  bool is_tensor = false;
+};
+
+struct KilnModel {
+  kiln::Module module;  // type-checked
+  std::vector<KilnTensorSignature> inputs;
+  std::vector<KilnTensorSignature> outputs;
+};
+
+namespace {
+
+using kiln::capi::Guard;
+using kiln::capi::MallocString;
+using kiln::capi::RequireNonNull;
+
+KilnTensorSignature Signature(std::string name, const kiln::Type& type) {
+  KilnTensorSignature s;
+  s.name = std::move(name);
+  if (const auto* t = type.as<kiln::TensorTypeNode>()) {
+    s.is_tensor = true;
+    s.dtype.code = static_cast<uint8_t>(t->dtype.code());
+    s.dtype.bits = static_cast<uint8_t>(t->dtype.bits());
+    s.dtype.lanes = static_cast<uint16_t>(t->dtype.lanes());
+    for (const kiln::Dim& d : t->shape) s.shape.push_back(d.is_static() ? d.value() : -1);
+  }
+  return s;
+}
+
+void FlattenOutputs(const kiln::Type& type, std::vector<KilnTensorSignature>* out) {
+  if (const auto* tuple = type.as<kiln::TupleTypeNode>()) {
+    for (const kiln::Type& f : tuple->fields) FlattenOutputs(f, out);
+    return;
+  }
+  out->push_back(Signature(absl::StrCat("output", out->size()), type));
+}
+
+// Type-checks `module` and wraps it with its signature.
+absl::StatusOr<std::unique_ptr<KilnModel>> MakeModel(const kiln::Module& module) {
+  KILN_ASSIGN_OR_RETURN(kiln::Module typed, kiln::types::InferType(module));
+  auto model = std::make_unique<KilnModel>();
+  model->module = typed;
+  absl::StatusOr<kiln::Function> main = typed.Lookup("main");
+  if (!main.ok()) return absl::InvalidArgumentError("the module has no function 'main'");
+  for (const kiln::Var& p : (*main)->params) {
+    kiln::Type t = p->checked_type().defined() ? p->checked_type() : p->type_annotation;
+    model->inputs.push_back(Signature(p->name_hint, t));
+  }
+  FlattenOutputs((*main)->body->checked_type(), &model->outputs);
+  return model;
+}
+
+// Reads a caller's options struct of type T into a zero-filled T, refusing
+// sizes this library does not know. `*present` is false for NULL options.
+template <typename T>
+KilnStatus* ReadOptions(const char* function, const T* options, T* out, bool* present) {
+  std::memset(out, 0, sizeof(T));
+  *present = options != nullptr;
+  if (options == nullptr) return nullptr;
+  size_t size = options->struct_size;
+  if (size < sizeof(size_t) || size > sizeof(T)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: options->struct_size is %zu; this library knows sizes %zu to "
+                              "%zu (set it to sizeof the struct, or use the *_options_init "
+                              "function)",
+                              function, size, sizeof(size_t), sizeof(T));
+  }
+  std::memcpy(out, options, size);
+  return nullptr;
+}
+
+// A list of `n` strings from C; each must be non-NULL.
+absl::StatusOr<std::vector<std::string>> StringList(const char* what, const char* const* list,
+                                                    int32_t n) {
+  std::vector<std::string> out;
+  if (n < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative count ", n));
+  if (n > 0 && list == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is NULL but its count is ", n));
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    if (list[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] is NULL"));
+    }
+    out.emplace_back(list[i]);
+  }
+  return out;
+}
+
+KilnStatus* ImportOptionsFromC(const char* function, const KilnImportOptions* options,
+                               kiln::onnx_frontend::ImportOptions* out) {
+  KilnImportOptions o;
+  bool present = false;
+  if (KilnStatus* st = ReadOptions(function, options, &o, &present)) return st;
+  if (o.num_input_shapes < 0 || (o.num_input_shapes > 0 && o.input_shapes == nullptr)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: options->input_shapes is NULL or num_input_shapes (%d) < 0",
+                              function, static_cast<int>(o.num_input_shapes));
+  }
+  for (int32_t i = 0; i < o.num_input_shapes; ++i) {
+    const KilnInputShape& s = o.input_shapes[i];
+    if (s.name == nullptr || s.ndim < 0 || (s.ndim > 0 && s.dims == nullptr)) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: options->input_shapes[%d] has a NULL name, a negative ndim "
+                                "or NULL dims",
+                                function, static_cast<int>(i));
+    }
+    std::vector<int64_t> dims(s.dims, s.dims + s.ndim);
+    for (int64_t d : dims) {
+      if (d < 0) {
+        return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                  "%s: options->input_shapes[%d] ('%s') has a negative dim %lld",
+                                  function, static_cast<int>(i), s.name,
+                                  static_cast<long long>(d));
+      }
+    }
+    out->input_shapes[s.name] = std::move(dims);
+  }
+  if (o.external_data_dir != nullptr) out->external_data_dir = o.external_data_dir;
+  return nullptr;
+}
+
+void Publish(std::unique_ptr<KilnModel> model, KilnModel** out) { *out = model.release(); }
+
+KilnStatus* SignatureInfo(const char* function, const KilnModel* model,
+                          const std::vector<KilnTensorSignature>& list, const char* what,
+                          int32_t index, DLTensor* info) {
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) {
+    return kiln_status_create(KILN_OUT_OF_RANGE, "%s: %s index %d out of range (the model has %zu)",
+                              function, what, static_cast<int>(index), list.size());
+  }
+  (void)model;
+  const KilnTensorSignature& s = list[index];
+  if (!s.is_tensor) {
+    return kiln_status_create(KILN_UNIMPLEMENTED, "%s: %s %d ('%s') is not a tensor", function,
+                              what, static_cast<int>(index), s.name.c_str());
+  }
+  info->data = nullptr;
+  info->device.device_type = kDLCPU;
+  info->device.device_id = 0;
+  info->ndim = static_cast<int32_t>(s.shape.size());
+  info->dtype = s.dtype;
+  info->shape = const_cast<int64_t*>(s.shape.data());
+  info->strides = nullptr;
+  info->byte_offset = 0;
+  return nullptr;
+}
+
+void ClearInfo(DLTensor* info) {
+  if (info != nullptr) std::memset(info, 0, sizeof(*info));
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* kiln_version(void) { return kiln_runtime_version(); }
+
+void kiln_import_options_init(KilnImportOptions* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+}
+
+void kiln_optimize_options_init(KilnOptimizeOptions* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->opt_level = 3;
+}
+
+void kiln_compile_options_init(KilnCompileOptions* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof(*options));
+  options->struct_size = sizeof(*options);
+  options->opt_level = 3;
+}
+
+KilnStatus* kiln_model_load_onnx_file(const char* path, const KilnImportOptions* options,
+                                      KilnModel** out_model) {
+  static const char kFn[] = "kiln_model_load_onnx_file";
+  if (out_model != nullptr) *out_model = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"path", path}, {"out_model", out_model}})) return st;
+  kiln::onnx_frontend::ImportOptions o;
+  if (KilnStatus* st = ImportOptionsFromC(kFn, options, &o)) return st;
+  return Guard(kFn, [&]() -> absl::Status {
+    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::onnx_frontend::ImportOnnxFile(path, o));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
+    Publish(std::move(model), out_model);
+    return absl::OkStatus();
+  });
+}
+
+KilnStatus* kiln_model_load_onnx_bytes(const void* data, size_t size,
+                                       const KilnImportOptions* options, KilnModel** out_model) {
+  static const char kFn[] = "kiln_model_load_onnx_bytes";
+  if (out_model != nullptr) *out_model = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"data", data}, {"out_model", out_model}})) return st;
+  kiln::onnx_frontend::ImportOptions o;
+  if (KilnStatus* st = ImportOptionsFromC(kFn, options, &o)) return st;
+  return Guard(kFn, [&]() -> absl::Status {
+    absl::string_view bytes(static_cast<const char*>(data), size);
+    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::onnx_frontend::ImportOnnxBytes(bytes, o));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
+    Publish(std::move(model), out_model);
+    return absl::OkStatus();
+  });
+}
+
+KilnStatus* kiln_model_parse_text(const char* text, const char* source_name,
+                                  KilnModel** out_model) {
+  static const char kFn[] = "kiln_model_parse_text";
+  if (out_model != nullptr) *out_model = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"text", text}, {"out_model", out_model}})) return st;
+  return Guard(kFn, [&]() -> absl::Status {
+    KILN_ASSIGN_OR_RETURN(kiln::Module m,
+                          kiln::ParseModule(text, source_name != nullptr ? source_name : "<text>"));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
+    Publish(std::move(model), out_model);
+    return absl::OkStatus();
+  });
+}
+
+KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* options,
+                                 KilnModel** out_model) {
+  static const char kFn[] = "kiln_model_load_file";
+  if (out_model != nullptr) *out_model = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"path", path}, {"out_model", out_model}})) return st;
+  size_t n = std::strlen(path);
+  if (n > 5 && std::strcmp(path + n - 5, ".onnx") == 0) {
+    return kiln_model_load_onnx_file(path, options, out_model);
+  }
+  FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) {
+    return kiln_status_create(KILN_NOT_FOUND, "%s: cannot open '%s': %s", kFn, path,
+                              std::strerror(errno));
+  }
+  std::string text;
+  char buf[65536];
+  size_t got = 0;
+  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
+  bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return kiln_status_create(KILN_INTERNAL, "%s: cannot read '%s'", kFn, path);
+  if (text.find('\0') != std::string::npos) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: '%s' is not a text-IR file (it holds a NUL byte; ONNX models "
+                              "need the .onnx extension)",
+                              kFn, path);
+  }
+  return Guard(kFn, [&]() -> absl::Status {
+    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::ParseModule(text, path));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
+    Publish(std::move(model), out_model);
+    return absl::OkStatus();
+  });
+}
+
+void kiln_model_release(KilnModel* model) { delete model; }
+
+KilnStatus* kiln_model_print(const KilnModel* model, int32_t show_types, char** out_text) {
+  static const char kFn[] = "kiln_model_print";
+  if (out_text != nullptr) *out_text = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_text", out_text}})) return st;
+  return Guard(kFn, [&]() -> absl::Status {
+    std::string text = kiln::PrintModule(model->module, {.show_types = show_types != 0});
+    *out_text = MallocString(text);
+    if (*out_text == nullptr) return absl::ResourceExhaustedError("out of memory");
+    return absl::OkStatus();
+  });
+}
+
+KilnStatus* kiln_model_num_inputs(const KilnModel* model, int32_t* out_count) {
+  if (out_count != nullptr) *out_count = 0;
+  if (KilnStatus* st = RequireNonNull("kiln_model_num_inputs",
+                                      {{"model", model}, {"out_count", out_count}})) {
+    return st;
+  }
+  *out_count = static_cast<int32_t>(model->inputs.size());
+  return nullptr;
+}
+
+KilnStatus* kiln_model_num_outputs(const KilnModel* model, int32_t* out_count) {
+  if (out_count != nullptr) *out_count = 0;
+  if (KilnStatus* st = RequireNonNull("kiln_model_num_outputs",
+                                      {{"model", model}, {"out_count", out_count}})) {
+    return st;
+  }
+  *out_count = static_cast<int32_t>(model->outputs.size());
+  return nullptr;
+}
+
+KilnStatus* kiln_model_input_info(const KilnModel* model, int32_t index, const char** out_name,
+                                  DLTensor* out_info) {
+  static const char kFn[] = "kiln_model_input_info";
+  if (out_name != nullptr) *out_name = nullptr;
+  ClearInfo(out_info);
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_info", out_info}})) return st;
+  KilnStatus* st = SignatureInfo(kFn, model, model->inputs, "input", index, out_info);
+  if (st == nullptr && out_name != nullptr) *out_name = model->inputs[index].name.c_str();
+  return st;
+}
+
+KilnStatus* kiln_model_output_info(const KilnModel* model, int32_t index, DLTensor* out_info) {
+  static const char kFn[] = "kiln_model_output_info";
+  ClearInfo(out_info);
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_info", out_info}})) return st;
+  return SignatureInfo(kFn, model, model->outputs, "output", index, out_info);
+}
+
+int32_t kiln_pass_count(void) {
+  try {
+    kiln::passes::RegisterAllPasses();
+    return static_cast<int32_t>(kiln::passes::PassRegistry::Global().Names().size());
+  } catch (...) {
+    return 0;
+  }
+}
+
+const char* kiln_pass_name(int32_t index) {
+  // The registry is filled once (RegisterAllPasses) and never changes after,
+  // so the names can be kept in a function-local static.
+  try {
+    kiln::passes::RegisterAllPasses();
+    static const std::vector<std::string>* names =
+        new std::vector<std::string>(kiln::passes::PassRegistry::Global().Names());
+    if (index < 0 || static_cast<size_t>(index) >= names->size()) return nullptr;
+    return (*names)[index].c_str();
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+KilnStatus* kiln_model_optimize(const KilnModel* model, const KilnOptimizeOptions* options,
+                                KilnModel** out_model) {
+  static const char kFn[] = "kiln_model_optimize";
+  if (out_model != nullptr) *out_model = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_model", out_model}})) {
+    return st;
+  }
+  KilnOptimizeOptions o;
+  bool present = false;
+  if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
+  if (!present) o.opt_level = 3;
+  return Guard(kFn, [&]() -> absl::Status {
+    if (o.opt_level < 0 || o.opt_level > 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("options->opt_level must be 0, 1, 2 or 3, got ", o.opt_level));
+    }
+    kiln::passes::RegisterAllPasses();
+    KILN_ASSIGN_OR_RETURN(std::vector<std::string> passes,
+                          StringList("options->passes", o.passes, o.num_passes));
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<std::string> required,
+        StringList("options->required_passes", o.required_passes, o.num_required_passes));
+    KILN_ASSIGN_OR_RETURN(
+        std::vector<std::string> disabled,
+        StringList("options->disabled_passes", o.disabled_passes, o.num_disabled_passes));
+    const kiln::passes::PassRegistry& registry = kiln::passes::PassRegistry::Global();
+    for (const auto* list : {&required, &disabled}) {
+      for (const std::string& name : *list) KILN_RETURN_IF_ERROR(registry.Create(name).status());
+    }
+    kiln::passes::PassPtr pipeline;
+    if (!passes.empty()) {
+      KILN_ASSIGN_OR_RETURN(pipeline, kiln::passes::ParsePassList(absl::StrJoin(passes, ",")));
+    } else {
+      KILN_ASSIGN_OR_RETURN(pipeline, kiln::passes::DefaultPipeline(o.opt_level));
+    }
+    kiln::passes::PassContext ctx;
+    ctx.opt_level = o.opt_level;
+    ctx.required_passes.insert(required.begin(), required.end());
+    ctx.disabled_passes.insert(disabled.begin(), disabled.end());
+    kiln::Module m = model->module;
+    KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> result, MakeModel(m));
+    Publish(std::move(result), out_model);
+    return absl::OkStatus();
+  });
+}
+
+KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions* options,
+                               const char* path, KilnCompileReport* report) {
+  static const char kFn[] = "kiln_model_compile";
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"path", path}})) return st;
+  if (report != nullptr) {
+    size_t size = report->struct_size;
+    if (size < sizeof(size_t) || size > sizeof(KilnCompileReport)) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: report->struct_size is %zu; set it to "
+                                "sizeof(KilnCompileReport) (%zu)",
+                                kFn, size, sizeof(KilnCompileReport));
+    }
+    std::memset(reinterpret_cast<char*>(report) + sizeof(size_t), 0, size - sizeof(size_t));
+  }
+  KilnCompileOptions o;
+  bool present = false;
+  if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
+  if (!present) o.opt_level = 3;
+  return Guard(kFn, [&]() -> absl::Status {
+    if (*path == '\0') return absl::InvalidArgumentError("path is empty");
+    // Fail before compiling when the artifact could never be written.
+    std::error_code ec;
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      return absl::NotFoundError(
+          absl::StrCat("cannot write '", path, "': directory '", parent.string(),
+                       "' does not exist"));
+    }
+    for (const KilnTensorSignature& in : model->inputs) {
+      if (!in.is_tensor) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("input '", in.name, "' is not a tensor; only tensor inputs compile"));
+      }
+      if (std::find(in.shape.begin(), in.shape.end(), -1) != in.shape.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input '", in.name, "' has a dim that is not static; give it a shape (for ONNX: "
+            "KilnImportOptions.input_shapes)"));
+      }
+    }
+    kiln::compiler::CompileOptions c;
+    c.opt_level = o.opt_level;
+    if (o.target != nullptr) c.target = o.target;
+    KILN_ASSIGN_OR_RETURN(
+        c.disabled_passes,
+        StringList("options->disabled_passes", o.disabled_passes, o.num_disabled_passes));
+    c.share_storage = o.no_memory_plan == 0;
+    if (o.num_threads < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("options->num_threads must be >= 0, got ", o.num_threads));
+    }
+    c.export_options.num_threads = o.num_threads;
+    if (o.cc != nullptr) c.export_options.cc = o.cc;
+    KILN_ASSIGN_OR_RETURN(kiln::compiler::CompileReport r,
+                          kiln::compiler::CompileToLibrary(model->module, c, path));
+    if (report != nullptr) {
+      // Fill a full report, then copy what the caller's struct has room for.
+      KilnCompileReport full;
+      std::memset(&full, 0, sizeof full);
+      full.struct_size = report->struct_size;
+      full.passes_ms = r.passes_ms;
+      full.lower_ms = r.lower_ms;
+      full.plan_ms = r.plan_ms;
+      full.codegen_ms = r.codegen_ms;
+      full.link_ms = r.link_ms;
+      full.num_fused_calls = r.num_fused_calls;
+      full.num_kernels = r.num_kernels;
+      full.arena_bytes = r.arena_bytes;
+      full.naive_bytes = r.naive_bytes;
+      full.file_bytes = r.file_bytes;
+      std::memcpy(report, &full, report->struct_size);
+    }
+    return absl::OkStatus();
+  });
+}
+
+KilnStatus* kiln_model_to_dot(const KilnModel* model, char** out_dot) {
+  static const char kFn[] = "kiln_model_to_dot";
+  if (out_dot != nullptr) *out_dot = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_dot", out_dot}})) return st;
+  return Guard(kFn, [&]() -> absl::Status {
+    KILN_ASSIGN_OR_RETURN(std::string dot, kiln::ModuleToDot(model->module));
+    *out_dot = MallocString(dot);
+    if (*out_dot == nullptr) return absl::ResourceExhaustedError("out of memory");
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"

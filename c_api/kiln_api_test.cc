@@ -1,0 +1,520 @@
+// Tests of kiln.h through the C ABI only: every function with NULL
+// arguments, bad handles, bad paths, bad options and bad shapes (each must
+// return a status with the right code and a message naming the problem, and
+// clear its out-parameters), and the whole path — parse / import, print,
+// optimize, compile, load, run — against results computed here.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kiln/kiln.h"
+
+namespace {
+
+using ::testing::HasSubstr;
+
+// A status: its code and message; frees it.
+struct Result {
+  KilnStatusCode code;
+  std::string message;
+};
+
+Result Take(KilnStatus* st) {
+  Result r{kiln_status_code(st), kiln_status_message(st)};
+  kiln_status_free(st);
+  return r;
+}
+
+#define EXPECT_KILN_OK(call)                          \
+  do {                                                \
+    Result r_ = Take(call);                           \
+    EXPECT_EQ(r_.code, KILN_OK) << r_.message;        \
+  } while (0)
+#define ASSERT_KILN_OK(call)                          \
+  do {                                                \
+    Result r_ = Take(call);                           \
+    ASSERT_EQ(r_.code, KILN_OK) << r_.message;        \
+  } while (0)
+// The call fails with `code` and a message containing `text`.
+#define EXPECT_KILN_ERROR(call, want_code, text)      \
+  do {                                                \
+    Result r_ = Take(call);                           \
+    EXPECT_EQ(r_.code, want_code) << r_.message;      \
+    EXPECT_THAT(r_.message, HasSubstr(text));         \
+  } while (0)
+
+std::string TmpDir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  return t != nullptr ? t : "/tmp";
+}
+
+// Not a valid pointer; out-parameters must be overwritten with NULL.
+template <typename T>
+T* Garbage() {
+  return reinterpret_cast<T*>(static_cast<uintptr_t>(0x1));
+}
+
+constexpr const char kAddRelu[] = R"(#[version = "0.1"]
+def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) {
+  %0 = add(%x, %y);
+  %1 = nn.relu(%0);
+  (multiply(%1, %1), subtract(%0, %y))
+}
+)";
+
+KilnModel* Parse(const char* text) {
+  KilnModel* m = nullptr;
+  Result r = Take(kiln_model_parse_text(text, "test.kir", &m));
+  EXPECT_EQ(r.code, KILN_OK) << r.message;
+  return m;
+}
+
+TEST(KilnApi, Versions) {
+  EXPECT_EQ(kiln_api_version(), static_cast<uint32_t>(KILN_API_VERSION));
+  EXPECT_STREQ(kiln_version(), kiln_runtime_version());
+  EXPECT_GT(std::strlen(kiln_version()), 0u);
+}
+
+TEST(KilnApi, ReleaseFunctionsAcceptNull) {
+  kiln_model_release(nullptr);
+  kiln_artifact_release(nullptr);
+  kiln_session_release(nullptr);
+  kiln_profile_release(nullptr);
+  kiln_status_free(nullptr);
+  kiln_free(nullptr);
+  kiln_npy_release(nullptr);
+  kiln_import_options_init(nullptr);
+  kiln_optimize_options_init(nullptr);
+  kiln_compile_options_init(nullptr);
+}
+
+TEST(KilnApi, LoadFunctionsRejectNullsAndClearOutputs) {
+  KilnModel* m = Garbage<KilnModel>();
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file(nullptr, nullptr, &m), KILN_INVALID_ARGUMENT,
+                    "kiln_model_load_onnx_file: path is NULL");
+  EXPECT_EQ(m, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file("x.onnx", nullptr, nullptr), KILN_INVALID_ARGUMENT,
+                    "out_model is NULL");
+  m = Garbage<KilnModel>();
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_bytes(nullptr, 10, nullptr, &m), KILN_INVALID_ARGUMENT,
+                    "data is NULL");
+  EXPECT_EQ(m, nullptr);
+  m = Garbage<KilnModel>();
+  EXPECT_KILN_ERROR(kiln_model_parse_text(nullptr, "x", &m), KILN_INVALID_ARGUMENT,
+                    "text is NULL");
+  EXPECT_EQ(m, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_parse_text(kAddRelu, "x", nullptr), KILN_INVALID_ARGUMENT,
+                    "out_model is NULL");
+  m = Garbage<KilnModel>();
+  EXPECT_KILN_ERROR(kiln_model_load_file(nullptr, nullptr, &m), KILN_INVALID_ARGUMENT,
+                    "path is NULL");
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST(KilnApi, BadFilesAndBytes) {
+  KilnModel* m = Garbage<KilnModel>();
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file("/nonexistent/model.onnx", nullptr, &m),
+                    KILN_NOT_FOUND, "/nonexistent/model.onnx");
+  EXPECT_EQ(m, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_load_file("/nonexistent/model.kir", nullptr, &m), KILN_NOT_FOUND,
+                    "/nonexistent/model.kir");
+  const char junk[] = "\x08\x07\x12\xff\xff\xff\xff\x0fjunk";
+  m = Garbage<KilnModel>();
+  Result r = Take(kiln_model_load_onnx_bytes(junk, sizeof junk, nullptr, &m));
+  EXPECT_NE(r.code, KILN_OK);
+  EXPECT_THAT(r.message, HasSubstr("kiln_model_load_onnx_bytes"));
+  EXPECT_EQ(m, nullptr);
+  // A text file that is not ONNX, under an .onnx name.
+  std::string path = TmpDir() + "/not_onnx.onnx";
+  std::ofstream(path) << "def @main() { 1f }";
+  r = Take(kiln_model_load_onnx_file(path.c_str(), nullptr, &m));
+  EXPECT_NE(r.code, KILN_OK);
+  EXPECT_EQ(m, nullptr);
+  // Binary bytes under a text-IR name.
+  std::string bin = TmpDir() + "/binary.kir";
+  std::ofstream(bin, std::ios::binary).write("ab\0cd", 5);
+  EXPECT_KILN_ERROR(kiln_model_load_file(bin.c_str(), nullptr, &m), KILN_INVALID_ARGUMENT,
+                    "not a text-IR file");
+}
+
+TEST(KilnApi, SyntaxAndTypeErrorsNameTheLine) {
+  KilnModel* m = Garbage<KilnModel>();
+  Result r = Take(kiln_model_parse_text("#[version = \"0.1\"]\ndef @main(%x: Tensor[(2,), float32]) {\n"
+                                        "  add(%x, \n}\n",
+                                        "broken.kir", &m));
+  EXPECT_EQ(r.code, KILN_INVALID_ARGUMENT) << r.message;
+  EXPECT_THAT(r.message, HasSubstr("broken.kir:"));
+  EXPECT_EQ(m, nullptr);
+  r = Take(kiln_model_parse_text("#[version = \"0.1\"]\ndef @main(%x: Tensor[(2,), float32], "
+                                 "%y: Tensor[(3,), float32]) {\n  add(%x, %y)\n}\n",
+                                 "types.kir", &m));
+  EXPECT_NE(r.code, KILN_OK);
+  EXPECT_THAT(r.message, HasSubstr("add"));
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST(KilnApi, OptionsStructSizeIsChecked) {
+  KilnModel* m = nullptr;
+  KilnImportOptions io;
+  kiln_import_options_init(&io);
+  io.struct_size = sizeof(io) + 8;
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file("x.onnx", &io, &m), KILN_INVALID_ARGUMENT,
+                    "struct_size");
+  io.struct_size = 0;
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file("x.onnx", &io, &m), KILN_INVALID_ARGUMENT,
+                    "struct_size");
+  kiln_import_options_init(&io);
+  io.num_input_shapes = 1;
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file("x.onnx", &io, &m), KILN_INVALID_ARGUMENT,
+                    "input_shapes");
+  KilnInputShape shape{"x", 2, nullptr};
+  io.input_shapes = &shape;
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file("x.onnx", &io, &m), KILN_INVALID_ARGUMENT,
+                    "input_shapes[0]");
+  const int64_t dims[2] = {1, -4};
+  shape.dims = dims;
+  EXPECT_KILN_ERROR(kiln_model_load_onnx_file("x.onnx", &io, &m), KILN_INVALID_ARGUMENT,
+                    "negative dim -4");
+
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  KilnOptimizeOptions oo;
+  kiln_optimize_options_init(&oo);
+  EXPECT_EQ(oo.opt_level, 3);
+  oo.struct_size = 3;
+  EXPECT_KILN_ERROR(kiln_model_optimize(model, &oo, &m), KILN_INVALID_ARGUMENT, "struct_size");
+  KilnCompileOptions co;
+  kiln_compile_options_init(&co);
+  EXPECT_EQ(co.opt_level, 3);
+  co.struct_size = sizeof(co) * 2;
+  std::string out = TmpDir() + "/never.so";
+  EXPECT_KILN_ERROR(kiln_model_compile(model, &co, out.c_str(), nullptr), KILN_INVALID_ARGUMENT,
+                    "struct_size");
+  KilnCompileReport report;
+  std::memset(&report, 0, sizeof report);
+  EXPECT_KILN_ERROR(kiln_model_compile(model, nullptr, out.c_str(), &report),
+                    KILN_INVALID_ARGUMENT, "report->struct_size");
+  std::FILE* f = std::fopen(out.c_str(), "rb");
+  EXPECT_EQ(f, nullptr) << "a failed compile must not leave a file";
+  if (f != nullptr) std::fclose(f);
+  kiln_model_release(model);
+}
+
+TEST(KilnApi, ModelQueriesRejectNullsAndBadIndices) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  char* text = Garbage<char>();
+  EXPECT_KILN_ERROR(kiln_model_print(nullptr, 0, &text), KILN_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_EQ(text, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_print(model, 0, nullptr), KILN_INVALID_ARGUMENT,
+                    "out_text is NULL");
+  int32_t n = 77;
+  EXPECT_KILN_ERROR(kiln_model_num_inputs(nullptr, &n), KILN_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_EQ(n, 0);
+  EXPECT_KILN_ERROR(kiln_model_num_inputs(model, nullptr), KILN_INVALID_ARGUMENT, "out_count");
+  n = 77;
+  EXPECT_KILN_ERROR(kiln_model_num_outputs(nullptr, &n), KILN_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_EQ(n, 0);
+  DLTensor info;
+  std::memset(&info, 0xab, sizeof info);
+  const char* name = "garbage";
+  EXPECT_KILN_ERROR(kiln_model_input_info(model, 2, &name, &info), KILN_OUT_OF_RANGE,
+                    "input index 2 out of range");
+  EXPECT_EQ(name, nullptr);
+  EXPECT_EQ(info.shape, nullptr);
+  EXPECT_EQ(info.ndim, 0);
+  EXPECT_KILN_ERROR(kiln_model_input_info(model, -1, &name, &info), KILN_OUT_OF_RANGE, "-1");
+  EXPECT_KILN_ERROR(kiln_model_input_info(model, 0, &name, nullptr), KILN_INVALID_ARGUMENT,
+                    "out_info is NULL");
+  EXPECT_KILN_ERROR(kiln_model_output_info(model, 2, &info), KILN_OUT_OF_RANGE,
+                    "output index 2");
+  EXPECT_KILN_ERROR(kiln_model_output_info(nullptr, 0, &info), KILN_INVALID_ARGUMENT, "model");
+  char* dot = Garbage<char>();
+  EXPECT_KILN_ERROR(kiln_model_to_dot(nullptr, &dot), KILN_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_EQ(dot, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_to_dot(model, nullptr), KILN_INVALID_ARGUMENT, "out_dot");
+  kiln_model_release(model);
+}
+
+TEST(KilnApi, SignatureOfTheModel) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  int32_t n = 0;
+  EXPECT_KILN_OK(kiln_model_num_inputs(model, &n));
+  EXPECT_EQ(n, 2);
+  EXPECT_KILN_OK(kiln_model_num_outputs(model, &n));
+  EXPECT_EQ(n, 2);  // the tuple result, flattened
+  DLTensor info;
+  const char* name = nullptr;
+  EXPECT_KILN_OK(kiln_model_input_info(model, 1, &name, &info));
+  EXPECT_STREQ(name, "y");
+  ASSERT_EQ(info.ndim, 2);
+  EXPECT_EQ(info.shape[0], 2);
+  EXPECT_EQ(info.shape[1], 3);
+  EXPECT_EQ(info.dtype.code, kDLFloat);
+  EXPECT_EQ(info.dtype.bits, 32);
+  EXPECT_EQ(info.data, nullptr);
+  EXPECT_KILN_OK(kiln_model_output_info(model, 1, &info));
+  EXPECT_EQ(info.ndim, 2);
+  kiln_model_release(model);
+}
+
+TEST(KilnApi, PrintRoundTrips) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  char* text = nullptr;
+  ASSERT_KILN_OK(kiln_model_print(model, 0, &text));
+  ASSERT_NE(text, nullptr);
+  EXPECT_THAT(std::string(text), HasSubstr("nn.relu"));
+  KilnModel* again = Parse(text);
+  ASSERT_NE(again, nullptr);
+  char* text2 = nullptr;
+  ASSERT_KILN_OK(kiln_model_print(again, 0, &text2));
+  EXPECT_STREQ(text, text2);
+  char* typed = nullptr;
+  ASSERT_KILN_OK(kiln_model_print(model, 1, &typed));
+  EXPECT_THAT(std::string(typed), HasSubstr("Tensor[(2, 3), float32]"));
+  kiln_free(text);
+  kiln_free(text2);
+  kiln_free(typed);
+  kiln_model_release(again);
+  kiln_model_release(model);
+}
+
+TEST(KilnApi, OptimizeWithPassListsAndErrors) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  KilnModel* out = Garbage<KilnModel>();
+  EXPECT_KILN_ERROR(kiln_model_optimize(nullptr, nullptr, &out), KILN_INVALID_ARGUMENT,
+                    "model is NULL");
+  EXPECT_EQ(out, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_optimize(model, nullptr, nullptr), KILN_INVALID_ARGUMENT,
+                    "out_model is NULL");
+  KilnOptimizeOptions o;
+  kiln_optimize_options_init(&o);
+  o.opt_level = 7;
+  EXPECT_KILN_ERROR(kiln_model_optimize(model, &o, &out), KILN_INVALID_ARGUMENT,
+                    "opt_level must be 0, 1, 2 or 3, got 7");
+  kiln_optimize_options_init(&o);
+  const char* unknown[] = {"InferType", "NoSuchPass"};
+  o.passes = unknown;
+  o.num_passes = 2;
+  EXPECT_KILN_ERROR(kiln_model_optimize(model, &o, &out), KILN_NOT_FOUND, "NoSuchPass");
+  o.passes = nullptr;
+  EXPECT_KILN_ERROR(kiln_model_optimize(model, &o, &out), KILN_INVALID_ARGUMENT,
+                    "options->passes is NULL");
+  kiln_optimize_options_init(&o);
+  const char* null_name[] = {nullptr};
+  o.disabled_passes = null_name;
+  o.num_disabled_passes = 1;
+  EXPECT_KILN_ERROR(kiln_model_optimize(model, &o, &out), KILN_INVALID_ARGUMENT,
+                    "options->disabled_passes[0] is NULL");
+  const char* bad_disabled[] = {"Nope"};
+  o.disabled_passes = bad_disabled;
+  EXPECT_KILN_ERROR(kiln_model_optimize(model, &o, &out), KILN_NOT_FOUND, "Nope");
+
+  // An explicit list: FuseOps puts the calls into primitive functions.
+  kiln_optimize_options_init(&o);
+  const char* fuse[] = {"InferType", "FuseOps"};
+  o.passes = fuse;
+  o.num_passes = 2;
+  ASSERT_KILN_OK(kiln_model_optimize(model, &o, &out));
+  ASSERT_NE(out, nullptr);
+  char* text = nullptr;
+  ASSERT_KILN_OK(kiln_model_print(out, 0, &text));
+  EXPECT_THAT(std::string(text), HasSubstr("Primitive"));
+  kiln_free(text);
+  kiln_model_release(out);
+
+  // The default pipeline; the input model is unchanged.
+  out = nullptr;
+  ASSERT_KILN_OK(kiln_model_optimize(model, nullptr, &out));
+  kiln_model_release(out);
+  ASSERT_KILN_OK(kiln_model_print(model, 0, &text));
+  EXPECT_THAT(std::string(text), ::testing::Not(HasSubstr("Primitive")));
+  kiln_free(text);
+
+  ASSERT_GT(kiln_pass_count(), 10);
+  bool has_fuse = false;
+  for (int32_t i = 0; i < kiln_pass_count(); ++i) {
+    ASSERT_NE(kiln_pass_name(i), nullptr);
+    has_fuse |= std::string(kiln_pass_name(i)) == "FuseOps";
+  }
+  EXPECT_TRUE(has_fuse);
+  EXPECT_EQ(kiln_pass_name(-1), nullptr);
+  EXPECT_EQ(kiln_pass_name(kiln_pass_count()), nullptr);
+  kiln_model_release(model);
+}
+
+TEST(KilnApi, CompileErrors) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_compile(nullptr, nullptr, "x.so", nullptr), KILN_INVALID_ARGUMENT,
+                    "model is NULL");
+  EXPECT_KILN_ERROR(kiln_model_compile(model, nullptr, nullptr, nullptr), KILN_INVALID_ARGUMENT,
+                    "path is NULL");
+  EXPECT_KILN_ERROR(kiln_model_compile(model, nullptr, "", nullptr), KILN_INVALID_ARGUMENT,
+                    "path is empty");
+  KilnCompileOptions o;
+  kiln_compile_options_init(&o);
+  o.target = "llvm -mcpu=nosuchcpu";
+  std::string out = TmpDir() + "/bad_target.so";
+  Result r = Take(kiln_model_compile(model, &o, out.c_str(), nullptr));
+  EXPECT_NE(r.code, KILN_OK);
+  EXPECT_THAT(r.message, HasSubstr("nosuchcpu"));
+  kiln_compile_options_init(&o);
+  o.num_threads = -2;
+  EXPECT_KILN_ERROR(kiln_model_compile(model, &o, out.c_str(), nullptr), KILN_INVALID_ARGUMENT,
+                    "num_threads");
+  EXPECT_KILN_ERROR(kiln_model_compile(model, nullptr, "/nonexistent/dir/x.so", nullptr),
+                    KILN_NOT_FOUND, "/nonexistent/dir");
+  kiln_model_release(model);
+
+  // A dim that is not static cannot compile; the message names the input.
+  KilnModel* dynamic = Parse(R"(#[version = "0.1"]
+def @main(%x: Tensor[(?, 3), float32]) {
+  nn.relu(%x)
+}
+)");
+  ASSERT_NE(dynamic, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_compile(dynamic, nullptr, out.c_str(), nullptr),
+                    KILN_INVALID_ARGUMENT, "input 'x' has a dim that is not static");
+  kiln_model_release(dynamic);
+}
+
+TEST(KilnApi, RuntimeFunctionsRejectNulls) {
+  KilnArtifact* a = Garbage<KilnArtifact>();
+  EXPECT_KILN_ERROR(kiln_artifact_load(nullptr, &a), KILN_INVALID_ARGUMENT, "NULL");
+  EXPECT_EQ(a, nullptr);
+  a = Garbage<KilnArtifact>();
+  EXPECT_KILN_ERROR(kiln_artifact_load("/nonexistent/m.so", &a), KILN_NOT_FOUND,
+                    "/nonexistent/m.so");
+  EXPECT_EQ(a, nullptr);
+  KilnSession* s = Garbage<KilnSession>();
+  EXPECT_KILN_ERROR(kiln_session_create(nullptr, nullptr, &s), KILN_INVALID_ARGUMENT, "NULL");
+  EXPECT_EQ(s, nullptr);
+  DLTensor t;
+  std::memset(&t, 0, sizeof t);
+  EXPECT_KILN_ERROR(kiln_session_set_input(nullptr, "x", &t), KILN_INVALID_ARGUMENT, "NULL");
+  EXPECT_KILN_ERROR(kiln_session_run(nullptr), KILN_INVALID_ARGUMENT, "NULL");
+  const DLTensor* view = Garbage<const DLTensor>();
+  EXPECT_KILN_ERROR(kiln_session_get_output(nullptr, 0, &view), KILN_INVALID_ARGUMENT, "NULL");
+  EXPECT_EQ(view, nullptr);
+  DLManagedTensor* managed = Garbage<DLManagedTensor>();
+  EXPECT_KILN_ERROR(kiln_session_get_output_dlpack(nullptr, 0, &managed), KILN_INVALID_ARGUMENT,
+                    "session is NULL");
+  EXPECT_EQ(managed, nullptr);
+  int32_t index = 5;
+  EXPECT_KILN_ERROR(kiln_artifact_output_index(nullptr, "y", &index), KILN_INVALID_ARGUMENT,
+                    "artifact is NULL");
+  EXPECT_EQ(index, -1);
+  KilnProfile* p = Garbage<KilnProfile>();
+  EXPECT_KILN_ERROR(kiln_session_profile(nullptr, &p), KILN_INVALID_ARGUMENT, "NULL");
+  EXPECT_EQ(p, nullptr);
+  KilnNpyTensor* npy = Garbage<KilnNpyTensor>();
+  EXPECT_KILN_ERROR(kiln_npy_read("/nonexistent.npy", &npy), KILN_NOT_FOUND, "/nonexistent.npy");
+  EXPECT_EQ(npy, nullptr);
+}
+
+// relu(x + y)^2 and (x + y) - y, computed here.
+void Expected(const float* x, const float* y, float* o0, float* o1) {
+  for (int i = 0; i < 6; ++i) {
+    float s = x[i] + y[i];
+    float r = s > 0 ? s : 0;
+    o0[i] = r * r;
+    o1[i] = s - y[i];
+  }
+}
+
+TEST(KilnApi, CompileLoadRunEndToEnd) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  std::string path = TmpDir() + "/add_relu.so";
+  KilnCompileOptions o;
+  kiln_compile_options_init(&o);
+  KilnCompileReport report;
+  std::memset(&report, 0, sizeof report);
+  report.struct_size = sizeof report;
+  ASSERT_KILN_OK(kiln_model_compile(model, &o, path.c_str(), &report));
+  EXPECT_GE(report.num_kernels, 1);
+  EXPECT_GE(report.num_fused_calls, 1);
+  EXPECT_GT(report.file_bytes, 0u);
+  kiln_model_release(model);
+
+  KilnArtifact* artifact = nullptr;
+  ASSERT_KILN_OK(kiln_artifact_load(path.c_str(), &artifact));
+  EXPECT_EQ(kiln_artifact_num_inputs(artifact), 2);
+  EXPECT_EQ(kiln_artifact_num_outputs(artifact), 2);
+  int32_t index = -1;
+  EXPECT_KILN_OK(kiln_artifact_input_index(artifact, "y", &index));
+  EXPECT_EQ(index, 1);
+  EXPECT_KILN_ERROR(kiln_artifact_output_index(artifact, "nope", &index), KILN_NOT_FOUND,
+                    "no output named 'nope'");
+  KilnSession* s = nullptr;
+  ASSERT_KILN_OK(kiln_session_create(artifact, nullptr, &s));
+  EXPECT_KILN_ERROR(kiln_session_run(s), KILN_FAILED_PRECONDITION, "x");
+
+  float x[6] = {1, -2, 3, -4, 5, -6};
+  float y[6] = {0.5f, 0.5f, -5, 1, 1, 10};
+  int64_t shape[2] = {2, 3};
+  DLTensor tx{x, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  DLTensor ty{y, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  // A wrong shape names the input, what it expects and what it got.
+  int64_t bad_shape[2] = {3, 2};
+  DLTensor bad{x, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, bad_shape, nullptr, 0};
+  EXPECT_KILN_ERROR(kiln_session_set_input(s, "x", &bad), KILN_INVALID_ARGUMENT, "'x'");
+  EXPECT_KILN_ERROR(kiln_session_set_input(s, "z", &tx), KILN_NOT_FOUND, "no input named 'z'");
+  DLTensor wrong_dtype = tx;
+  wrong_dtype.dtype.bits = 64;
+  EXPECT_KILN_ERROR(kiln_session_set_input(s, "x", &wrong_dtype), KILN_INVALID_ARGUMENT, "x");
+  ASSERT_KILN_OK(kiln_session_set_input(s, "x", &tx));
+  ASSERT_KILN_OK(kiln_session_set_input(s, "y", &ty));
+  ASSERT_KILN_OK(kiln_session_run(s));
+  float e0[6], e1[6];
+  Expected(x, y, e0, e1);
+  const DLTensor* out = nullptr;
+  ASSERT_KILN_OK(kiln_session_get_output(s, 0, &out));
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(static_cast<const float*>(out->data)[i], e0[i]);
+  ASSERT_KILN_OK(kiln_session_get_output(s, 1, &out));
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(static_cast<const float*>(out->data)[i], e1[i]);
+  EXPECT_KILN_ERROR(kiln_session_get_output(s, 2, &out), KILN_OUT_OF_RANGE, "out of range");
+
+  // A DLPack copy outlives the session and the artifact.
+  DLManagedTensor* managed = nullptr;
+  ASSERT_KILN_OK(kiln_session_get_output_dlpack(s, 0, &managed));
+  ASSERT_NE(managed, nullptr);
+  EXPECT_KILN_ERROR(kiln_session_get_output_dlpack(s, 9, &managed), KILN_OUT_OF_RANGE, "9");
+  EXPECT_EQ(managed, nullptr);
+  ASSERT_KILN_OK(kiln_session_get_output_dlpack(s, 0, &managed));
+  kiln_session_release(s);
+  kiln_artifact_release(artifact);
+  ASSERT_EQ(managed->dl_tensor.ndim, 2);
+  EXPECT_EQ(managed->dl_tensor.shape[0], 2);
+  EXPECT_EQ(managed->dl_tensor.shape[1], 3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(managed->dl_tensor.data) % 64, 0u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_FLOAT_EQ(static_cast<const float*>(managed->dl_tensor.data)[i], e0[i]);
+  }
+  managed->deleter(managed);
+}
+
+TEST(KilnApi, DotPictureOfAModel) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  char* dot = nullptr;
+  ASSERT_KILN_OK(kiln_model_to_dot(model, &dot));
+  std::string d = dot;
+  kiln_free(dot);
+  EXPECT_THAT(d, HasSubstr("digraph"));
+  EXPECT_THAT(d, HasSubstr("nn.relu"));
+  EXPECT_THAT(d, HasSubstr("output 1"));
+  kiln_model_release(model);
+}
+
+}  // namespace
