@@ -29,6 +29,9 @@ KILN_COPTS = [
 # Warnings and language level for kiln's C code (runtime_c).
 KILN_C_COPTS = [
     "-std=c11",
+    # Debug info always: the ABI check (//c_api:abi_test) reads the DWARF of
+    # libkiln_runtime.so's exported functions.
+    "-g",
     "-pedantic",
     "-Wall",
     "-Wextra",

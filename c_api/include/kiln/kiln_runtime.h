@@ -28,6 +28,7 @@
 
 #include <dlpack/dlpack.h>
 
+#include "kiln/artifact_format.h"
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
 #include "kiln/status.h"
