@@ -161,6 +161,7 @@ class GraphBuilder {
       : lowered_(lowered), options_(options) {}
 
   absl::StatusOr<GraphPlan> Run(const Function& main) {
+    ReadOutputNames(main);
     KILN_RETURN_IF_ERROR(AddInputs(main));
     if (IsFunctionValue(main->body)) return FunctionAsValue(main->body, "main's result");
     const std::vector<Expr> post = PostOrder(main->body, /*enter_functions=*/false);
@@ -189,6 +190,21 @@ class GraphBuilder {
   }
 
  private:
+  // Names for the heads: main's "output_names" attribute (a list of
+  // distinct, non-empty strings, set by the ONNX importer to the graph's
+  // output names) when it has one; "output<i>" otherwise.
+  void ReadOutputNames(const Function& main) {
+    const AttrValue* names = main->GetAttr("output_names");
+    if (names == nullptr || names->kind != AttrValue::Kind::kList) return;
+    std::vector<std::string> out;
+    for (const AttrValue& v : names->list) {
+      if (v.kind != AttrValue::Kind::kString || v.s.empty()) return;
+      if (std::find(out.begin(), out.end(), v.s) != out.end()) return;
+      out.push_back(v.s);
+    }
+    output_names_ = std::move(out);
+  }
+
   absl::Status AddInputs(const Function& main) {
     for (size_t i = 0; i < main->params.size(); ++i) {
       const Var& p = main->params[i];
@@ -462,7 +478,9 @@ class GraphBuilder {
     for (size_t i = 0; i < heads.size(); ++i) {
       absl::StrAppend(&out, i == 0 ? "" : ", ", "[", final_id[heads[i].node], ", ", heads[i].index,
                       ", 0]");
-      plan.output_names.push_back(absl::StrCat("output", i));
+      plan.output_names.push_back(output_names_.size() == heads.size()
+                                      ? output_names_[i]
+                                      : absl::StrCat("output", i));
     }
     std::vector<std::string> dltypes;
     std::vector<std::string> shapes;
@@ -491,6 +509,7 @@ class GraphBuilder {
   std::unordered_map<const ExprNode*, std::vector<EntryRef>> values_;
   std::unordered_map<const HostTensor*, int> param_of_;
   std::vector<std::pair<std::string, Ref<const HostTensor>>> params_;
+  std::vector<std::string> output_names_;  // ReadOutputNames
   std::unordered_set<std::string> used_names_;
   std::unordered_map<std::string, int> next_suffix_;
 };

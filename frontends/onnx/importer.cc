@@ -117,7 +117,18 @@ class GraphImporter {
     KILN_RETURN_IF_ERROR(AddInputs());
     KILN_RETURN_IF_ERROR(ConvertNodes());
     KILN_ASSIGN_OR_RETURN(Expr body, Outputs());
-    KILN_ASSIGN_OR_RETURN(Function main, MakeFunction(params_, body));
+    // The graph's output names ride along as an attribute of main; the
+    // graph plan names the artifact's outputs after them.
+    AttrValue names;
+    names.kind = AttrValue::Kind::kList;
+    for (const onnx::ValueInfoProto& out : graph_.output()) {
+      AttrValue name;
+      name.kind = AttrValue::Kind::kString;
+      name.s = out.name();
+      names.list.push_back(std::move(name));
+    }
+    KILN_ASSIGN_OR_RETURN(Function main, MakeFunction(params_, body, nullptr, {},
+                                                      MakeDictAttrs({{"output_names", names}})));
     Module module;
     KILN_RETURN_IF_ERROR(module.AddFunction("main", main).status());
     if (!options_.type_check) return module;

@@ -1,0 +1,3 @@
+module kilnffi
+
+go 1.19

@@ -1,0 +1,190 @@
+// File: tools/cli.cc
+#include "tools/cli.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "frontends/onnx/importer.h"
+#include "ir/parser.h"
+
+namespace kiln::cli {
+
+Args::Args(std::string command, std::vector<std::string> args, const char* help)
+    : command_(std::move(command)), args_(std::move(args)), used_(args_.size(), false),
+      help_text_(help) {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (args_[i] == "--help" || args_[i] == "-h") {
+      help_ = true;
+      used_[i] = true;
+    }
+  }
+}
+
+std::string Args::Value(const char* name, const char* alias) {
+  std::string value;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    const std::string& a = args_[i];
+    for (const char* n : {name, alias}) {
+      if (n == nullptr) continue;
+      std::string eq = absl::StrCat(n, "=");
+      if (a == n) {
+        used_[i] = true;
+        if (i + 1 >= args_.size()) {
+          if (error_.empty()) error_ = absl::StrCat(n, " needs a value");
+        } else {
+          value = args_[++i];
+          used_[i] = true;
+        }
+        break;
+      }
+      if (a.starts_with(eq)) {
+        used_[i] = true;
+        value = a.substr(eq.size());
+        break;
+      }
+    }
+  }
+  return value;
+}
+
+std::vector<std::string> Args::Values(const char* name) {
+  std::vector<std::string> out;
+  std::string eq = absl::StrCat(name, "=");
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    if (args_[i] == name) {
+      used_[i] = true;
+      if (i + 1 >= args_.size()) {
+        if (error_.empty()) error_ = absl::StrCat(name, " needs a value");
+      } else {
+        out.push_back(args_[++i]);
+        used_[i] = true;
+      }
+    } else if (args_[i].starts_with(eq)) {
+      used_[i] = true;
+      out.push_back(args_[i].substr(eq.size()));
+    }
+  }
+  return out;
+}
+
+bool Args::Flag(const char* name) {
+  bool found = false;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (!used_[i] && args_[i] == name) {
+      used_[i] = true;
+      found = true;
+    }
+  }
+  return found;
+}
+
+int Args::Int(const char* name, const char* alias, int fallback, int lo, int hi) {
+  std::string v = Value(name, alias);
+  if (v.empty()) return fallback;
+  int n = 0;
+  if (!absl::SimpleAtoi(v, &n) || n < lo || n > hi) {
+    if (error_.empty()) {
+      error_ = absl::StrCat(name, " must be an integer from ", lo, " to ", hi, ", got '", v, "'");
+    }
+    return fallback;
+  }
+  return n;
+}
+
+std::vector<std::string> Args::Positional() {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (used_[i]) continue;
+    if (args_[i].size() > 1 && args_[i][0] == '-') continue;  // reported by Finish
+    used_[i] = true;
+    out.push_back(args_[i]);
+  }
+  return out;
+}
+
+bool Args::Finish() {
+  if (help_) {
+    std::fputs(help_text_, stdout);
+    exit_code_ = 0;
+    return false;
+  }
+  if (error_.empty()) {
+    for (size_t i = 0; i < args_.size(); ++i) {
+      if (!used_[i]) {
+        error_ = absl::StrCat("unknown option '", args_[i], "'");
+        break;
+      }
+    }
+  }
+  if (!error_.empty()) {
+    exit_code_ = Usage(error_);
+    return false;
+  }
+  return true;
+}
+
+int Args::Usage(const std::string& message) {
+  std::fprintf(stderr, "kiln %s: %s\n(kiln %s --help for usage)\n", command_.c_str(),
+               message.c_str(), command_.c_str());
+  exit_code_ = 2;
+  return 2;
+}
+
+int Fail(const std::string& command, const absl::Status& status) {
+  std::fprintf(stderr, "kiln %s: error: %s\n", command.c_str(),
+               std::string(status.message()).c_str());
+  return 1;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+absl::Status ParseInputShape(const std::string& spec,
+                             std::map<std::string, std::vector<int64_t>>* shapes) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--input-shape must be name=d0,d1,..., got '", spec, "'"));
+  }
+  std::vector<int64_t> dims;
+  for (absl::string_view d : absl::StrSplit(spec.substr(eq + 1), ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(d, &v) || v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--input-shape ", spec, ": '", d, "' is not a dimension"));
+    }
+    dims.push_back(v);
+  }
+  (*shapes)[spec.substr(0, eq)] = dims;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Module> LoadModel(const std::string& path,
+                                 const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  if (path.size() > 5 && path.ends_with(".onnx")) {
+    onnx_frontend::ImportOptions o;
+    o.input_shapes = input_shapes;
+    return onnx_frontend::ImportOnnxFile(path, o);
+  }
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  if (text->find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", path, "' is not a text-IR file (it holds a NUL byte; ONNX models need the .onnx "
+                   "extension)"));
+  }
+  return ParseModule(*text, path);
+}
+
+}  // namespace kiln::cli
