@@ -271,8 +271,10 @@ KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* opti
   }
   FILE* f = std::fopen(path, "rb");
   if (f == nullptr) {
-    return kiln_status_create(KILN_NOT_FOUND, "%s: cannot open '%s': %s", kFn, path,
-                              std::strerror(errno));
+    int err = errno;
+    return kiln_status_create(err == ENOENT || err == ENOTDIR ? KILN_NOT_FOUND
+                                                              : KILN_INVALID_ARGUMENT,
+                              "%s: cannot open '%s': %s", kFn, path, std::strerror(err));
   }
   std::string text;
   char buf[65536];
@@ -408,6 +410,8 @@ KilnStatus* kiln_model_optimize(const KilnModel* model, const KilnOptimizeOption
     kiln::passes::PassContext ctx;
     ctx.opt_level = o.opt_level;
     ctx.required_passes.insert(required.begin(), required.end());
+    // An explicit list means "run these": none is skipped for its level.
+    ctx.required_passes.insert(passes.begin(), passes.end());
     ctx.disabled_passes.insert(disabled.begin(), disabled.end());
     kiln::Module m = model->module;
     KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
@@ -420,7 +424,6 @@ KilnStatus* kiln_model_optimize(const KilnModel* model, const KilnOptimizeOption
 KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions* options,
                                const char* path, KilnCompileReport* report) {
   static const char kFn[] = "kiln_model_compile";
-  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"path", path}})) return st;
   if (report != nullptr) {
     size_t size = report->struct_size;
     if (size < sizeof(size_t) || size > sizeof(KilnCompileReport)) {
@@ -431,6 +434,7 @@ KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions*
     }
     std::memset(reinterpret_cast<char*>(report) + sizeof(size_t), 0, size - sizeof(size_t));
   }
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"path", path}})) return st;
   KilnCompileOptions o;
   bool present = false;
   if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
@@ -462,6 +466,10 @@ KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions*
     KILN_ASSIGN_OR_RETURN(
         c.disabled_passes,
         StringList("options->disabled_passes", o.disabled_passes, o.num_disabled_passes));
+    kiln::passes::RegisterAllPasses();
+    for (const std::string& name : c.disabled_passes) {
+      KILN_RETURN_IF_ERROR(kiln::passes::PassRegistry::Global().Create(name).status());
+    }
     c.share_storage = o.no_memory_plan == 0;
     if (o.num_threads < 0) {
       return absl::InvalidArgumentError(

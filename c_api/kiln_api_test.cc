@@ -352,6 +352,29 @@ TEST(KilnApi, OptimizeWithPassListsAndErrors) {
   kiln_model_release(model);
 }
 
+TEST(KilnApi, ExplicitPassListRunsEveryPassWhateverTheLevel) {
+  KilnModel* model = Parse(R"(#[version = "0.1"]
+def @main(%x: Tensor[(2,), float32]) {
+  add(%x, multiply(2f, 3f))
+}
+)");
+  ASSERT_NE(model, nullptr);
+  KilnOptimizeOptions o;
+  std::memset(&o, 0, sizeof o);  // opt_level 0
+  o.struct_size = sizeof o;
+  const char* fold[] = {"FoldConstant"};
+  o.passes = fold;
+  o.num_passes = 1;
+  KilnModel* out = nullptr;
+  ASSERT_KILN_OK(kiln_model_optimize(model, &o, &out));
+  char* text = nullptr;
+  ASSERT_KILN_OK(kiln_model_print(out, 0, &text));
+  EXPECT_THAT(std::string(text), ::testing::Not(HasSubstr("multiply"))) << text;
+  kiln_free(text);
+  kiln_model_release(out);
+  kiln_model_release(model);
+}
+
 TEST(KilnApi, CompileErrors) {
   KilnModel* model = Parse(kAddRelu);
   ASSERT_NE(model, nullptr);
@@ -368,6 +391,12 @@ TEST(KilnApi, CompileErrors) {
   Result r = Take(kiln_model_compile(model, &o, out.c_str(), nullptr));
   EXPECT_NE(r.code, KILN_OK);
   EXPECT_THAT(r.message, HasSubstr("nosuchcpu"));
+  kiln_compile_options_init(&o);
+  const char* bad_disabled[] = {"NoSuchPass"};
+  o.disabled_passes = bad_disabled;
+  o.num_disabled_passes = 1;
+  EXPECT_KILN_ERROR(kiln_model_compile(model, &o, out.c_str(), nullptr), KILN_NOT_FOUND,
+                    "NoSuchPass");
   kiln_compile_options_init(&o);
   o.num_threads = -2;
   EXPECT_KILN_ERROR(kiln_model_compile(model, &o, out.c_str(), nullptr), KILN_INVALID_ARGUMENT,

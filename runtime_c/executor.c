@@ -413,9 +413,12 @@ KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               session == NULL ? "session" : "out");
   }
-  const DLTensor* view = NULL;
-  KilnStatus* st = kiln_session_get_output(session, index, &view);
-  if (st != NULL) return st;
+  if (index < 0 || index >= session->artifact->num_outputs) {
+    return kiln_status_create(KILN_OUT_OF_RANGE,
+                              "%s: output index %d out of range (the model has %d outputs)", fn,
+                              (int)index, (int)session->artifact->num_outputs);
+  }
+  const DLTensor* view = &session->tensors[session->artifact->outputs[index].entry_id];
   uint64_t bytes = (uint64_t)(view->dtype.bits * view->dtype.lanes + 7) / 8;
   for (int32_t d = 0; d < view->ndim; ++d) bytes *= (uint64_t)view->shape[d];
   KilnDlpackCopy* copy =

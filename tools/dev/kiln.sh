@@ -2,7 +2,9 @@
 # kiln developer entry point.
 #
 #   tools/dev/kiln.sh test [bazel test flags...]   install deps, then `bazel test //...`
-#   tools/dev/kiln.sh demo [demo args...]          install deps, then run the demo
+#   tools/dev/kiln.sh demo [MODEL.onnx [NAME=IN.npy ...]]
+#                                                  install deps, build kiln, compile the
+#                                                  bundled ONNX model and run it
 #
 # `tools/dev/kiln.sh test` is the README's test command and what CI (.ci/run) runs.
 set -euo pipefail
@@ -20,33 +22,48 @@ install_deps() {
   "$ROOT/tools/dev/install_deps.sh"
 }
 
-# The main job at this stage: parse and type-check the bundled examples (a
-# ResNet-style block and a transformer block in the text format), print them
-# with their inferred types, optimize and fuse the ResNet block, and lower each
-# fused function to loop IR and machine code, and compile it into one shared
-# library (docs/artifact.md). Later issues grow this into compiling and
-# running a bundled ONNX model.
+# kiln's main job: build the `kiln` tool (optimized), compile the bundled ONNX
+# model (examples/resnet_mini.onnx: a small ResNet-style classifier) into one
+# shared library, run it on the bundled input with the C runtime, print its
+# outputs and the time per run, and check them against the outputs NumPy
+# computed for the same input. `demo MODEL.onnx [NAME=INPUT.npy ...]` runs
+# another model (inputs not given get random values).
 run_demo() {
-  local files=("$ROOT/examples/resnet_block.kir" "$ROOT/examples/transformer_block.kir")
-  if [[ $# -gt 0 ]]; then files=("$@"); fi
-  "$BAZEL" build --config=opt //tools:kiln
+  local model="$ROOT/examples/resnet_mini.onnx"
+  local inputs=(--input "input=$ROOT/examples/resnet_mini_input.npy")
+  local expected="$ROOT/examples/resnet_mini_output.npy"
+  if [[ $# -gt 0 ]]; then
+    model=$1
+    shift
+    inputs=(--random-inputs)
+    for spec in "$@"; do inputs+=(--input "$spec"); done
+    expected=""
+  fi
+  echo "==== building kiln (bazel build --config=opt //tools:kiln)"
+  "$BAZEL" build --config=opt //tools:kiln 2>&1 | grep -E "ERROR|error:" >&2 || true
   local kiln
   kiln="$("$BAZEL" info --config=opt bazel-bin 2>/dev/null)/tools/kiln"
-  for f in "${files[@]}"; do
-    echo "==== $f"
-    "$kiln" print --types "$f"
-  done
-  echo "==== summary"
-  "$kiln" check "${files[@]}"
-  echo "==== default O3 pipeline on ${files[0]}"
-  "$kiln" opt "${files[0]}" --opt-level 3 --timing
-  echo "==== every fused function of ${files[0]} lowered to a kernel (loop IR), then to machine code"
-  "$kiln" lower "${files[0]}" --timing
-  "$kiln" lower "${files[0]}" --emit asm --timing > /dev/null
+  [[ -x "$kiln" ]] || { echo "kiln.sh: the build failed; run: $BAZEL build --config=opt //tools:kiln" >&2; exit 1; }
   local out="${TMPDIR:-/tmp}/kiln_demo"
   mkdir -p "$out"
-  echo "==== ${files[0]} compiled into one shared library: $out/model.so"
-  "$kiln" compile "${files[0]}" -o "$out/model.so" --timing
+  echo "==== the model: $model"
+  "$kiln" check "$model"
+  echo "==== kiln compile $model -o $out/model.so"
+  "$kiln" compile "$model" -o "$out/model.so" --timing
+  echo "==== kiln run $out/model.so ${inputs[*]} --repeat 100"
+  "$kiln" run "$out/model.so" "${inputs[@]}" --output-dir "$out/outputs" --repeat 100
+  if [[ -n "$expected" ]]; then
+    /usr/bin/python3 - "$out/outputs" "$expected" <<'PY'
+import glob, sys
+import numpy as np
+got = np.load(glob.glob(sys.argv[1] + "/*.npy")[0])
+want = np.load(sys.argv[2])
+err = float(np.abs(got - want).max())
+print("==== outputs vs NumPy's reference: max abs error %.3g (%s)" % (err, "ok" if err <= 1e-4 else "MISMATCH"))
+sys.exit(0 if err <= 1e-4 else 1)
+PY
+  fi
+  echo "==== outputs written to $out/outputs/; more: kiln bench|debug|graph $out/model.so (kiln help)"
 }
 
 cmd="${1:-}"

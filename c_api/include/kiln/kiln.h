@@ -27,8 +27,10 @@
  *    or fill the struct with its kiln_*_options_init function); passing NULL
  *    options means the defaults. Fields may be added at the end in later
  *    versions: an older caller's smaller struct keeps working (missing fields
- *    take their zero value); a struct_size larger than this library knows is
- *    refused with KILN_INVALID_ARGUMENT.
+ *    take their zero value); the functions of this header refuse a
+ *    struct_size larger than this library knows (KILN_INVALID_ARGUMENT),
+ *    while the runtime's kiln_session_create / kiln_session_benchmark read
+ *    the fields they know and ignore the rest.
  *  - Strings returned as `char**` are malloc'ed and freed with kiln_free.
  *  - No C++ exception, abort or STL object crosses this boundary.
  *  - Threading: a KilnModel is immutable; any number of threads may read,
@@ -74,7 +76,8 @@ typedef struct {
   const KilnInputShape* input_shapes;  /* num_input_shapes entries, or NULL */
   int32_t num_input_shapes;
   /* Directory that external-data locations are relative to. NULL: the model
-   * file's directory (kiln_model_load_onnx_file) / none (bytes). */
+   * file's directory (kiln_model_load_onnx_file) / the current directory
+   * (kiln_model_load_onnx_bytes). */
   const char* external_data_dir;
 } KilnImportOptions;
 
@@ -95,7 +98,8 @@ KilnStatus* kiln_model_load_onnx_bytes(const void* data, size_t size,
  * which give line and column. */
 KilnStatus* kiln_model_parse_text(const char* text, const char* source_name,
                                   KilnModel** out_model);
-/* Reads a model file: ONNX for a ".onnx" name, text IR otherwise. */
+/* Reads a model file: ONNX for a ".onnx" name (with `options`), text IR
+ * otherwise (`options` unused). A missing file gives KILN_NOT_FOUND. */
 KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* options,
                                  KilnModel** out_model);
 /* Accepts NULL. */
@@ -121,7 +125,8 @@ typedef struct {
   size_t struct_size;            /* sizeof(KilnOptimizeOptions) */
   int32_t opt_level;             /* 0-3; the default pipeline runs passes <= it */
   /* An explicit pass list, run in this order instead of the default pipeline
-   * (names as kiln_pass_name lists them), or NULL. */
+   * (names as kiln_pass_name lists them), or NULL. Every listed pass runs,
+   * whatever its level (disabled_passes still wins). */
   const char* const* passes;
   int32_t num_passes;
   /* Passes that run whatever the opt level, and passes that never run. */
@@ -142,7 +147,7 @@ KilnStatus* kiln_model_optimize(const KilnModel* model, const KilnOptimizeOption
                                 KilnModel** out_model);
 
 /* The registered graph passes: their number, and the name of pass `index`
- * (a static string). Thread-safe. */
+ * (a static string; NULL for an index out of range). Thread-safe. */
 int32_t kiln_pass_count(void);
 const char* kiln_pass_name(int32_t index);
 
@@ -162,9 +167,9 @@ typedef struct {
   const char* cc;
 } KilnCompileOptions;
 
-/* Sets struct_size and every default: target "llvm", opt_level 3, memory
- * plan on, all CPUs, "cc". (A zero-filled struct with only struct_size set
- * means opt_level 0.) */
+/* Sets struct_size and every default: opt_level 3; target and cc NULL
+ * (meaning "llvm", the host, and "cc"); memory plan on; all CPUs. (A
+ * zero-filled struct with only struct_size set means opt_level 0.) */
 void kiln_compile_options_init(KilnCompileOptions* options);
 
 /* What a compilation did and how long each phase took. */

@@ -16,7 +16,7 @@
  *   kiln_artifact_release(model);
  *
  * Rules (DESIGN.md §7): every call that can fail returns NULL or a KilnStatus
- * the caller frees (kiln/status.h); out-parameters are set to NULL/0 first;
+ * the caller frees (kiln/status.h); out-parameters are set to NULL/0 (indices: -1) first;
  * release functions accept NULL; options structs start with their size
  * (struct_size = sizeof, so fields can be added later; a NULL options pointer
  * means defaults).
@@ -42,9 +42,9 @@ extern "C" {
 #endif
 
 /* The version of the C ABI (kiln.h / kiln_runtime.h). It grows by one with
- * every backward-compatible addition; an incompatible change would be a new
- * major library version (libkiln.so.N). Compare with kiln_api_version() to
- * learn whether the loaded library has what the caller was built against. */
+ * every backward-compatible addition; an incompatible change would get a new
+ * library name. Compare with kiln_api_version() to learn whether the loaded
+ * library has what the caller was built against. */
 #define KILN_API_VERSION 1
 
 /* "0.1.0". */
@@ -169,7 +169,8 @@ KilnStatus* kiln_profile_table(const KilnProfile* profile, char** text);
  * chrome://tracing and Perfetto. malloc'ed; free with kiln_free. */
 KilnStatus* kiln_profile_chrome_trace(const KilnProfile* profile, char** json);
 
-/* Runs the graph once with the debugger and writes into directory `dir`
+/* Runs the graph twice (a timed profile run, then a run that dumps every
+ * node's outputs right after the node) and writes into directory `dir`
  * (created if missing): graph.json (the GRAPH section), profile.txt (the
  * table), trace.json (the Chrome trace), and tensors/<node>__<i>.npy for
  * every output i of every node (inputs and parameters too: tensors/<name>__0.npy).
@@ -196,7 +197,8 @@ typedef struct {
 
 /* Times `repeat` runs (inputs must be set). `result` may be NULL. When
  * `log_line` is not NULL it receives one line of TVM's benchmark log format
- * v0.1 (a JSON object with workload, engine, hardware, runtime_ms_mean,
+ * v0.1 (a JSON object with workload, workload_args, engine, engine_version,
+ * hardware, runtime_ms_mean,
  * runtime_ms_std, timestamp, schema_version "0.1", workload_config,
  * engine_config, hardware_config, execution_config, metadata, runtime_raw),
  * malloc'ed, free with kiln_free. timestamp is ISO-8601 UTC with

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The `kiln` command line end to end on the bundled ONNX model: every
+# subcommand's --help; compile (also --emit, --dump-ir), run (.npy in and out,
+# compared with NumPy's reference outputs), bench (a benchmark-log line),
+# debug (the dump directory), graph (dot and svg); and errors (missing inputs,
+# wrong shapes, corrupt artifacts, bad options) that must exit non-zero with a
+# message and never die by a signal.
+#
+#   cli_test.sh KILN MODEL.onnx INPUT.npy EXPECTED.npy
+set -uo pipefail
+kiln=$1
+model=$2
+input=$3
+expected=$4
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+fail=0
+check() {  # check DESCRIPTION COMMAND...: the command must succeed
+  local what=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if (( rc != 0 )); then
+    echo "FAIL: $what: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+    fail=1
+    return 1
+  fi
+}
+expect_error() {  # expect_error CODE TEXT COMMAND...: exit CODE, TEXT on stderr
+  local code=$1 text=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if (( rc != code )) || ! grep -qF -- "$text" "$tmp/err"; then
+    echo "FAIL: '$*' should exit $code with '$text' on stderr; got exit $rc:"
+    cat "$tmp/err"
+    fail=1
+  fi
+}
+
+for cmd in compile run bench debug opt print check lower graph; do
+  check "kiln $cmd --help" "$kiln" "$cmd" --help && grep -q "^usage: kiln $cmd" "$tmp/out" ||
+    { echo "FAIL: kiln $cmd --help prints no usage"; fail=1; }
+done
+check "kiln help" "$kiln" help && grep -q "bench MODEL.so" "$tmp/out" || { echo "FAIL: kiln help"; fail=1; }
+
+# compile + run against NumPy's outputs.
+check "compile" "$kiln" compile "$model" -o "$tmp/model.so" -O 3
+check "run" "$kiln" run "$tmp/model.so" --input "input=$input" --output-dir "$tmp/out_dir" --repeat 3
+grep -q "time per run:" "$tmp/out" || { echo "FAIL: run prints no time per run"; fail=1; }
+grep -q "output 0 'softmax_40': float32\[1,10\]" "$tmp/out" || { echo "FAIL: run output line:"; cat "$tmp/out"; fail=1; }
+check "outputs match NumPy" /usr/bin/python3 -c "
+import sys, numpy as np
+got = np.load(sys.argv[1]); want = np.load(sys.argv[2])
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype)
+err = float(np.abs(got - want).max())
+print('max abs error', err)
+assert err <= 1e-4, err
+" "$tmp/out_dir/softmax_40.npy" "$expected"
+check "run --random-inputs" "$kiln" run "$tmp/model.so" --random-inputs --quiet
+
+# bench: one JSON line of TVM's benchmark log.
+check "bench" "$kiln" bench "$tmp/model.so" --repeat 5 --threads 1
+cp "$tmp/out" "$tmp/bench.json"
+check "bench log line" /usr/bin/python3 -c "
+import json, sys
+line = json.loads(open(sys.argv[1]).read())
+assert line['engine'] == 'kiln' and line['runtime_ms_mean'] > 0, line
+assert len(line['runtime_raw']) == 5, line['runtime_raw']
+" "$tmp/bench.json"
+
+# debug: table on stdout, files in the dump directory.
+check "debug" "$kiln" debug "$tmp/model.so" --dump-dir "$tmp/dbg" --input "input=$input"
+grep -q "Time(us)" "$tmp/out" || { echo "FAIL: debug prints no table"; fail=1; }
+for f in graph.json profile.txt trace.json; do
+  [[ -s "$tmp/dbg/$f" ]] || { echo "FAIL: debug wrote no $f"; fail=1; }
+done
+ls "$tmp/dbg/tensors/"*.npy >/dev/null 2>&1 || { echo "FAIL: debug wrote no tensors"; fail=1; }
+
+# graph: dot and svg.
+check "graph dot" "$kiln" graph "$model" --format dot
+grep -q "digraph kiln" "$tmp/out" && grep -q "nn.conv2d" "$tmp/out" || { echo "FAIL: graph dot"; fail=1; }
+check "graph svg" "$kiln" graph "$model" --format svg -o "$tmp/model.svg"
+grep -q "<svg" "$tmp/model.svg" || { echo "FAIL: graph svg wrote no SVG"; fail=1; }
+check "graph --fused" "$kiln" graph "$model" --fused
+grep -q "fused: " "$tmp/out" || { echo "FAIL: graph --fused shows no fused function"; fail=1; }
+
+# compile --emit / --dump-ir.
+check "compile --emit asm" "$kiln" compile "$model" --emit asm
+grep -q "\.text" "$tmp/out" || { echo "FAIL: --emit asm printed no assembly"; fail=1; }
+check "compile --emit ir" "$kiln" compile "$model" --emit ir
+grep -q "Primitive" "$tmp/out" || { echo "FAIL: --emit ir printed no fused functions"; fail=1; }
+check "compile --dump-ir" "$kiln" compile "$model" --dump-ir "$tmp/dump" -o "$tmp/model2.so"
+for f in 0_input.kir 1_fused.kir 2_kernels.tir 3_kernels.ll 4_kernels.s; do
+  [[ -s "$tmp/dump/$f" ]] || { echo "FAIL: --dump-ir wrote no $f"; fail=1; }
+done
+
+# Errors: a message and a non-zero exit, never a signal.
+expect_error 1 "input 'input' (float32[1,3,32,32]) is not given" "$kiln" run "$tmp/model.so"
+/usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.zeros((1, 3, 16, 16), np.float32))" "$tmp/small.npy"
+expect_error 1 "expected float32[1,3,32,32], got float32[1,3,16,16]" "$kiln" run "$tmp/model.so" --input "input=$tmp/small.npy"
+expect_error 1 "no input named 'nope'" "$kiln" run "$tmp/model.so" --input "nope=$input"
+head -c 5000 "$tmp/model.so" > "$tmp/truncated.so"
+expect_error 1 "truncated.so" "$kiln" run "$tmp/truncated.so" --random-inputs
+expect_error 1 "cannot open" "$kiln" bench "$tmp/missing.so"
+expect_error 2 "unknown option '--bogus'" "$kiln" run "$tmp/model.so" --bogus
+expect_error 2 "--dump-dir DIR is required" "$kiln" debug "$tmp/model.so"
+expect_error 2 "--format must be dot or svg" "$kiln" graph "$model" --format png
+expect_error 2 "--opt-level must be an integer from 0 to 3, got '9'" "$kiln" compile "$model" -o "$tmp/x.so" -O 9
+expect_error 2 "--emit must be ir, loop, llvm or asm" "$kiln" compile "$model" --emit wasm
+expect_error 1 "error:" "$kiln" compile "$input" -o "$tmp/x.so"
+expect_error 2 "unknown command 'frobnicate'" "$kiln" frobnicate
+
+if (( fail )); then exit 1; fi
+echo "PASS: kiln CLI"
+
