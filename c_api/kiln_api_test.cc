@@ -518,6 +518,7 @@ TEST(KilnApi, CompileLoadRunEndToEnd) {
   DLManagedTensor* managed = nullptr;
   ASSERT_KILN_OK(kiln_session_get_output_dlpack(s, 0, &managed));
   ASSERT_NE(managed, nullptr);
+  managed->deleter(managed);
   EXPECT_KILN_ERROR(kiln_session_get_output_dlpack(s, 9, &managed), KILN_OUT_OF_RANGE, "9");
   EXPECT_EQ(managed, nullptr);
   ASSERT_KILN_OK(kiln_session_get_output_dlpack(s, 0, &managed));
