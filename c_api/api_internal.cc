@@ -6,6 +6,8 @@
 #include <exception>
 #include <new>
 
+#include "absl/strings/str_cat.h"
+
 namespace kiln::capi {
 
 KilnStatus* ToKilnStatus(const char* function, const absl::Status& s) {
@@ -48,6 +50,35 @@ KilnStatus* Guard(const char* function, const std::function<absl::Status()>& bod
   } catch (...) {
     return kiln_status_create(KILN_INTERNAL, "%s: internal error (unknown exception)", function);
   }
+}
+
+absl::StatusOr<std::vector<std::string>> StringList(const char* what, const char* const* list,
+                                                    int32_t n) {
+  std::vector<std::string> out;
+  if (n < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative count ", n));
+  if (n > 0 && list == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " is NULL but its count is ", n));
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    if (list[i] == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] is NULL"));
+    }
+    out.emplace_back(list[i]);
+  }
+  return out;
+}
+
+KilnStatus* ClearReport(const char* function, KilnCompileReport* report) {
+  if (report == nullptr) return nullptr;
+  size_t size = report->struct_size;
+  if (size < sizeof(size_t) || size > sizeof(KilnCompileReport)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: report->struct_size is %zu; set it to "
+                              "sizeof(KilnCompileReport) (%zu)",
+                              function, size, sizeof(KilnCompileReport));
+  }
+  std::memset(reinterpret_cast<char*>(report) + sizeof(size_t), 0, size - sizeof(size_t));
+  return nullptr;
 }
 
 char* MallocString(const std::string& s) {

@@ -14,13 +14,31 @@
 #ifndef KILN_C_API_API_INTERNAL_H_
 #define KILN_C_API_API_INTERNAL_H_
 
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
-#include "kiln/status.h"
+#include "absl/status/statusor.h"
+#include "ir/module.h"
+#include "kiln/kiln.h"
+
+// One tensor of a model's signature, as kiln_model_*_info reports it.
+struct KilnTensorSignature {
+  std::string name;
+  DLDataType dtype{0, 0, 0};
+  std::vector<int64_t> shape;  // -1 for a dim that is not static
+  bool is_tensor = false;
+};
+
+struct KilnModel {
+  kiln::Module module;  // type-checked
+  std::vector<KilnTensorSignature> inputs;
+  std::vector<KilnTensorSignature> outputs;
+};
 
 namespace kiln::capi {
 
@@ -37,6 +55,33 @@ KilnStatus* Guard(const char* function, const std::function<absl::Status()>& bod
 // A malloc'ed copy of `s` (for char** results freed with kiln_free); NULL
 // when out of memory.
 char* MallocString(const std::string& s);
+
+// Reads a caller's options struct of type T into a zero-filled T, refusing
+// sizes this library does not know. `*present` is false for NULL options.
+template <typename T>
+KilnStatus* ReadOptions(const char* function, const T* options, T* out, bool* present) {
+  std::memset(out, 0, sizeof(T));
+  *present = options != nullptr;
+  if (options == nullptr) return nullptr;
+  size_t size = options->struct_size;
+  if (size < sizeof(size_t) || size > sizeof(T)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: options->struct_size is %zu; this library knows sizes %zu to "
+                              "%zu (set it to sizeof the struct, or use the *_options_init "
+                              "function)",
+                              function, size, sizeof(size_t), sizeof(T));
+  }
+  std::memcpy(out, options, size);
+  return nullptr;
+}
+
+// A list of `n` strings from C; each must be non-NULL.
+absl::StatusOr<std::vector<std::string>> StringList(const char* what, const char* const* list,
+                                                    int32_t n);
+
+// Checks a caller's report struct (struct_size) and zeroes it past
+// struct_size; NULL is fine.
+KilnStatus* ClearReport(const char* function, KilnCompileReport* report);
 
 }  // namespace kiln::capi
 

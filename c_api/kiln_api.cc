@@ -34,23 +34,11 @@
 #include "passes/registry/register_passes.h"
 #include "types/infer_type.h"
 
-// One tensor of a model's signature, as kiln_model_*_info reports it.
-struct KilnTensorSignature {
-  std::string name;
-  DLDataType dtype{0, 0, 0};
-  std::vector<int64_t> shape;  // -1 for a dim that is not static
-  bool is_tensor = false;
-};
-
-struct KilnModel {
-  kiln::Module module;  // type-checked
-  std::vector<KilnTensorSignature> inputs;
-  std::vector<KilnTensorSignature> outputs;
-};
-
 namespace {
 
 using kiln::capi::Guard;
+using kiln::capi::ReadOptions;
+using kiln::capi::StringList;
 using kiln::capi::MallocString;
 using kiln::capi::RequireNonNull;
 
@@ -90,42 +78,6 @@ absl::StatusOr<std::unique_ptr<KilnModel>> MakeModel(const kiln::Module& module)
   return model;
 }
 
-// Reads a caller's options struct of type T into a zero-filled T, refusing
-// sizes this library does not know. `*present` is false for NULL options.
-template <typename T>
-KilnStatus* ReadOptions(const char* function, const T* options, T* out, bool* present) {
-  std::memset(out, 0, sizeof(T));
-  *present = options != nullptr;
-  if (options == nullptr) return nullptr;
-  size_t size = options->struct_size;
-  if (size < sizeof(size_t) || size > sizeof(T)) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT,
-                              "%s: options->struct_size is %zu; this library knows sizes %zu to "
-                              "%zu (set it to sizeof the struct, or use the *_options_init "
-                              "function)",
-                              function, size, sizeof(size_t), sizeof(T));
-  }
-  std::memcpy(out, options, size);
-  return nullptr;
-}
-
-// A list of `n` strings from C; each must be non-NULL.
-absl::StatusOr<std::vector<std::string>> StringList(const char* what, const char* const* list,
-                                                    int32_t n) {
-  std::vector<std::string> out;
-  if (n < 0) return absl::InvalidArgumentError(absl::StrCat(what, ": negative count ", n));
-  if (n > 0 && list == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(what, " is NULL but its count is ", n));
-  }
-  for (int32_t i = 0; i < n; ++i) {
-    if (list[i] == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(what, "[", i, "] is NULL"));
-    }
-    out.emplace_back(list[i]);
-  }
-  return out;
-}
-
 KilnStatus* ImportOptionsFromC(const char* function, const KilnImportOptions* options,
                                kiln::onnx_frontend::ImportOptions* out) {
   KilnImportOptions o;
@@ -160,6 +112,24 @@ KilnStatus* ImportOptionsFromC(const char* function, const KilnImportOptions* op
 }
 
 void Publish(std::unique_ptr<KilnModel> model, KilnModel** out) { *out = model.release(); }
+
+// Calls KilnOptimizeOptions.after_pass after every pass that ran.
+class CallbackInstrument : public kiln::passes::PassInstrument {
+ public:
+  CallbackInstrument(KilnAfterPassFn fn, void* user_data, bool with_text)
+      : fn_(fn), user_data_(user_data), with_text_(with_text) {}
+  void AfterPass(const kiln::passes::PassInfo& info, const kiln::Module& module, bool changed,
+                 absl::Duration elapsed) override {
+    std::string text = with_text_ ? kiln::PrintModule(module) : std::string();
+    fn_(user_data_, info.name.c_str(), changed ? 1 : 0, absl::ToDoubleMilliseconds(elapsed),
+        with_text_ ? text.c_str() : nullptr);
+  }
+
+ private:
+  KilnAfterPassFn fn_;
+  void* user_data_;
+  bool with_text_;
+};
 
 KilnStatus* SignatureInfo(const char* function, const KilnModel* model,
                           const std::vector<KilnTensorSignature>& list, const char* what,
@@ -413,89 +383,14 @@ KilnStatus* kiln_model_optimize(const KilnModel* model, const KilnOptimizeOption
     // An explicit list means "run these": none is skipped for its level.
     ctx.required_passes.insert(passes.begin(), passes.end());
     ctx.disabled_passes.insert(disabled.begin(), disabled.end());
+    if (o.after_pass != nullptr) {
+      ctx.instruments.push_back(std::make_shared<CallbackInstrument>(
+          o.after_pass, o.after_pass_user_data, o.after_pass_text != 0));
+    }
     kiln::Module m = model->module;
     KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> result, MakeModel(m));
     Publish(std::move(result), out_model);
-    return absl::OkStatus();
-  });
-}
-
-KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions* options,
-                               const char* path, KilnCompileReport* report) {
-  static const char kFn[] = "kiln_model_compile";
-  if (report != nullptr) {
-    size_t size = report->struct_size;
-    if (size < sizeof(size_t) || size > sizeof(KilnCompileReport)) {
-      return kiln_status_create(KILN_INVALID_ARGUMENT,
-                                "%s: report->struct_size is %zu; set it to "
-                                "sizeof(KilnCompileReport) (%zu)",
-                                kFn, size, sizeof(KilnCompileReport));
-    }
-    std::memset(reinterpret_cast<char*>(report) + sizeof(size_t), 0, size - sizeof(size_t));
-  }
-  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"path", path}})) return st;
-  KilnCompileOptions o;
-  bool present = false;
-  if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
-  if (!present) o.opt_level = 3;
-  return Guard(kFn, [&]() -> absl::Status {
-    if (*path == '\0') return absl::InvalidArgumentError("path is empty");
-    // Fail before compiling when the artifact could never be written.
-    std::error_code ec;
-    std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-      return absl::NotFoundError(
-          absl::StrCat("cannot write '", path, "': directory '", parent.string(),
-                       "' does not exist"));
-    }
-    for (const KilnTensorSignature& in : model->inputs) {
-      if (!in.is_tensor) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("input '", in.name, "' is not a tensor; only tensor inputs compile"));
-      }
-      if (std::find(in.shape.begin(), in.shape.end(), -1) != in.shape.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input '", in.name, "' has a dim that is not static; give it a shape (for ONNX: "
-            "KilnImportOptions.input_shapes)"));
-      }
-    }
-    kiln::compiler::CompileOptions c;
-    c.opt_level = o.opt_level;
-    if (o.target != nullptr) c.target = o.target;
-    KILN_ASSIGN_OR_RETURN(
-        c.disabled_passes,
-        StringList("options->disabled_passes", o.disabled_passes, o.num_disabled_passes));
-    kiln::passes::RegisterAllPasses();
-    for (const std::string& name : c.disabled_passes) {
-      KILN_RETURN_IF_ERROR(kiln::passes::PassRegistry::Global().Create(name).status());
-    }
-    c.share_storage = o.no_memory_plan == 0;
-    if (o.num_threads < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("options->num_threads must be >= 0, got ", o.num_threads));
-    }
-    c.export_options.num_threads = o.num_threads;
-    if (o.cc != nullptr) c.export_options.cc = o.cc;
-    KILN_ASSIGN_OR_RETURN(kiln::compiler::CompileReport r,
-                          kiln::compiler::CompileToLibrary(model->module, c, path));
-    if (report != nullptr) {
-      // Fill a full report, then copy what the caller's struct has room for.
-      KilnCompileReport full;
-      std::memset(&full, 0, sizeof full);
-      full.struct_size = report->struct_size;
-      full.passes_ms = r.passes_ms;
-      full.lower_ms = r.lower_ms;
-      full.plan_ms = r.plan_ms;
-      full.codegen_ms = r.codegen_ms;
-      full.link_ms = r.link_ms;
-      full.num_fused_calls = r.num_fused_calls;
-      full.num_kernels = r.num_kernels;
-      full.arena_bytes = r.arena_bytes;
-      full.naive_bytes = r.naive_bytes;
-      full.file_bytes = r.file_bytes;
-      std::memcpy(report, &full, report->struct_size);
-    }
     return absl::OkStatus();
   });
 }

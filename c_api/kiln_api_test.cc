@@ -534,6 +534,89 @@ TEST(KilnApi, CompileLoadRunEndToEnd) {
   managed->deleter(managed);
 }
 
+TEST(KilnApi, EmitEveryStage) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  const struct {
+    KilnEmitKind kind;
+    const char* expect;
+  } stages[] = {{KILN_EMIT_GRAPH_IR, "Primitive"},
+                {KILN_EMIT_LOOP_IR, "for "},
+                {KILN_EMIT_LLVM_IR, "define "},
+                {KILN_EMIT_ASSEMBLY, ".text"}};
+  for (const auto& stage : stages) {
+    char* text = nullptr;
+    KilnCompileReport report;
+    std::memset(&report, 0, sizeof report);
+    report.struct_size = sizeof report;
+    ASSERT_KILN_OK(kiln_model_emit(model, nullptr, stage.kind, &text, &report));
+    ASSERT_NE(text, nullptr);
+    EXPECT_THAT(std::string(text), HasSubstr(stage.expect)) << "kind " << stage.kind;
+    if (stage.kind != KILN_EMIT_GRAPH_IR) {
+      EXPECT_GE(report.num_kernels, 1);
+    }
+    kiln_free(text);
+  }
+  char* text = Garbage<char>();
+  EXPECT_KILN_ERROR(kiln_model_emit(model, nullptr, static_cast<KilnEmitKind>(9), &text, nullptr),
+                    KILN_INVALID_ARGUMENT, "got 9");
+  EXPECT_EQ(text, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_emit(nullptr, nullptr, KILN_EMIT_LOOP_IR, &text, nullptr),
+                    KILN_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_KILN_ERROR(kiln_model_emit(model, nullptr, KILN_EMIT_LOOP_IR, nullptr, nullptr),
+                    KILN_INVALID_ARGUMENT, "out_text is NULL");
+  kiln_model_release(model);
+}
+
+// Records the after_pass calls.
+struct PassLog {
+  std::vector<std::string> names;
+  std::vector<std::string> texts;
+  int changed = 0;
+};
+
+void RecordPass(void* user, const char* name, int32_t changed, double ms, const char* text) {
+  auto* log = static_cast<PassLog*>(user);
+  log->names.push_back(name);
+  log->texts.push_back(text != nullptr ? text : "<null>");
+  log->changed += changed;
+  EXPECT_GE(ms, 0.0);
+}
+
+TEST(KilnApi, AfterPassCallbackSeesEveryPass) {
+  KilnModel* model = Parse(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4,), float32]) {
+  %0 = multiply(%x, 1f);
+  exp(%0)
+}
+)");
+  ASSERT_NE(model, nullptr);
+  PassLog log;
+  KilnOptimizeOptions o;
+  kiln_optimize_options_init(&o);
+  const char* list[] = {"InferType", "SimplifyExpr"};
+  o.passes = list;
+  o.num_passes = 2;
+  o.after_pass = RecordPass;
+  o.after_pass_user_data = &log;
+  o.after_pass_text = 1;
+  KilnModel* out = nullptr;
+  ASSERT_KILN_OK(kiln_model_optimize(model, &o, &out));
+  ASSERT_EQ(log.names, (std::vector<std::string>{"InferType", "SimplifyExpr"}));
+  EXPECT_THAT(log.texts[0], HasSubstr("multiply"));
+  EXPECT_THAT(log.texts[1], ::testing::Not(HasSubstr("multiply")));
+  EXPECT_GE(log.changed, 1);
+  kiln_model_release(out);
+  // Without text the callback gets NULL.
+  o.after_pass_text = 0;
+  log = PassLog();
+  ASSERT_KILN_OK(kiln_model_optimize(model, &o, &out));
+  ASSERT_EQ(log.texts.size(), 2u);
+  EXPECT_EQ(log.texts[0], "<null>");
+  kiln_model_release(out);
+  kiln_model_release(model);
+}
+
 TEST(KilnApi, DotPictureOfAModel) {
   KilnModel* model = Parse(kAddRelu);
   ASSERT_NE(model, nullptr);

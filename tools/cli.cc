@@ -2,14 +2,10 @@
 #include "tools/cli.h"
 
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "frontends/onnx/importer.h"
-#include "ir/parser.h"
 
 namespace kiln::cli {
 
@@ -136,55 +132,59 @@ int Args::Usage(const std::string& message) {
   return 2;
 }
 
-int Fail(const std::string& command, const absl::Status& status) {
-  std::fprintf(stderr, "kiln %s: error: %s\n", command.c_str(),
-               std::string(status.message()).c_str());
+int Fail(const std::string& command, KilnStatus* status) {
+  // The C API names its function first ("kiln_model_optimize: ..."); a
+  // person at a terminal needs only the rest.
+  std::string message = kiln_status_message(status);
+  kiln_status_free(status);
+  if (message.starts_with("kiln_")) {
+    size_t end = message.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_");
+    if (end != std::string::npos && message.compare(end, 2, ": ") == 0) {
+      message = message.substr(end + 2);
+    }
+  }
+  return Fail(command, message);
+}
+
+int Fail(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "kiln %s: error: %s\n", command.c_str(), message.c_str());
   return 1;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-absl::Status ParseInputShape(const std::string& spec,
-                             std::map<std::string, std::vector<int64_t>>* shapes) {
+bool ParseInputShape(const std::string& spec, std::map<std::string, std::vector<int64_t>>* shapes,
+                     std::string* error) {
   size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--input-shape must be name=d0,d1,..., got '", spec, "'"));
+    *error = absl::StrCat("--input-shape must be name=d0,d1,..., got '", spec, "'");
+    return false;
   }
   std::vector<int64_t> dims;
   for (absl::string_view d : absl::StrSplit(spec.substr(eq + 1), ',')) {
     int64_t v = 0;
     if (!absl::SimpleAtoi(d, &v) || v < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--input-shape ", spec, ": '", d, "' is not a dimension"));
+      *error = absl::StrCat("--input-shape ", spec, ": '", d, "' is not a dimension");
+      return false;
     }
     dims.push_back(v);
   }
   (*shapes)[spec.substr(0, eq)] = dims;
-  return absl::OkStatus();
+  return true;
 }
 
-absl::StatusOr<Module> LoadModel(const std::string& path,
-                                 const std::map<std::string, std::vector<int64_t>>& input_shapes) {
-  if (path.size() > 5 && path.ends_with(".onnx")) {
-    onnx_frontend::ImportOptions o;
-    o.input_shapes = input_shapes;
-    return onnx_frontend::ImportOnnxFile(path, o);
+ModelPtr LoadModel(const std::string& path,
+                   const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                   KilnStatus** status) {
+  std::vector<KilnInputShape> shapes;
+  for (const auto& [name, dims] : input_shapes) {
+    shapes.push_back({name.c_str(), static_cast<int32_t>(dims.size()), dims.data()});
   }
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  if (text->find('\0') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", path, "' is not a text-IR file (it holds a NUL byte; ONNX models need the .onnx "
-                   "extension)"));
-  }
-  return ParseModule(*text, path);
+  KilnImportOptions options;
+  kiln_import_options_init(&options);
+  options.input_shapes = shapes.data();
+  options.num_input_shapes = static_cast<int32_t>(shapes.size());
+  KilnModel* model = nullptr;
+  *status = kiln_model_load_file(path.c_str(), &options, &model);
+  return ModelPtr(model);
 }
 
 }  // namespace kiln::cli

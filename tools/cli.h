@@ -3,6 +3,7 @@
 // Shared pieces of the `kiln` command line: the argument reader, error
 // reporting and model loading used by every subcommand (cmd_model.cc:
 // print/check/opt/lower/compile/graph; cmd_runtime.cc: run/bench/debug).
+// The tool sits on the C API (kiln/kiln.h) alone, as DESIGN.md §2 asks.
 //
 //   Args a("compile", args, kCompileHelp);
 //   std::string out = a.Value("-o", "--output");
@@ -18,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "ir/module.h"
+#include <memory>
+
+#include "kiln/kiln.h"
 
 namespace kiln::cli {
 
@@ -62,19 +63,27 @@ class Args {
   int exit_code_ = 0;
 };
 
-// Prints "kiln <command>: error: <message>" to stderr; returns 1.
-int Fail(const std::string& command, const absl::Status& status);
+// Prints "kiln <command>: error: <message>" to stderr, frees `status`;
+// returns 1.
+int Fail(const std::string& command, KilnStatus* status);
+// The same for a message of the tool's own.
+int Fail(const std::string& command, const std::string& message);
 
-absl::StatusOr<std::string> ReadFile(const std::string& path);
+struct ModelDeleter {
+  void operator()(KilnModel* m) const { kiln_model_release(m); }
+};
+using ModelPtr = std::unique_ptr<KilnModel, ModelDeleter>;
 
-// `--input-shape` values: "name=1,3,224,224".
-absl::Status ParseInputShape(const std::string& spec,
-                             std::map<std::string, std::vector<int64_t>>* shapes);
+// `--input-shape` values ("name=1,3,224,224"); false with `error` set on a
+// malformed one.
+bool ParseInputShape(const std::string& spec, std::map<std::string, std::vector<int64_t>>* shapes,
+                     std::string* error);
 
 // A model: ONNX (by the .onnx extension; `input_shapes` bind its symbolic
-// dims) or the text IR.
-absl::StatusOr<Module> LoadModel(const std::string& path,
-                                 const std::map<std::string, std::vector<int64_t>>& input_shapes);
+// dims) or the text IR. On failure: NULL, and the status in `*status`.
+ModelPtr LoadModel(const std::string& path,
+                   const std::map<std::string, std::vector<int64_t>>& input_shapes,
+                   KilnStatus** status);
 
 // The subcommands (their help texts live beside them).
 int Print(const std::vector<std::string>& args);

@@ -1,39 +1,28 @@
 // File: tools/cmd_model.cc
 //
 // The compiler subcommands of `kiln`: print, check, opt, lower, compile and
-// graph. They use the compiler's C++ libraries directly (not kiln.h) because
-// they show what the C API does not expose: the loop IR, LLVM IR and
-// assembly of every kernel, the module after each pass.
+// graph, on the C API (kiln/kiln.h) alone.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <memory>
+#include <map>
 #include <string>
+#include <system_error>
 #include <vector>
+
+#include <unistd.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "c_api/compiler.h"
-#include "c_api/graph_dot.h"
-#include "codegen_llvm/codegen_llvm.h"
-#include "ir/printer.h"
-#include "ir/tir_printer.h"
-#include "ir/traversal.h"
-#include "lowering/lower.h"
-#include "passes/infra/pass.h"
-#include "passes/pipeline.h"
-#include "passes/registry/register_passes.h"
+#include "kiln/kiln.h"
 #include "tools/cli.h"
-#include "types/infer_type.h"
 
 namespace kiln::cli {
 namespace {
-
-double Ms(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
 
 constexpr const char kPrintHelp[] =
     "usage: kiln print MODEL [--types] [--input-shape NAME=D,D,...]\n"
@@ -45,8 +34,8 @@ constexpr const char kPrintHelp[] =
 constexpr const char kCheckHelp[] =
     "usage: kiln check MODEL...\n"
     "\n"
-    "Parses and type-checks each model; prints its functions, their types and\n"
-    "the parse and type-check times.\n";
+    "Reads and type-checks each model (.kir or .onnx); prints its inputs and\n"
+    "outputs with their types, and the time it took.\n";
 
 constexpr const char kOptHelp[] =
     "usage: kiln opt MODEL [--passes=A,B,...] [-O N] [--disable=A,B] [--print-after-all] [--timing]\n"
@@ -61,14 +50,13 @@ constexpr const char kOptHelp[] =
     "  --input-shape N=D,D     static shape for ONNX input N (repeatable)\n";
 
 constexpr const char kLowerHelp[] =
-    "usage: kiln lower MODEL [--emit loop|llvm|asm] [--target T] [-O N] [--naive-schedule] [--timing]\n"
+    "usage: kiln lower MODEL [--emit loop|llvm|asm] [--target T] [-O N] [--timing]\n"
     "\n"
     "Optimizes and fuses the model, lowers every fused function to a kernel and\n"
     "prints it.\n"
     "  --emit loop|llvm|asm    loop IR (default), optimized LLVM IR, or assembly\n"
     "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host)\n"
     "  -O N, --opt-level N     0-3 (default 3)\n"
-    "  --naive-schedule        every stage at root, serial loops (a reference)\n"
     "  --timing                print pass, lowering and codegen times to stderr\n"
     "  --input-shape N=D,D     static shape for ONNX input N (repeatable)\n";
 
@@ -105,9 +93,9 @@ constexpr const char kGraphHelp[] =
 // malformed one.
 bool ReadInputShapes(Args& a, std::map<std::string, std::vector<int64_t>>* shapes) {
   for (const std::string& spec : a.Values("--input-shape")) {
-    absl::Status st = ParseInputShape(spec, shapes);
-    if (!st.ok()) {
-      a.Usage(std::string(st.message()));
+    std::string error;
+    if (!ParseInputShape(spec, shapes, &error)) {
+      a.Usage(error);
       return false;
     }
   }
@@ -127,25 +115,53 @@ bool OneModel(Args& a, std::string* file) {
   return true;
 }
 
-// Splits "A,B" into trimmed names; every name must be a registered pass.
-absl::StatusOr<std::vector<std::string>> PassNames(const std::string& list) {
+// "A,B" -> trimmed, non-empty names (checked by the C API).
+std::vector<std::string> SplitNames(const std::string& list) {
   std::vector<std::string> out;
   for (absl::string_view piece : absl::StrSplit(list, ',')) {
     absl::string_view name = absl::StripAsciiWhitespace(piece);
-    if (name.empty()) continue;
-    auto p = passes::PassRegistry::Global().Create(name);
-    if (!p.ok()) return p.status();
-    out.emplace_back(name);
+    if (!name.empty()) out.emplace_back(name);
   }
   return out;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
+std::vector<const char*> CStrings(const std::vector<std::string>& v) {
+  std::vector<const char*> out;
+  for (const std::string& s : v) out.push_back(s.c_str());
+  return out;
+}
+
+bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write '", path, "'"));
-  return absl::OkStatus();
+  if (!out) {
+    *error = absl::StrCat("cannot write '", path, "'");
+    return false;
+  }
+  return true;
+}
+
+// A malloc'ed string from the C API, freed with kiln_free.
+std::string TakeText(char* text) {
+  std::string s = text != nullptr ? text : "";
+  kiln_free(text);
+  return s;
+}
+
+std::string DtypeName(DLDataType t) {
+  if (t.code == 6) return "bool";
+  const char* base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int"
+                     : t.code == kDLUInt ? "uint" : t.code == kDLBfloat ? "bfloat" : "type";
+  return absl::StrCat(base, t.bits, t.lanes > 1 ? absl::StrCat("x", t.lanes) : "");
+}
+
+std::string TensorText(const DLTensor& t) {
+  std::string s = DtypeName(t.dtype) + "[";
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    absl::StrAppend(&s, d ? "," : "", t.shape[d] < 0 ? std::string("?") : absl::StrCat(t.shape[d]));
+  }
+  return s + "]";
 }
 
 }  // namespace
@@ -159,14 +175,13 @@ int Print(const std::vector<std::string>& args) {
   if (!a.Finish()) return a.exit_code();
   if (files.empty()) return a.Usage("no model file given");
   for (const std::string& f : files) {
-    auto m = LoadModel(f, shapes);
-    if (!m.ok()) return Fail("print", m.status());
-    if (types) {
-      auto typed = types::InferType(*m);
-      if (!typed.ok()) return Fail("print", typed.status());
-      m = *typed;
-    }
-    std::fputs(PrintModule(*m, {.show_types = types}).c_str(), stdout);
+    KilnStatus* st = nullptr;
+    ModelPtr m = LoadModel(f, shapes, &st);
+    if (st != nullptr) return Fail("print", st);
+    char* text = nullptr;
+    st = kiln_model_print(m.get(), types ? 1 : 0, &text);
+    if (st != nullptr) return Fail("print", st);
+    std::fputs(TakeText(text).c_str(), stdout);
   }
   return 0;
 }
@@ -178,26 +193,59 @@ int Check(const std::vector<std::string>& args) {
   if (files.empty()) return a.Usage("no model file given");
   for (const std::string& f : files) {
     auto t0 = std::chrono::steady_clock::now();
-    auto m = LoadModel(f, {});
-    if (!m.ok()) return Fail("check", m.status());
-    auto t1 = std::chrono::steady_clock::now();
-    auto typed = types::InferType(*m);
-    if (!typed.ok()) return Fail("check", typed.status());
-    auto t2 = std::chrono::steady_clock::now();
-    size_t calls = 0;
-    for (const auto& [gv, fn] : typed->functions())
-      for (const Expr& e : PostOrder(fn))
-        if (e->kind == ExprKind::kCall) ++calls;
-    std::printf("%s: %zu functions, %zu calls; parsed in %.2f ms, type-checked in %.2f ms\n",
-                f.c_str(), typed->functions().size(), calls, Ms(t1 - t0), Ms(t2 - t1));
-    for (const auto& [gv, fn] : typed->functions())
-      std::printf("  @%s : %s\n", gv->name.c_str(), TypeToString(fn->checked_type()).c_str());
+    KilnStatus* st = nullptr;
+    ModelPtr m = LoadModel(f, {}, &st);
+    if (st != nullptr) return Fail("check", st);
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    int32_t num_inputs = 0, num_outputs = 0;
+    kiln_status_free(kiln_model_num_inputs(m.get(), &num_inputs));
+    kiln_status_free(kiln_model_num_outputs(m.get(), &num_outputs));
+    std::printf("%s: %d inputs, %d outputs; read and type-checked in %.2f ms\n", f.c_str(),
+                num_inputs, num_outputs, ms);
+    for (int32_t i = 0; i < num_inputs; ++i) {
+      const char* name = nullptr;
+      DLTensor info;
+      st = kiln_model_input_info(m.get(), i, &name, &info);
+      std::printf("  input  %-12s %s\n", name != nullptr ? name : "?",
+                  st == nullptr ? TensorText(info).c_str() : kiln_status_message(st));
+      kiln_status_free(st);
+    }
+    for (int32_t i = 0; i < num_outputs; ++i) {
+      DLTensor info;
+      st = kiln_model_output_info(m.get(), i, &info);
+      std::printf("  output %-12d %s\n", i,
+                  st == nullptr ? TensorText(info).c_str() : kiln_status_message(st));
+      kiln_status_free(st);
+    }
   }
   return 0;
 }
 
+namespace {
+
+// The per-pass callback of `kiln opt`: timing rows and/or module dumps.
+struct OptTrace {
+  bool print_after_all = false;
+  std::string timing;
+  double total_ms = 0;
+};
+
+void OnPass(void* user, const char* pass, int32_t changed, double ms, const char* text) {
+  auto* trace = static_cast<OptTrace*>(user);
+  char row[160];
+  std::snprintf(row, sizeof row, "%-28s %12.3f  %s\n", pass, ms, changed ? "yes" : "no");
+  trace->timing += row;
+  trace->total_ms += ms;
+  if (trace->print_after_all && text != nullptr) {
+    std::printf("// ---- after %s ----\n%s", pass, text);
+    std::fflush(stdout);
+  }
+}
+
+}  // namespace
+
 int Opt(const std::vector<std::string>& args) {
-  passes::RegisterAllPasses();
   Args a("opt", args, kOptHelp);
   std::string list = a.Value("--passes");
   int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
@@ -208,69 +256,60 @@ int Opt(const std::vector<std::string>& args) {
   if (!ReadInputShapes(a, &shapes)) return 2;
   std::string file;
   if (!OneModel(a, &file)) return a.exit_code();
-  auto disabled = PassNames(disable);
-  if (!disabled.ok()) return Fail("opt", disabled.status());
-  absl::StatusOr<passes::PassPtr> pipeline =
-      !list.empty() ? passes::ParsePassList(list) : passes::DefaultPipeline(opt_level);
-  if (!pipeline.ok()) return Fail("opt", pipeline.status());
-  auto m = LoadModel(file, shapes);
-  if (!m.ok()) return Fail("opt", m.status());
-  passes::PassContext ctx;
-  ctx.opt_level = opt_level;
-  ctx.disabled_passes.insert(disabled->begin(), disabled->end());
-  auto timer = std::make_shared<passes::TimingInstrument>();
-  if (timing) ctx.instruments.push_back(timer);
-  if (print_after_all) ctx.instruments.push_back(std::make_shared<passes::IrDumpInstrument>(""));
-  absl::StatusOr<bool> changed = (*pipeline)->Run(&*m, ctx);
-  if (!changed.ok()) return Fail("opt", changed.status());
-  if (timing) std::fputs(timer->Report().c_str(), stderr);
+  KilnStatus* st = nullptr;
+  ModelPtr m = LoadModel(file, shapes, &st);
+  if (st != nullptr) return Fail("opt", st);
+  std::vector<std::string> passes = SplitNames(list), disabled = SplitNames(disable);
+  std::vector<const char*> c_passes = CStrings(passes), c_disabled = CStrings(disabled);
+  KilnOptimizeOptions o;
+  kiln_optimize_options_init(&o);
+  o.opt_level = opt_level;
+  o.passes = c_passes.data();
+  o.num_passes = static_cast<int32_t>(c_passes.size());
+  o.disabled_passes = c_disabled.data();
+  o.num_disabled_passes = static_cast<int32_t>(c_disabled.size());
+  OptTrace trace;
+  trace.print_after_all = print_after_all;
+  if (timing || print_after_all) {
+    o.after_pass = OnPass;
+    o.after_pass_user_data = &trace;
+    o.after_pass_text = print_after_all ? 1 : 0;
+  }
+  KilnModel* out = nullptr;
+  st = kiln_model_optimize(m.get(), &o, &out);
+  if (st != nullptr) return Fail("opt", st);
+  ModelPtr result(out);
+  if (timing) {
+    std::fprintf(stderr, "%-28s %12s  %s\n%s%-28s %12.3f\n", "pass", "time (ms)", "changed",
+                 trace.timing.c_str(), "total", trace.total_ms);
+  }
   if (print_after_all) std::fputs("// ---- result ----\n", stdout);
-  std::fputs(PrintModule(*m).c_str(), stdout);
+  char* text = nullptr;
+  st = kiln_model_print(result.get(), 0, &text);
+  if (st != nullptr) return Fail("opt", st);
+  std::fputs(TakeText(text).c_str(), stdout);
   return 0;
 }
 
 namespace {
 
-// The kernels of a fused module and their text at each level.
-struct LoweredText {
-  std::vector<tir::PrimFunc> funcs;
-  double lower_ms = 0;
-};
-
-absl::StatusOr<LoweredText> LowerFused(const Module& fused, const codegen::Target& target,
-                                       lowering::LowerOptions lopts) {
-  if (lopts.vector_lanes <= 0) {
-    auto bits = codegen::VectorRegisterBits(target);
-    if (!bits.ok()) return bits.status();
-    lopts.vector_lanes = *bits / 32;
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  auto lowered = lowering::LowerModule(fused, lopts);
-  if (!lowered.ok()) return lowered.status();
-  LoweredText out;
-  for (const auto& k : lowered->kernels) out.funcs.push_back(k.func);
-  out.lower_ms = Ms(std::chrono::steady_clock::now() - t0);
-  return out;
-}
-
-std::string LoopText(const std::vector<tir::PrimFunc>& funcs) {
-  std::string out;
-  for (const auto& f : funcs) absl::StrAppend(&out, tir::ToText(f), "\n");
-  return out;
+// Parses an --emit value; -1 when unknown.
+int EmitKind(const std::string& emit) {
+  if (emit == "ir") return KILN_EMIT_GRAPH_IR;
+  if (emit == "loop") return KILN_EMIT_LOOP_IR;
+  if (emit == "llvm") return KILN_EMIT_LLVM_IR;
+  if (emit == "asm") return KILN_EMIT_ASSEMBLY;
+  return -1;
 }
 
 }  // namespace
 
 int Lower(const std::vector<std::string>& args) {
-  passes::RegisterAllPasses();
   Args a("lower", args, kLowerHelp);
   std::string emit = a.Value("--emit");
   if (emit.empty()) emit = "loop";
   std::string target = a.Value("--target");
-  if (target.empty()) target = "llvm";
   int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
-  lowering::LowerOptions lopts;
-  lopts.naive_schedule = a.Flag("--naive-schedule");
   bool timing = a.Flag("--timing");
   std::map<std::string, std::vector<int64_t>> shapes;
   if (!ReadInputShapes(a, &shapes)) return 2;
@@ -279,34 +318,23 @@ int Lower(const std::vector<std::string>& args) {
   if (emit != "loop" && emit != "llvm" && emit != "asm") {
     return a.Usage(absl::StrCat("--emit must be loop, llvm or asm, got '", emit, "'"));
   }
-  auto parsed_target = codegen::ParseTarget(target);
-  if (!parsed_target.ok()) return Fail("lower", parsed_target.status());
-  auto m = LoadModel(file, shapes);
-  if (!m.ok()) return Fail("lower", m.status());
-  compiler::CompileOptions copts;
-  copts.opt_level = opt_level;
-  auto t0 = std::chrono::steady_clock::now();
-  auto fused = compiler::OptimizeForLowering(*m, copts);
-  if (!fused.ok()) return Fail("lower", fused.status());
-  double passes_ms = Ms(std::chrono::steady_clock::now() - t0);
-  auto lowered = LowerFused(*fused, *parsed_target, lopts);
-  if (!lowered.ok()) return Fail("lower", lowered.status());
-  auto t2 = std::chrono::steady_clock::now();
-  std::string out;
-  if (emit == "loop") {
-    out = LoopText(lowered->funcs);
-  } else {
-    auto text = emit == "llvm" ? codegen::EmitLLVMIR(lowered->funcs, *parsed_target)
-                               : codegen::EmitAssembly(lowered->funcs, *parsed_target);
-    if (!text.ok()) return Fail("lower", text.status());
-    out = *text;
-  }
-  double emit_ms = Ms(std::chrono::steady_clock::now() - t2);
-  std::fputs(out.c_str(), stdout);
+  KilnStatus* st = nullptr;
+  ModelPtr m = LoadModel(file, shapes, &st);
+  if (st != nullptr) return Fail("lower", st);
+  KilnCompileOptions o;
+  kiln_compile_options_init(&o);
+  o.opt_level = opt_level;
+  if (!target.empty()) o.target = target.c_str();
+  KilnCompileReport r;
+  std::memset(&r, 0, sizeof r);
+  r.struct_size = sizeof r;
+  char* text = nullptr;
+  st = kiln_model_emit(m.get(), &o, static_cast<KilnEmitKind>(EmitKind(emit)), &text, &r);
+  if (st != nullptr) return Fail("lower", st);
+  std::fputs(TakeText(text).c_str(), stdout);
   if (timing) {
-    std::fprintf(stderr, "kiln lower: %zu kernels; passes %.1f ms, lowering %.1f ms, %s %.1f ms\n",
-                 lowered->funcs.size(), passes_ms, lowered->lower_ms,
-                 emit == "loop" ? "printing" : "codegen", emit_ms);
+    std::fprintf(stderr, "kiln lower: %d kernels; passes %.1f ms, lowering %.1f ms, codegen %.1f ms\n",
+                 r.num_kernels, r.passes_ms, r.lower_ms, r.codegen_ms);
   }
   return 0;
 }
@@ -314,11 +342,9 @@ int Lower(const std::vector<std::string>& args) {
 int Compile(const std::vector<std::string>& args) {
   Args a("compile", args, kCompileHelp);
   std::string output = a.Value("--output", "-o");
-  compiler::CompileOptions opts;
   std::string target = a.Value("--target");
-  if (!target.empty()) opts.target = target;
-  opts.opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
-  opts.share_storage = !a.Flag("--no-memory-plan");
+  int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
+  bool no_memory_plan = a.Flag("--no-memory-plan");
   std::string emit = a.Value("--emit");
   std::string dump_dir = a.Value("--dump-ir");
   bool timing = a.Flag("--timing");
@@ -326,59 +352,62 @@ int Compile(const std::vector<std::string>& args) {
   if (!ReadInputShapes(a, &shapes)) return 2;
   std::string file;
   if (!OneModel(a, &file)) return a.exit_code();
-  if (!emit.empty() && emit != "ir" && emit != "loop" && emit != "llvm" && emit != "asm") {
+  if (!emit.empty() && EmitKind(emit) < 0) {
     return a.Usage(absl::StrCat("--emit must be ir, loop, llvm or asm, got '", emit, "'"));
   }
   if (output.empty() && emit.empty() && dump_dir.empty()) {
     return a.Usage("no output file (-o MODEL.so)");
   }
-  auto parsed_target = codegen::ParseTarget(opts.target);
-  if (!parsed_target.ok()) return Fail("compile", parsed_target.status());
-  auto m = LoadModel(file, shapes);
-  if (!m.ok()) return Fail("compile", m.status());
+  KilnStatus* st = nullptr;
+  ModelPtr m = LoadModel(file, shapes, &st);
+  if (st != nullptr) return Fail("compile", st);
+  KilnCompileOptions o;
+  kiln_compile_options_init(&o);
+  o.opt_level = opt_level;
+  if (!target.empty()) o.target = target.c_str();
+  o.no_memory_plan = no_memory_plan ? 1 : 0;
 
-  if (!emit.empty() || !dump_dir.empty()) {
-    // The intermediate forms, each computed once.
-    auto fused = compiler::OptimizeForLowering(*m, opts);
-    if (!fused.ok()) return Fail("compile", fused.status());
-    auto lowered = LowerFused(*fused, *parsed_target, opts.lower);
-    if (!lowered.ok()) return Fail("compile", lowered.status());
-    auto stage = [&](const std::string& which) -> absl::StatusOr<std::string> {
-      if (which == "ir") return PrintModule(*fused);
-      if (which == "loop") return LoopText(lowered->funcs);
-      if (which == "llvm") return codegen::EmitLLVMIR(lowered->funcs, *parsed_target);
-      return codegen::EmitAssembly(lowered->funcs, *parsed_target);
-    };
-    if (!dump_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(dump_dir, ec);
-      if (ec) {
-        return Fail("compile", absl::InternalError(absl::StrCat(
-                                   "cannot create directory '", dump_dir, "': ", ec.message())));
-      }
-      absl::Status st = WriteFile(dump_dir + "/0_input.kir", PrintModule(*m));
-      const std::pair<const char*, const char*> files[] = {
-          {"ir", "1_fused.kir"}, {"loop", "2_kernels.tir"}, {"llvm", "3_kernels.ll"},
-          {"asm", "4_kernels.s"}};
-      for (const auto& [which, name] : files) {
-        if (!st.ok()) break;
-        auto text = stage(which);
-        st = text.ok() ? WriteFile(absl::StrCat(dump_dir, "/", name), *text) : text.status();
-      }
-      if (!st.ok()) return Fail("compile", st);
+  if (!dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(dump_dir, ec);
+    if (ec) {
+      return Fail("compile",
+                  absl::StrCat("cannot create directory '", dump_dir, "': ", ec.message()));
     }
-    if (!emit.empty()) {
-      auto text = stage(emit);
-      if (!text.ok()) return Fail("compile", text.status());
-      std::fputs(text->c_str(), stdout);
+    char* input = nullptr;
+    st = kiln_model_print(m.get(), 0, &input);
+    if (st != nullptr) return Fail("compile", st);
+    std::string error;
+    if (!WriteFile(dump_dir + "/0_input.kir", TakeText(input), &error)) {
+      return Fail("compile", error);
     }
-    if (output.empty()) return 0;
+    const std::pair<KilnEmitKind, const char*> files[] = {{KILN_EMIT_GRAPH_IR, "1_fused.kir"},
+                                                          {KILN_EMIT_LOOP_IR, "2_kernels.tir"},
+                                                          {KILN_EMIT_LLVM_IR, "3_kernels.ll"},
+                                                          {KILN_EMIT_ASSEMBLY, "4_kernels.s"}};
+    for (const auto& [kind, name] : files) {
+      char* text = nullptr;
+      st = kiln_model_emit(m.get(), &o, kind, &text, nullptr);
+      if (st != nullptr) return Fail("compile", st);
+      if (!WriteFile(absl::StrCat(dump_dir, "/", name), TakeText(text), &error)) {
+        return Fail("compile", error);
+      }
+    }
   }
+  if (!emit.empty()) {
+    char* text = nullptr;
+    st = kiln_model_emit(m.get(), &o, static_cast<KilnEmitKind>(EmitKind(emit)), &text, nullptr);
+    if (st != nullptr) return Fail("compile", st);
+    std::fputs(TakeText(text).c_str(), stdout);
+  }
+  if (output.empty()) return 0;
 
-  auto report = compiler::CompileToLibrary(*m, opts, output);
-  if (!report.ok()) return Fail("compile", report.status());
+  KilnCompileReport r;
+  std::memset(&r, 0, sizeof r);
+  r.struct_size = sizeof r;
+  st = kiln_model_compile(m.get(), &o, output.c_str(), &r);
+  if (st != nullptr) return Fail("compile", st);
   if (timing) {
-    const auto& r = *report;
     std::fprintf(stderr,
                  "kiln compile: %d fused calls, %d kernels; passes %.1f ms, lowering %.1f ms, "
                  "plan %.1f ms, codegen %.1f ms, link %.1f ms; arena %lld bytes (naive %lld); "
@@ -397,8 +426,7 @@ int Graph(const std::vector<std::string>& args) {
   if (format.empty()) format = "dot";
   std::string output = a.Value("--output", "-o");
   bool fused = a.Flag("--fused");
-  compiler::CompileOptions opts;
-  opts.opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
+  int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
   std::map<std::string, std::vector<int64_t>> shapes;
   if (!ReadInputShapes(a, &shapes)) return 2;
   std::string file;
@@ -406,34 +434,47 @@ int Graph(const std::vector<std::string>& args) {
   if (format != "dot" && format != "svg") {
     return a.Usage(absl::StrCat("--format must be dot or svg, got '", format, "'"));
   }
-  auto m = LoadModel(file, shapes);
-  if (!m.ok()) return Fail("graph", m.status());
-  absl::StatusOr<Module> drawn = fused ? compiler::OptimizeForLowering(*m, opts)
-                                       : types::InferType(*m);
-  if (!drawn.ok()) return Fail("graph", drawn.status());
-  auto dot = ModuleToDot(*drawn);
-  if (!dot.ok()) return Fail("graph", dot.status());
+  KilnStatus* st = nullptr;
+  ModelPtr m = LoadModel(file, shapes, &st);
+  if (st != nullptr) return Fail("graph", st);
+  if (fused) {
+    // The default pipeline with fusion required: what the compiler lowers.
+    KilnOptimizeOptions o;
+    kiln_optimize_options_init(&o);
+    o.opt_level = opt_level;
+    const char* required[] = {"FuseOps"};
+    o.required_passes = required;
+    o.num_required_passes = 1;
+    KilnModel* out = nullptr;
+    st = kiln_model_optimize(m.get(), &o, &out);
+    if (st != nullptr) return Fail("graph", st);
+    m.reset(out);
+  }
+  char* dot_text = nullptr;
+  st = kiln_model_to_dot(m.get(), &dot_text);
+  if (st != nullptr) return Fail("graph", st);
+  std::string dot = TakeText(dot_text);
+  std::string error;
   if (format == "dot") {
     if (output.empty()) {
-      std::fputs(dot->c_str(), stdout);
+      std::fputs(dot.c_str(), stdout);
       return 0;
     }
-    absl::Status st = WriteFile(output, *dot);
-    return st.ok() ? 0 : Fail("graph", st);
+    return WriteFile(output, dot, &error) ? 0 : Fail("graph", error);
   }
   // svg: Graphviz reads the dot text from a temporary file.
   std::string tmp = (std::filesystem::temp_directory_path() /
                      absl::StrCat("kiln_graph_", ::getpid(), ".dot")).string();
-  absl::Status st = WriteFile(tmp, *dot);
-  if (!st.ok()) return Fail("graph", st);
+  if (!WriteFile(tmp, dot, &error)) return Fail("graph", error);
   std::string cmd = absl::StrCat("dot -Tsvg '", tmp, "'");
   if (!output.empty()) absl::StrAppend(&cmd, " -o '", output, "'");
   int rc = std::system(cmd.c_str());
-  std::filesystem::remove(tmp);
+  std::error_code ec;
+  std::filesystem::remove(tmp, ec);
   if (rc != 0) {
-    return Fail("graph", absl::FailedPreconditionError(
-                             "Graphviz `dot -Tsvg` failed (is Graphviz installed? Debian: "
-                             "apt-get install graphviz; or use --format dot)"));
+    return Fail("graph",
+                "Graphviz `dot -Tsvg` failed (is Graphviz installed? Debian: apt-get install "
+                "graphviz; or use --format dot)");
   }
   return 0;
 }

@@ -121,6 +121,13 @@ KilnStatus* kiln_model_output_info(const KilnModel* model, int32_t index, DLTens
 
 /* ----------------------------------------------------------------- optimize */
 
+/* Called after every pass that ran, on the calling thread: the pass's name,
+ * whether it changed the module, its wall time, and the module after it as
+ * text IR when KilnOptimizeOptions.after_pass_text is non-zero (NULL
+ * otherwise). Both strings are borrowed: valid during the call only. */
+typedef void (*KilnAfterPassFn)(void* user_data, const char* pass_name, int32_t changed,
+                                double elapsed_ms, const char* module_text);
+
 typedef struct {
   size_t struct_size;            /* sizeof(KilnOptimizeOptions) */
   int32_t opt_level;             /* 0-3; the default pipeline runs passes <= it */
@@ -134,6 +141,10 @@ typedef struct {
   int32_t num_required_passes;
   const char* const* disabled_passes;
   int32_t num_disabled_passes;
+  /* Optional per-pass callback (timing, --print-after-all), or NULL. */
+  KilnAfterPassFn after_pass;
+  void* after_pass_user_data;
+  int32_t after_pass_text;       /* != 0: pass the module text to after_pass */
 } KilnOptimizeOptions;
 
 /* Sets struct_size and every default: opt_level 3, no lists. (A zero-filled
@@ -194,6 +205,22 @@ typedef struct {
  * input otherwise). Needs a C compiler driver (`cc`) at compile time. */
 KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions* options,
                                const char* path, KilnCompileReport* report);
+
+/* What kiln_model_emit shows: the model at one stage of compilation. */
+typedef enum {
+  KILN_EMIT_GRAPH_IR = 0,  /* the optimized, fused graph IR (text IR) */
+  KILN_EMIT_LOOP_IR = 1,   /* the loop IR of every kernel */
+  KILN_EMIT_LLVM_IR = 2,   /* the optimized LLVM IR of every kernel */
+  KILN_EMIT_ASSEMBLY = 3   /* the target's assembly of every kernel */
+} KilnEmitKind;
+
+/* Runs compilation as kiln_model_compile would (same options) up to stage
+ * `kind` and returns that stage as text (malloc'ed; free with kiln_free); no
+ * artifact is written. `report` (may be NULL; struct_size set) receives the
+ * times of the phases that ran and the kernel count. An unknown `kind` gives
+ * KILN_INVALID_ARGUMENT. */
+KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* options,
+                            KilnEmitKind kind, char** out_text, KilnCompileReport* report);
 
 /* ------------------------------------------------------------------- graph */
 

@@ -1,0 +1,186 @@
+// File: c_api/compile_api.cc
+//
+// kiln.h's compilation functions: kiln_model_compile (the artifact) and
+// kiln_model_emit (one stage of compilation as text). Both read the same
+// KilnCompileOptions and follow api_internal.h.
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "c_api/api_internal.h"
+#include "c_api/compiler.h"
+#include "codegen_llvm/codegen_llvm.h"
+#include "ir/printer.h"
+#include "ir/status_macros.h"
+#include "ir/tir_printer.h"
+#include "lowering/lower.h"
+#include "passes/infra/pass.h"
+#include "passes/registry/register_passes.h"
+
+namespace {
+
+using kiln::capi::ClearReport;
+using kiln::capi::Guard;
+using kiln::capi::MallocString;
+using kiln::capi::ReadOptions;
+using kiln::capi::RequireNonNull;
+using kiln::capi::StringList;
+
+double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// The C++ options for `o`, after checking what can be checked before any
+// work: static input shapes, pass names, counts.
+absl::StatusOr<kiln::compiler::CompileOptions> CompileOptionsFromC(const KilnModel* model,
+                                                                   const KilnCompileOptions& o) {
+  for (const KilnTensorSignature& in : model->inputs) {
+    if (!in.is_tensor) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", in.name, "' is not a tensor; only tensor inputs compile"));
+    }
+    for (int64_t d : in.shape) {
+      if (d < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "input '", in.name, "' has a dim that is not static; give it a shape (for ONNX: "
+            "KilnImportOptions.input_shapes)"));
+      }
+    }
+  }
+  if (o.opt_level < 0 || o.opt_level > 3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options->opt_level must be 0, 1, 2 or 3, got ", o.opt_level));
+  }
+  if (o.num_threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("options->num_threads must be >= 0, got ", o.num_threads));
+  }
+  kiln::compiler::CompileOptions c;
+  c.opt_level = o.opt_level;
+  if (o.target != nullptr) c.target = o.target;
+  KILN_ASSIGN_OR_RETURN(
+      c.disabled_passes,
+      StringList("options->disabled_passes", o.disabled_passes, o.num_disabled_passes));
+  kiln::passes::RegisterAllPasses();
+  for (const std::string& name : c.disabled_passes) {
+    KILN_RETURN_IF_ERROR(kiln::passes::PassRegistry::Global().Create(name).status());
+  }
+  c.share_storage = o.no_memory_plan == 0;
+  c.export_options.num_threads = o.num_threads;
+  if (o.cc != nullptr) c.export_options.cc = o.cc;
+  return c;
+}
+
+// Fills what the caller's report struct has room for.
+void FillReport(const KilnCompileReport& full, KilnCompileReport* report) {
+  if (report == nullptr) return;
+  KilnCompileReport copy = full;
+  copy.struct_size = report->struct_size;
+  std::memcpy(report, &copy, report->struct_size);
+}
+
+}  // namespace
+
+extern "C" {
+
+KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions* options,
+                               const char* path, KilnCompileReport* report) {
+  static const char kFn[] = "kiln_model_compile";
+  if (KilnStatus* st = ClearReport(kFn, report)) return st;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"path", path}})) return st;
+  KilnCompileOptions o;
+  bool present = false;
+  if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
+  if (!present) o.opt_level = 3;
+  return Guard(kFn, [&]() -> absl::Status {
+    if (*path == '\0') return absl::InvalidArgumentError("path is empty");
+    // Fail before compiling when the artifact could never be written.
+    std::error_code ec;
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      return absl::NotFoundError(absl::StrCat("cannot write '", path, "': directory '",
+                                              parent.string(), "' does not exist"));
+    }
+    KILN_ASSIGN_OR_RETURN(kiln::compiler::CompileOptions c, CompileOptionsFromC(model, o));
+    KILN_ASSIGN_OR_RETURN(kiln::compiler::CompileReport r,
+                          kiln::compiler::CompileToLibrary(model->module, c, path));
+    KilnCompileReport full;
+    std::memset(&full, 0, sizeof full);
+    full.passes_ms = r.passes_ms;
+    full.lower_ms = r.lower_ms;
+    full.plan_ms = r.plan_ms;
+    full.codegen_ms = r.codegen_ms;
+    full.link_ms = r.link_ms;
+    full.num_fused_calls = r.num_fused_calls;
+    full.num_kernels = r.num_kernels;
+    full.arena_bytes = r.arena_bytes;
+    full.naive_bytes = r.naive_bytes;
+    full.file_bytes = r.file_bytes;
+    FillReport(full, report);
+    return absl::OkStatus();
+  });
+}
+
+KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* options,
+                            KilnEmitKind kind, char** out_text, KilnCompileReport* report) {
+  static const char kFn[] = "kiln_model_emit";
+  if (out_text != nullptr) *out_text = nullptr;
+  if (KilnStatus* st = ClearReport(kFn, report)) return st;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_text", out_text}})) {
+    return st;
+  }
+  KilnCompileOptions o;
+  bool present = false;
+  if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
+  if (!present) o.opt_level = 3;
+  return Guard(kFn, [&]() -> absl::Status {
+    if (kind < KILN_EMIT_GRAPH_IR || kind > KILN_EMIT_ASSEMBLY) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kind must be KILN_EMIT_GRAPH_IR, _LOOP_IR, _LLVM_IR or _ASSEMBLY (0-3), got ",
+          static_cast<int>(kind)));
+    }
+    KILN_ASSIGN_OR_RETURN(kiln::compiler::CompileOptions c, CompileOptionsFromC(model, o));
+    KILN_ASSIGN_OR_RETURN(kiln::codegen::Target target, kiln::codegen::ParseTarget(c.target));
+    KilnCompileReport full;
+    std::memset(&full, 0, sizeof full);
+    std::string text;
+    auto t0 = std::chrono::steady_clock::now();
+    KILN_ASSIGN_OR_RETURN(kiln::Module fused, kiln::compiler::OptimizeForLowering(model->module, c));
+    auto t1 = std::chrono::steady_clock::now();
+    full.passes_ms = Ms(t0, t1);
+    if (kind == KILN_EMIT_GRAPH_IR) {
+      text = kiln::PrintModule(fused);
+    } else {
+      kiln::lowering::LowerOptions lower = c.lower;
+      if (lower.vector_lanes <= 0) {
+        KILN_ASSIGN_OR_RETURN(int bits, kiln::codegen::VectorRegisterBits(target));
+        lower.vector_lanes = bits / 32;
+      }
+      KILN_ASSIGN_OR_RETURN(kiln::lowering::LoweredModule lm,
+                            kiln::lowering::LowerModule(fused, lower));
+      std::vector<kiln::tir::PrimFunc> funcs;
+      for (const kiln::lowering::LoweredFunc& k : lm.kernels) funcs.push_back(k.func);
+      full.num_kernels = static_cast<int32_t>(funcs.size());
+      auto t2 = std::chrono::steady_clock::now();
+      full.lower_ms = Ms(t1, t2);
+      if (kind == KILN_EMIT_LOOP_IR) {
+        for (const kiln::tir::PrimFunc& f : funcs) absl::StrAppend(&text, kiln::tir::ToText(f), "\n");
+      } else if (kind == KILN_EMIT_LLVM_IR) {
+        KILN_ASSIGN_OR_RETURN(text, kiln::codegen::EmitLLVMIR(funcs, target));
+      } else {
+        KILN_ASSIGN_OR_RETURN(text, kiln::codegen::EmitAssembly(funcs, target));
+      }
+      full.codegen_ms = kind == KILN_EMIT_LOOP_IR ? 0 : Ms(t2, std::chrono::steady_clock::now());
+    }
+    *out_text = MallocString(text);
+    if (*out_text == nullptr) return absl::ResourceExhaustedError("out of memory");
+    FillReport(full, report);
+    return absl::OkStatus();
+  });
+}
+
+}  // extern "C"
