@@ -12,53 +12,8 @@
 #include "kiln/artifact_writer.h"
 #include "kiln/status.h"
 #include "runtime_c/artifact_blob.h"
+#include "runtime_c/c_test_util.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
-
-/* Checks that st has `code` and a message containing `part`; frees st. */
-#define CHECK_STATUS(st, code, part) check_status((st), (code), (part), __LINE__)
-static void check_status(KilnStatus* st, KilnStatusCode code, const char* part, int line) {
-  if (st == NULL) {
-    fprintf(stderr, "line %d: expected %s (\"%s\"), got OK\n", line, kiln_status_code_name(code),
-            part);
-    ++failures;
-    return;
-  }
-  if (kiln_status_code(st) != code || strstr(kiln_status_message(st), part) == NULL) {
-    fprintf(stderr, "line %d: expected %s containing \"%s\", got %s: %s\n", line,
-            kiln_status_code_name(code), part, kiln_status_code_name(kiln_status_code(st)),
-            kiln_status_message(st));
-    ++failures;
-  }
-  kiln_status_free(st);
-}
-#define CHECK_OK(expr) check_ok((expr), #expr, __LINE__)
-static void check_ok(KilnStatus* st, const char* expr, int line) {
-  if (st != NULL) {
-    fprintf(stderr, "line %d: %s failed: %s\n", line, expr, kiln_status_message(st));
-    ++failures;
-    kiln_status_free(st);
-  }
-}
-
-static void wr32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void wr64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint64_t rd64(const uint8_t* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= (uint64_t)p[i] << (8 * i);
-  return v;
-}
 /* Recomputes a bare blob's checksum after a deliberate change. */
 static void reseal(uint8_t* blob, uint64_t size) {
   wr64(blob + KILN_ARTIFACT_CHECKSUM_OFFSET,

@@ -17,79 +17,8 @@
 #include "kiln/artifact_writer.h"
 #include "kiln/status.h"
 #include "runtime_c/artifact_blob.h"
+#include "runtime_c/c_test_util.h"
 
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
-
-#define CHECK_STATUS(st, code, part) check_status((st), (code), (part), __LINE__)
-static void check_status(KilnStatus* st, KilnStatusCode code, const char* part, int line) {
-  if (st == NULL) {
-    fprintf(stderr, "line %d: expected %s (\"%s\"), got OK\n", line, kiln_status_code_name(code),
-            part);
-    ++failures;
-    return;
-  }
-  if (kiln_status_code(st) != code || strstr(kiln_status_message(st), part) == NULL) {
-    fprintf(stderr, "line %d: expected %s containing \"%s\", got %s: %s\n", line,
-            kiln_status_code_name(code), part, kiln_status_code_name(kiln_status_code(st)),
-            kiln_status_message(st));
-    ++failures;
-  }
-  kiln_status_free(st);
-}
-#define CHECK_OK(expr) check_ok((expr), #expr, __LINE__)
-static void check_ok(KilnStatus* st, const char* expr, int line) {
-  if (st != NULL) {
-    fprintf(stderr, "line %d: %s failed: %s\n", line, expr, kiln_status_message(st));
-    ++failures;
-    kiln_status_free(st);
-  }
-}
-
-static uint8_t* read_file(const char* path, uint64_t* size) {
-  *size = 0;
-  FILE* f = fopen(path, "rb");
-  if (f == NULL) {
-    perror(path);
-    return NULL;
-  }
-  if (fseek(f, 0, SEEK_END) != 0) {
-    fclose(f);
-    return NULL;
-  }
-  long n = ftell(f);
-  rewind(f);
-  uint8_t* data = n > 0 ? (uint8_t*)malloc((size_t)n) : NULL;
-  if (data == NULL || fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    fclose(f);
-    return NULL;
-  }
-  fclose(f);
-  *size = (uint64_t)n;
-  return data;
-}
-
-static int write_file(const char* path, const uint8_t* data, uint64_t size) {
-  FILE* f = fopen(path, "wb");
-  if (f == NULL) return -1;
-  int ok = fwrite(data, 1, (size_t)size, f) == (size_t)size;
-  if (fclose(f) != 0) ok = 0;
-  return ok ? 0 : -1;
-}
-
-static void wr32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void wr64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
 /* Recomputes a sealed image's whole-file checksum after a deliberate change. */
 static void reseal_image(uint8_t* img, uint64_t size, uint64_t blob_offset) {
   uint64_t at = blob_offset + KILN_ARTIFACT_CHECKSUM_OFFSET;

@@ -12,72 +12,7 @@
 
 #include "kiln/artifact_format.h"
 #include "kiln/status.h"
-
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
-
-#define CHECK_STATUS(st, code, part) check_status((st), (code), (part), __LINE__)
-static void check_status(KilnStatus* st, KilnStatusCode code, const char* part, int line) {
-  if (st == NULL) {
-    fprintf(stderr, "line %d: expected %s (\"%s\"), got OK\n", line, kiln_status_code_name(code),
-            part);
-    ++failures;
-    return;
-  }
-  if (kiln_status_code(st) != code || strstr(kiln_status_message(st), part) == NULL) {
-    fprintf(stderr, "line %d: expected %s containing \"%s\", got %s: %s\n", line,
-            kiln_status_code_name(code), part, kiln_status_code_name(kiln_status_code(st)),
-            kiln_status_message(st));
-    ++failures;
-  }
-  kiln_status_free(st);
-}
-
-static uint8_t* read_file(const char* path, uint64_t* size) {
-  *size = 0;
-  FILE* f = fopen(path, "rb");
-  if (f == NULL) {
-    perror(path);
-    return NULL;
-  }
-  if (fseek(f, 0, SEEK_END) != 0) {
-    fclose(f);
-    return NULL;
-  }
-  long n = ftell(f);
-  rewind(f);
-  uint8_t* data = n > 0 ? (uint8_t*)malloc((size_t)n) : NULL;
-  if (data == NULL || fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    fclose(f);
-    return NULL;
-  }
-  fclose(f);
-  *size = (uint64_t)n;
-  return data;
-}
-
-static uint16_t rd16(const uint8_t* p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t rd32(const uint8_t* p) {
-  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-static uint64_t rd64(const uint8_t* p) { return rd32(p) | ((uint64_t)rd32(p + 4) << 32); }
-static void wr16(uint8_t* p, uint16_t v) {
-  p[0] = (uint8_t)v;
-  p[1] = (uint8_t)(v >> 8);
-}
-static void wr32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void wr64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
+#include "runtime_c/c_test_util.h"
 
 /* Where things are in the (trusted, valid) fixture. */
 typedef struct {

@@ -9,53 +9,11 @@
 
 #include "kiln/npy.h"
 #include "kiln/status.h"
-
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
-
-#define CHECK_STATUS(st, code, part) check_status((st), (code), (part), __LINE__)
-static void check_status(KilnStatus* st, KilnStatusCode code, const char* part, int line) {
-  if (st == NULL) {
-    fprintf(stderr, "line %d: expected %s (\"%s\"), got OK\n", line, kiln_status_code_name(code),
-            part);
-    ++failures;
-    return;
-  }
-  if (kiln_status_code(st) != code || strstr(kiln_status_message(st), part) == NULL) {
-    fprintf(stderr, "line %d: expected %s containing \"%s\", got %s: %s\n", line,
-            kiln_status_code_name(code), part, kiln_status_code_name(kiln_status_code(st)),
-            kiln_status_message(st));
-    ++failures;
-  }
-  kiln_status_free(st);
-}
-#define CHECK_OK(expr) check_ok((expr), #expr, __LINE__)
-static int check_ok(KilnStatus* st, const char* expr, int line) {
-  if (st != NULL) {
-    fprintf(stderr, "line %d: %s failed: %s\n", line, expr, kiln_status_message(st));
-    ++failures;
-    kiln_status_free(st);
-    return 0;
-  }
-  return 1;
-}
+#include "runtime_c/c_test_util.h"
 
 static char path[4096];
 static char other_path[4096];
 
-static int write_bytes(const char* p, const void* data, size_t size) {
-  FILE* f = fopen(p, "wb");
-  if (f == NULL) return -1;
-  int ok = fwrite(data, 1, size, f) == size;
-  if (fclose(f) != 0) ok = 0;
-  return ok ? 0 : -1;
-}
 
 static uint8_t* read_bytes(const char* p, size_t* size) {
   FILE* f = fopen(p, "rb");
@@ -97,7 +55,7 @@ static size_t make_npy(uint8_t* out, size_t capacity, int major, const char* dic
 
 /* Writes the bytes to `path` and reads them back. */
 static KilnStatus* read_raw(const uint8_t* bytes, size_t size, KilnNpyTensor** t) {
-  if (write_bytes(path, bytes, size) != 0) {
+  if (write_file(path, bytes, size) != 0) {
     return kiln_status_create(KILN_INTERNAL, "test: cannot write %s", path);
   }
   return kiln_npy_read(path, t);

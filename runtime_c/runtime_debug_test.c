@@ -150,7 +150,7 @@ static void check_trace(const char* json) {
 static void test_profile(void) {
   KilnArtifact* a = load_fixture("rt_basic");
   KilnSession* s = basic_session(a, 0);
-  KilnProfile* p = (KilnProfile*)&g_failures;
+  KilnProfile* p = (KilnProfile*)&failures;
   EXPECT_ERROR(kiln_session_profile(s, &p), KILN_FAILED_PRECONDITION, "input 'x'");
   CHECK(p == NULL);
   EXPECT_ERROR(kiln_session_profile(NULL, &p), KILN_INVALID_ARGUMENT, "session");
@@ -225,7 +225,7 @@ static void check_npy(const char* dir, const char* file, const float* want) {
   CHECK(t->tensor.dtype.code == kDLFloat && t->tensor.dtype.bits == 32);
   if (memcmp(t->tensor.data, want, 6 * sizeof(float)) != 0) {
     fprintf(stderr, "wrong values in %s\n", path);
-    ++g_failures;
+    ++failures;
   }
   kiln_npy_release(t);
 }
@@ -287,7 +287,7 @@ static const cJSON* expect_key(const cJSON* o, const char* key, int (*is)(const 
   const cJSON* v = cJSON_GetObjectItemCaseSensitive(o, key);
   if (v == NULL || !is(v)) {
     fprintf(stderr, "benchmark log: key '%s' missing or of the wrong type\n", key);
-    ++g_failures;
+    ++failures;
     return NULL;
   }
   return v;

@@ -428,7 +428,7 @@ static void write_all(const char* path, const unsigned char* data, size_t size) 
 }
 
 static void test_damaged_files(void) {
-  KilnArtifact* a = (KilnArtifact*)&g_failures;
+  KilnArtifact* a = (KilnArtifact*)&failures;
   EXPECT_ERROR(kiln_artifact_load("/nonexistent/dir/model.so", &a), KILN_NOT_FOUND,
                "/nonexistent/dir/model.so");
   CHECK(a == NULL);
@@ -521,7 +521,7 @@ static void test_malformed(void) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     const char* path = fixture(cases[i].fixture);
-    KilnArtifact* a = (KilnArtifact*)&g_failures;
+    KilnArtifact* a = (KilnArtifact*)&failures;
     KilnStatus* st = kiln_artifact_load(path, &a);
     CHECK(a == NULL);
     if (st != NULL && getenv("RT_VERBOSE") != NULL) {

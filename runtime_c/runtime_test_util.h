@@ -17,18 +17,11 @@
 
 #include "kiln/runtime.h"
 #include "kiln/status.h"
+#include "runtime_c/c_test_util.h"
 
-static int g_failures = 0;
 static int g_argc = 0;
 static char** g_argv = NULL;
 
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
 
 /* Consumes `st`: fails when it is not NULL. Evaluates to 1 when OK. */
 #define EXPECT_OK(expr) expect_ok_at((expr), __FILE__, __LINE__, #expr)
@@ -38,7 +31,7 @@ static inline int expect_ok_at(KilnStatus* st, const char* file, int line, const
   fprintf(stderr, "%s:%d: %s failed: %s: %s\n", file, line, what,
           kiln_status_code_name(kiln_status_code(st)), kiln_status_message(st));
   kiln_status_free(st);
-  ++g_failures;
+  ++failures;
   return 0;
 }
 
@@ -52,21 +45,21 @@ static inline void expect_error_at(KilnStatus* st, KilnStatusCode code, const ch
   if (st == NULL) {
     fprintf(stderr, "%s:%d: %s succeeded, expected %s\n", file, line, what,
             kiln_status_code_name(code));
-    ++g_failures;
+    ++failures;
     return;
   }
   const char* msg = kiln_status_message(st);
   if (kiln_status_code(st) != code) {
     fprintf(stderr, "%s:%d: %s gave %s (%s), expected %s\n", file, line, what,
             kiln_status_code_name(kiln_status_code(st)), msg, kiln_status_code_name(code));
-    ++g_failures;
+    ++failures;
   }
   va_list args;
   va_start(args, what);
   for (const char* sub = va_arg(args, const char*); sub != NULL; sub = va_arg(args, const char*)) {
     if (strstr(msg, sub) == NULL) {
       fprintf(stderr, "%s:%d: %s: message \"%s\" lacks \"%s\"\n", file, line, what, msg, sub);
-      ++g_failures;
+      ++failures;
     }
   }
   va_end(args);
@@ -113,8 +106,8 @@ static inline DLTensor f32_tensor(float* data, int32_t ndim, int64_t* shape) {
 }
 
 static inline int test_main_end(const char* name) {
-  if (g_failures != 0) {
-    fprintf(stderr, "%s: %d failure(s)\n", name, g_failures);
+  if (failures != 0) {
+    fprintf(stderr, "%s: %d failure(s)\n", name, failures);
     return 1;
   }
   printf("%s: all passed\n", name);
