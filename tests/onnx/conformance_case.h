@@ -1,0 +1,63 @@
+// File: tests/onnx/conformance_case.h
+//
+// One conformance case, run in its own process (run_conformance forks it):
+// read the model, import it (freezing inputs the importer needs as values,
+// binding symbolic dims), compile it, load it with the C runtime, run every
+// data set and compare with ONNX's expected outputs, then write one result
+// line (conformance_lib.h EncodeResult) to a pipe and exit. The parent side
+// (scheduling, timeouts, the table, the ratchet) is conformance.cc.
+#ifndef KILN_TESTS_ONNX_CONFORMANCE_CASE_H_
+#define KILN_TESTS_ONNX_CONFORMANCE_CASE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tests/onnx/conformance_lib.h"
+
+namespace kiln::onnx_conformance {
+
+// run_conformance's flags (conformance.cc parses them).
+
+struct Options {
+  std::string data_dir;
+  std::vector<std::string> suites;
+  std::string filter;
+  int jobs = 2;
+  int timeout_s = 60;
+  int64_t memory_limit_mb = 8192;  // RLIMIT_AS of a case's process; 0 = none
+  std::string tolerances;
+  std::string table;
+  std::string counts;
+  std::string ratchet;
+  std::string temp_dir;  // "" = $TEST_TMPDIR, $TMPDIR or /tmp
+  int opt_level = 3;
+  std::string target = "llvm";
+  bool quiet = false;
+  bool keep_temps = false;
+  bool bind_shapes = true;
+  std::string argv0;
+};
+
+
+struct Case {
+  std::string suite;
+  std::string name;
+  std::string dir;
+};
+
+bool FileExists(const std::string& path);
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+absl::Status WriteFile(const std::string& path, absl::string_view content);
+
+// The child process: runs case `c` with the files under `temp_dir`, writes
+// "@phase NAME" lines and finally the result line to `fd`, and exits.
+[[noreturn]] void ChildMain(const Case& c, const Options& options, const Tolerance& tolerance,
+                            const std::string& temp_dir, int fd);
+
+}  // namespace kiln::onnx_conformance
+
+#endif  // KILN_TESTS_ONNX_CONFORMANCE_CASE_H_
