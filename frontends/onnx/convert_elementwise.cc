@@ -40,6 +40,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "frontends/onnx/converter.h"
+#include "frontends/onnx/emitter.h"
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "onnx/onnx_pb.h"
@@ -48,90 +49,6 @@ namespace kiln::onnx_frontend {
 namespace {
 
 using Outputs = absl::StatusOr<std::vector<Expr>>;
-
-template <typename A, typename F>
-Attrs MakeAttrs(F fill) {
-  auto* a = new A();
-  Attrs owner(a);
-  fill(*a);
-  return owner;
-}
-
-// Builds a composition of typed calls. The first error sticks and every later
-// step is skipped (returning null), so a formula reads as one expression and
-// is checked once, in Done().
-class Emitter {
- public:
-  explicit Emitter(ConvertContext& c) : c_(c) {}
-
-  Expr In(int i) { return Take(c_.Input(i)); }
-
-  Expr Op(absl::string_view name, std::vector<Expr> args, Attrs attrs = nullptr) {
-    if (!st_.ok()) return nullptr;
-    return Take(c_.Call(name, std::move(args), std::move(attrs)));
-  }
-
-  // A 0-D constant of `like`'s dtype.
-  Expr Scalar(const Expr& like, double value) {
-    const DataType dt = DType(like);
-    if (!st_.ok()) return nullptr;
-    return Take(c_.ScalarConst(dt, value));
-  }
-  Expr Scalar(DataType dt, double value) {
-    if (!st_.ok()) return nullptr;
-    return Take(c_.ScalarConst(dt, value));
-  }
-
-  DataType DType(const Expr& e) {
-    if (!st_.ok() || e == nullptr) return DataType::Void();
-    const auto* t = e->checked_type().as<TensorTypeNode>();
-    if (t == nullptr) {
-      st_ = c_.Invalid("expected a tensor-typed value");
-      return DataType::Void();
-    }
-    return t->dtype;
-  }
-
-  int Rank(const Expr& e) {
-    if (!st_.ok() || e == nullptr) return 0;
-    const auto* t = e->checked_type().as<TensorTypeNode>();
-    if (t == nullptr) {
-      st_ = c_.Invalid("expected a tensor-typed value");
-      return 0;
-    }
-    return t->ndim();
-  }
-
-  Expr Cast(const Expr& x, DataType to) {
-    if (!st_.ok()) return nullptr;
-    if (DType(x) == to) return x;
-    return Op("cast", {x}, MakeAttrs<CastAttrs>([&](CastAttrs& a) { a.dtype = to; }));
-  }
-
-  // Records an error (the first one wins).
-  void Fail(absl::Status s) {
-    if (st_.ok()) st_ = std::move(s);
-  }
-  bool ok() const { return st_.ok(); }
-
-  Outputs Done(const Expr& e) {
-    if (!st_.ok()) return st_;
-    return std::vector<Expr>{e};
-  }
-
- private:
-  Expr Take(absl::StatusOr<Expr> r) {
-    if (!st_.ok()) return nullptr;
-    if (!r.ok()) {
-      st_ = r.status();
-      return nullptr;
-    }
-    return *std::move(r);
-  }
-
-  ConvertContext& c_;
-  absl::Status st_;
-};
 
 // ---- Unary ------------------------------------------------------------------
 

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "frontends/onnx/converter.h"
+#include "frontends/onnx/emitter.h"
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 
@@ -38,14 +39,6 @@ namespace kiln::onnx_frontend {
 namespace {
 
 using Outputs = absl::StatusOr<std::vector<Expr>>;
-
-template <typename A, typename F>
-Attrs MakeAttrs(F fill) {
-  auto* a = new A();
-  Attrs owner(a);
-  fill(*a);
-  return owner;
-}
 
 enum class Kind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 
@@ -78,46 +71,6 @@ absl::StatusOr<ReduceSpec> ReadSpec(ConvertContext& c, int axes_input_since) {
   }
   return s;
 }
-
-// A typed step: the first error is kept and later steps skipped.
-class Emitter {
- public:
-  explicit Emitter(ConvertContext& c) : c_(c) {}
-  Expr In(int i) { return Take(c_.Input(i)); }
-  Expr Op(absl::string_view name, std::vector<Expr> args, Attrs attrs = nullptr) {
-    if (!st_.ok()) return nullptr;
-    return Take(c_.Call(name, std::move(args), std::move(attrs)));
-  }
-  DataType DType(const Expr& e) {
-    if (!st_.ok() || e == nullptr) return DataType::Void();
-    const auto* t = e->checked_type().as<TensorTypeNode>();
-    if (t == nullptr) {
-      st_ = c_.Invalid("expected a tensor-typed value");
-      return DataType::Void();
-    }
-    return t->dtype;
-  }
-  Expr Cast(const Expr& x, DataType to) {
-    if (!st_.ok() || DType(x) == to) return x;
-    return Op("cast", {x}, MakeAttrs<CastAttrs>([&](CastAttrs& a) { a.dtype = to; }));
-  }
-  Outputs Done(const Expr& e) {
-    if (!st_.ok()) return st_;
-    return std::vector<Expr>{e};
-  }
-
- private:
-  Expr Take(absl::StatusOr<Expr> r) {
-    if (!st_.ok()) return nullptr;
-    if (!r.ok()) {
-      st_ = r.status();
-      return nullptr;
-    }
-    return *std::move(r);
-  }
-  ConvertContext& c_;
-  absl::Status st_;
-};
 
 Attrs ReduceAttrsOf(const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
   return MakeAttrs<ReduceAttrs>([&](ReduceAttrs& a) {
