@@ -17,6 +17,7 @@
 #include "interpreter/kernel_util.h"
 #include "ir/layout.h"
 #include "ir/op_attrs.h"
+#include "ir/strided_slice.h"
 
 namespace kiln::interp::internal {
 namespace {
@@ -213,60 +214,17 @@ absl::StatusOr<Value> Split(const KernelCtx& k) {
 
 absl::StatusOr<Value> StridedSlice(const KernelCtx& k) {
   KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
-  const StridedSliceAttrs& a = k.Attrs<StridedSliceAttrs>();
-  const int64_t nd = x->ndim();
-  if (a.slice_mode != "end" && a.slice_mode != "size")
-    return k.Error(absl::StrCat("slice_mode must be \"end\" or \"size\"; got \"", a.slice_mode, "\""));
-  const bool size_mode = a.slice_mode == "size";
-  const std::vector<int64_t> none;
-  const std::vector<int64_t>& strides = a.strides ? *a.strides : none;
-  std::vector<int64_t> axes;
-  if (a.axes) {
-    const size_t n = a.axes->size();
-    if (a.begin.size() != n || a.end.size() != n || (strides.size() > 1 && strides.size() != n))
-      return k.Error("with axes, begin, end and strides must have one entry per axis");
-    for (int64_t ax : *a.axes) {
-      KILN_ASSIGN_OR_RETURN(int64_t p, NormAxis(k, ax, nd, "axes entry"));
-      if (std::find(axes.begin(), axes.end(), p) != axes.end())
-        return k.Error(absl::StrCat("axes lists axis ", p, " twice"));
-      axes.push_back(p);
-    }
-  } else {
-    const size_t n = std::max({a.begin.size(), a.end.size(), strides.size()});
-    if (static_cast<int64_t>(n) > nd)
-      return k.Error(absl::StrCat("begin/end/strides have more entries than ", TypeStr(*x), " has axes"));
-    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
-  }
-  constexpr int64_t kBig = int64_t{1} << 62;
-  Shape64 begin(static_cast<size_t>(nd), 0), step(static_cast<size_t>(nd), 1), os = x->shape();
-  for (size_t j = 0; j < axes.size(); ++j) {
-    const size_t ax = static_cast<size_t>(axes[j]);
-    const int64_t n = x->shape()[ax];
-    int64_t st = 1;
-    if (!size_mode) {
-      if (a.axes && strides.size() == 1) st = strides[0];
-      else if (j < strides.size()) st = strides[j];
-    }
-    if (st == 0) return k.Error(absl::StrCat("strides ", ShapeStr(strides), " contain 0"));
-    const int64_t lo = st > 0 ? 0 : -1, hi = st > 0 ? n : n - 1;
-    auto norm = [&](int64_t v) {
-      v = std::clamp(v, -kBig, kBig);
-      return std::clamp(v < 0 ? v + n : v, lo, hi);
-    };
-    const int64_t b = j < a.begin.size() ? norm(a.begin[j]) : (st > 0 ? 0 : n - 1);
-    int64_t e;
-    if (size_mode) {
-      const int64_t size = j < a.end.size() ? a.end[j] : -1;
-      if (size < -1) return k.Error(absl::StrCat("in slice_mode \"size\", end holds sizes; got ", ShapeStr(a.end)));
-      e = size < 0 ? n : std::min(n, b + std::min(size, kBig));
-    } else {
-      e = j < a.end.size() ? norm(a.end[j]) : (st > 0 ? n : -1);
-    }
-    const int64_t len = st > 0 ? e - b : b - e;
-    const int64_t abs_st = st > 0 ? st : -st;
-    os[ax] = len <= 0 ? 0 : (len + abs_st - 1) / abs_st;
-    begin[ax] = b;
-    step[ax] = st;
+  absl::StatusOr<StridedSlicePlan> plan =
+      PlanStridedSlice(k.Attrs<StridedSliceAttrs>(), x->ndim(), TypeStr(*x));
+  if (!plan.ok()) return k.Error(std::string(plan.status().message()));
+  Shape64 begin(static_cast<size_t>(x->ndim()), 0), step(static_cast<size_t>(x->ndim()), 1);
+  Shape64 os = x->shape();
+  for (const SlicedAxis& s : plan->axes) {
+    const size_t ax = static_cast<size_t>(s.axis);
+    const StaticSliceRange r = StaticSlice(x->shape()[ax], s, plan->size_mode);
+    os[ax] = r.length;
+    begin[ax] = r.begin;
+    step[ax] = r.step;
   }
   KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x->dtype(), os));
   const Shape64 ist = Strides(x->shape());

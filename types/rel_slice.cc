@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "ir/strided_slice.h"
 #include "types/rel_common.h"
 
 namespace kiln::types::rel {
@@ -118,7 +119,7 @@ struct SliceSpec {
   bool size_mode = false;
 };
 
-constexpr int64_t kBig = int64_t{1} << 62;
+constexpr int64_t kBig = kSliceBig;
 constexpr int64_t kToEnd = 2147483647;  // INT32_MAX, Relay's "to the end"
 
 int64_t ClampBig(int64_t v) { return std::clamp(v, -kBig, kBig); }
@@ -126,20 +127,11 @@ int64_t ClampBig(int64_t v) { return std::clamp(v, -kBig, kBig); }
 Dim SliceExtent(const Dim& d, const SliceSpec& s) {
   const int64_t st = s.stride;
   if (d.is_static()) {
-    const int64_t n = d.value();
-    const int64_t lo = st > 0 ? 0 : -1, hi = st > 0 ? n : n - 1;
-    auto norm = [&](int64_t v) { return std::clamp(v < 0 ? v + n : v, lo, hi); };
-    int64_t b = s.begin ? norm(ClampBig(*s.begin)) : (st > 0 ? 0 : n - 1);
-    int64_t e;
-    if (s.size_mode) {
-      const int64_t size = s.end.value_or(-1);
-      e = size < 0 ? n : std::min(n, b + std::min(size, kBig));
-    } else {
-      e = s.end ? norm(ClampBig(*s.end)) : (st > 0 ? n : -1);
-    }
-    const int64_t len = st > 0 ? e - b : b - e;
-    const int64_t step = st > 0 ? st : -st;
-    return Dim(len <= 0 ? 0 : (len + step - 1) / step);
+    SlicedAxis axis;
+    axis.begin = s.begin;
+    axis.end = s.end;
+    axis.stride = st;
+    return Dim(StaticSlice(d.value(), axis, s.size_mode).length);
   }
   // Symbolic or `?`: indices are assumed in range. An index is an offset from
   // the start (c) or from the end (d + c), so that differences of two indices
@@ -178,53 +170,17 @@ Dim SliceExtent(const Dim& d, const SliceSpec& s) {
 absl::StatusOr<bool> StridedSliceRel(const RelationCall& call, TypeReporter& r) {
   KILN_REL_TENSOR(x, call, 0);
   const StridedSliceAttrs& a = AttrsOr<StridedSliceAttrs>(call);
-  const int64_t ndim = x->ndim();
-  if (a.slice_mode != "end" && a.slice_mode != "size")
-    return call.Error(absl::StrCat("slice_mode must be \"end\" or \"size\"; got \"", a.slice_mode,
-                                   "\""));
-  const bool size_mode = a.slice_mode == "size";
-  const std::vector<int64_t> no_strides;
-  const std::vector<int64_t>& strides = a.strides ? *a.strides : no_strides;
-  std::vector<int64_t> axes;
-  if (a.axes) {
-    const size_t n = a.axes->size();
-    if (a.begin.size() != n || a.end.size() != n || (strides.size() > 1 && strides.size() != n))
-      return call.Error(absl::StrCat("with axes ", IntList(*a.axes), ", begin ", IntList(a.begin),
-                                     ", end ", IntList(a.end), " and strides ", IntList(strides),
-                                     " must have one entry per axis"));
-    std::vector<bool> seen(static_cast<size_t>(ndim), false);
-    for (int64_t ax : *a.axes) {
-      KILN_ASSIGN_OR_RETURN(int64_t k, NormalizeAxis(call, ax, ndim, "axes entry"));
-      if (seen[static_cast<size_t>(k)])
-        return call.Error(absl::StrCat("axes ", IntList(*a.axes), " lists axis ", k, " twice"));
-      seen[static_cast<size_t>(k)] = true;
-      axes.push_back(k);
-    }
-  } else {
-    const size_t n = std::max({a.begin.size(), a.end.size(), strides.size()});
-    if (static_cast<int64_t>(n) > ndim)
-      return call.Error(absl::StrCat("begin ", IntList(a.begin), ", end ", IntList(a.end),
-                                     " and strides ", IntList(strides), " have more entries than ",
-                                     TypeToString(call.input(0)), " has axes"));
-    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
-  }
+  absl::StatusOr<StridedSlicePlan> plan =
+      PlanStridedSlice(a, x->ndim(), TypeToString(call.input(0)));
+  if (!plan.ok()) return call.Error(std::string(plan.status().message()));
   Shape out = x->shape;
-  for (size_t j = 0; j < axes.size(); ++j) {
+  for (const SlicedAxis& axis : plan->axes) {
     SliceSpec s;
-    s.size_mode = size_mode;
-    if (j < a.begin.size()) s.begin = a.begin[j];
-    if (j < a.end.size()) s.end = a.end[j];
-    if (!size_mode) {
-      if (a.axes && strides.size() == 1) s.stride = strides[0];
-      else if (j < strides.size()) s.stride = strides[j];
-    }
-    if (s.stride == 0) return call.Error(absl::StrCat("strides ", IntList(strides), " contain 0"));
-    if (s.stride < -kMaxAttrValue || s.stride > kMaxAttrValue)
-      return call.Error(absl::StrCat("strides ", IntList(strides), " are too large"));
-    if (size_mode && s.end && *s.end < -1)
-      return call.Error(absl::StrCat("in slice_mode \"size\", end holds sizes (>= 0, or -1 for "
-                                     "the rest); got ", IntList(a.end)));
-    const size_t k = static_cast<size_t>(axes[j]);
+    s.size_mode = plan->size_mode;
+    s.begin = axis.begin;
+    s.end = axis.end;
+    s.stride = axis.stride;
+    const size_t k = static_cast<size_t>(axis.axis);
     out[k] = SliceExtent(x->shape[k], s);
   }
   return Solve(r, call, MakeTensorType(std::move(out), x->dtype));

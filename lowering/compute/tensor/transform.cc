@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/op_attrs.h"
+#include "ir/strided_slice.h"
 #include "ir/status_macros.h"
 #include "lowering/compute/tensor/families.h"
 #include "lowering/compute/tensor/tensor_util.h"
@@ -146,52 +147,26 @@ Result Split(const ComputeCtx& ctx) {
   return outs;
 }
 
-constexpr int64_t kBig = int64_t{1} << 62;
-
 Result StridedSlice(const ComputeCtx& ctx) {
   KILN_RETURN_IF_ERROR(CheckArity(ctx, 1));
   const te::Tensor& x = ctx.inputs[0];
-  const StridedSliceAttrs& a = ctx.Attrs<StridedSliceAttrs>();
   const int64_t nd = x.ndim();
-  if (a.slice_mode != "end" && a.slice_mode != "size")
-    return ctx.Error(absl::StrCat("slice_mode must be \"end\" or \"size\"; got \"", a.slice_mode, "\""));
-  const bool size_mode = a.slice_mode == "size";
-  const std::vector<int64_t> none;
-  const std::vector<int64_t>& strides = a.strides ? *a.strides : none;
-  std::vector<int64_t> axes;
-  if (a.axes) {
-    const size_t n = a.axes->size();
-    if (a.begin.size() != n || a.end.size() != n || (strides.size() > 1 && strides.size() != n))
-      return ctx.Error("with axes, begin, end and strides must have one entry per axis");
-    for (int64_t ax : *a.axes) {
-      KILN_ASSIGN_OR_RETURN(int64_t p, NormAxis(ctx, ax, nd, "axes entry"));
-      if (std::find(axes.begin(), axes.end(), p) != axes.end())
-        return ctx.Error(absl::StrCat("axes lists axis ", p, " twice"));
-      axes.push_back(p);
-    }
-  } else {
-    const size_t n = std::max({a.begin.size(), a.end.size(), strides.size()});
-    if (static_cast<int64_t>(n) > nd)
-      return ctx.Error("begin/end/strides have more entries than the input has axes");
-    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
-  }
+  absl::StatusOr<StridedSlicePlan> plan =
+      PlanStridedSlice(ctx.Attrs<StridedSliceAttrs>(), nd, x.dtype().ToString() + " input");
+  if (!plan.ok()) return ctx.Error(std::string(plan.status().message()));
   const Shape& in = x.shape();
   std::vector<PrimExpr> begin(static_cast<size_t>(nd), Idx(0));
   std::vector<int64_t> step(static_cast<size_t>(nd), 1);
-  for (size_t j = 0; j < axes.size(); ++j) {
-    const size_t ax = static_cast<size_t>(axes[j]);
+  for (const SlicedAxis& s : plan->axes) {
+    const size_t ax = static_cast<size_t>(s.axis);
     const PrimExpr& n = in[ax];
-    int64_t st = 1;
-    if (!size_mode) {
-      if (a.axes && strides.size() == 1) st = strides[0];
-      else if (j < strides.size()) st = strides[j];
-    }
-    if (st == 0) return ctx.Error("strides must not contain 0");
-    // The interpreter's normalization: negative from the end, clamped to
-    // [0, n] (positive stride) or [-1, n - 1] (negative stride).
+    const int64_t st = s.stride;
+    // The interpreter's normalization (ir/strided_slice.h) on a symbolic
+    // extent: negative from the end, clamped to [0, n] (positive stride) or
+    // [-1, n - 1] (negative stride).
     const PrimExpr lo = Idx(st > 0 ? 0 : -1), hi = st > 0 ? n : ISub(n, Idx(1));
-    if (j < a.begin.size()) {
-      const int64_t v = std::clamp(a.begin[j], -kBig, kBig);
+    if (s.begin) {
+      const int64_t v = std::clamp(*s.begin, -kSliceBig, kSliceBig);
       const PrimExpr w = v < 0 ? IAdd(Idx(v), n) : Idx(v);
       begin[ax] = IMax(IMin(w, hi), lo);
     } else {
