@@ -38,6 +38,7 @@ struct KilnModel {
   kiln::Module module;  // type-checked
   std::vector<KilnTensorSignature> inputs;
   std::vector<KilnTensorSignature> outputs;
+  bool has_main = false;  // false: a library of functions (prints, optimizes; no compile)
 };
 
 namespace kiln::capi {

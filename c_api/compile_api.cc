@@ -38,6 +38,9 @@ double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::ti
 // work: static input shapes, pass names, counts.
 absl::StatusOr<kiln::compiler::CompileOptions> CompileOptionsFromC(const KilnModel* model,
                                                                    const KilnCompileOptions& o) {
+  if (!model->has_main) {
+    return absl::InvalidArgumentError("the model has no function 'main' to compile");
+  }
   for (const KilnTensorSignature& in : model->inputs) {
     if (!in.is_tensor) {
       return absl::InvalidArgumentError(

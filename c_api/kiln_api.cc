@@ -68,8 +68,11 @@ absl::StatusOr<std::unique_ptr<KilnModel>> MakeModel(const kiln::Module& module)
   KILN_ASSIGN_OR_RETURN(kiln::Module typed, kiln::types::InferType(module));
   auto model = std::make_unique<KilnModel>();
   model->module = typed;
+  // A module without `main` (a library of functions) is a model with no
+  // inputs and outputs: it prints and optimizes, but does not compile.
   absl::StatusOr<kiln::Function> main = typed.Lookup("main");
-  if (!main.ok()) return absl::InvalidArgumentError("the module has no function 'main'");
+  if (!main.ok()) return model;
+  model->has_main = true;
   for (const kiln::Var& p : (*main)->params) {
     kiln::Type t = p->checked_type().defined() ? p->checked_type() : p->type_annotation;
     model->inputs.push_back(Signature(p->name_hint, t));

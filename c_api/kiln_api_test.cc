@@ -417,6 +417,26 @@ def @main(%x: Tensor[(?, 3), float32]) {
   kiln_model_release(dynamic);
 }
 
+TEST(KilnApi, ModuleWithoutMainPrintsButDoesNotCompile) {
+  KilnModel* model = Parse(R"(#[version = "0.1"]
+def @helper(%x: Tensor[(4,), float32]) {
+  negative(%x)
+}
+)");
+  ASSERT_NE(model, nullptr);
+  int32_t n = -1;
+  EXPECT_KILN_OK(kiln_model_num_inputs(model, &n));
+  EXPECT_EQ(n, 0);
+  char* text = nullptr;
+  ASSERT_KILN_OK(kiln_model_print(model, 0, &text));
+  EXPECT_THAT(std::string(text), HasSubstr("@helper"));
+  kiln_free(text);
+  std::string out = TmpDir() + "/no_main.so";
+  EXPECT_KILN_ERROR(kiln_model_compile(model, nullptr, out.c_str(), nullptr),
+                    KILN_INVALID_ARGUMENT, "no function 'main'");
+  kiln_model_release(model);
+}
+
 TEST(KilnApi, RuntimeFunctionsRejectNulls) {
   KilnArtifact* a = Garbage<KilnArtifact>();
   EXPECT_KILN_ERROR(kiln_artifact_load(nullptr, &a), KILN_INVALID_ARGUMENT, "NULL");

@@ -95,7 +95,9 @@ KilnStatus* kiln_model_load_onnx_bytes(const void* data, size_t size,
                                        const KilnImportOptions* options, KilnModel** out_model);
 /* Parses kiln's text IR (docs/text_format.md) and type-checks it. `text` is
  * NUL-terminated; `source_name` (may be NULL) names it in error messages,
- * which give line and column. */
+ * which give line and column. A module without a `main` function is a model
+ * with no inputs or outputs: it prints and optimizes but does not compile
+ * (KILN_INVALID_ARGUMENT). */
 KilnStatus* kiln_model_parse_text(const char* text, const char* source_name,
                                   KilnModel** out_model);
 /* Reads a model file: ONNX for a ".onnx" name (with `options`), text IR
