@@ -17,15 +17,7 @@
 #include <string.h>
 
 #include "kiln/artifact_format.h"
-
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
+#include "runtime_c/c_test_util.h"
 
 /* The specification, byte by byte (no fast path). */
 static uint64_t reference(const uint8_t* data, uint64_t size, uint64_t skip) {

@@ -4,15 +4,7 @@
 #include <string.h>
 
 #include "kiln/status.h"
-
-static int failures = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
+#include "runtime_c/c_test_util.h"
 
 int main(void) {
   /* NULL is OK. */
