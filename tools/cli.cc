@@ -171,6 +171,23 @@ bool ParseInputShape(const std::string& spec, std::map<std::string, std::vector<
   return true;
 }
 
+std::string TensorText(const DLTensor& t) {
+  std::string s;
+  if (t.dtype.code == 6) {  // DLPack's bool (Debian's dlpack.h predates kDLBool)
+    s = "bool";
+  } else {
+    const char* base = t.dtype.code == kDLFloat ? "float" : t.dtype.code == kDLInt ? "int"
+                       : t.dtype.code == kDLUInt ? "uint" : t.dtype.code == kDLBfloat ? "bfloat"
+                       : "type";
+    s = absl::StrCat(base, t.dtype.bits, t.dtype.lanes > 1 ? absl::StrCat("x", t.dtype.lanes) : "");
+  }
+  s += "[";
+  for (int32_t d = 0; d < t.ndim; ++d) {
+    absl::StrAppend(&s, d ? "," : "", t.shape[d] < 0 ? std::string("?") : absl::StrCat(t.shape[d]));
+  }
+  return s + "]";
+}
+
 ModelPtr LoadModel(const std::string& path,
                    const std::map<std::string, std::vector<int64_t>>& input_shapes,
                    KilnStatus** status) {

@@ -85,6 +85,9 @@ ModelPtr LoadModel(const std::string& path,
                    const std::map<std::string, std::vector<int64_t>>& input_shapes,
                    KilnStatus** status);
 
+// "float32[1,3,224,224]" ("?" for a dim that is not static: -1).
+std::string TensorText(const DLTensor& t);
+
 // The subcommands (their help texts live beside them).
 int Print(const std::vector<std::string>& args);
 int Check(const std::vector<std::string>& args);

@@ -149,20 +149,7 @@ std::string TakeText(char* text) {
   return s;
 }
 
-std::string DtypeName(DLDataType t) {
-  if (t.code == 6) return "bool";
-  const char* base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int"
-                     : t.code == kDLUInt ? "uint" : t.code == kDLBfloat ? "bfloat" : "type";
-  return absl::StrCat(base, t.bits, t.lanes > 1 ? absl::StrCat("x", t.lanes) : "");
-}
 
-std::string TensorText(const DLTensor& t) {
-  std::string s = DtypeName(t.dtype) + "[";
-  for (int32_t d = 0; d < t.ndim; ++d) {
-    absl::StrAppend(&s, d ? "," : "", t.shape[d] < 0 ? std::string("?") : absl::StrCat(t.shape[d]));
-  }
-  return s + "]";
-}
 
 }  // namespace
 

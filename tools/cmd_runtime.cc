@@ -81,19 +81,7 @@ int StatusFail(const char* command, KilnStatus* st) {
   return 1;
 }
 
-std::string DtypeName(DLDataType t) {
-  const char* base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int"
-                     : t.code == kDLUInt ? "uint" : t.code == kDLBfloat ? "bfloat"
-                     : t.code == kDLBoolCode ? "bool" : "type";
-  if (t.code == kDLBoolCode) return "bool";
-  return absl::StrCat(base, t.bits, t.lanes > 1 ? absl::StrCat("x", t.lanes) : "");
-}
 
-std::string ShapeText(const DLTensor& t) {
-  std::string s = "[";
-  for (int32_t d = 0; d < t.ndim; ++d) absl::StrAppend(&s, d ? "," : "", t.shape[d]);
-  return s + "]";
-}
 
 int64_t NumElements(const DLTensor& t) {
   int64_t n = 1;
@@ -215,7 +203,7 @@ int Prepare(const char* command, const std::string& path,
       std::fprintf(stderr,
                    "kiln %s: error: input '%s' (%s%s) is not given; use --input %s=FILE.npy or "
                    "--random-inputs\n",
-                   command, name, DtypeName(info.dtype).c_str(), ShapeText(info).c_str(), name);
+                   command, name, TensorText(info).c_str(), "", name);
       return 1;
     }
     const int64_t bytes = NumElements(info) * ((info.dtype.bits * info.dtype.lanes + 7) / 8);
@@ -288,8 +276,7 @@ int Run(const std::vector<std::string>& args) {
     }
     if (quiet) continue;
     const int64_t n = NumElements(*out);
-    std::printf("output %d '%s': %s%s\n", i, name, DtypeName(out->dtype).c_str(),
-                ShapeText(*out).c_str());
+    std::printf("output %d '%s': %s\n", i, name, TensorText(*out).c_str());
     constexpr int64_t kShow = 16;
     std::printf("  [");
     for (int64_t e = 0; e < n && e < kShow; ++e) std::printf("%s%.6g", e ? ", " : "", Element(*out, e));
