@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -634,6 +635,67 @@ def @main(%x: Tensor[(4,), float32]) {
   ASSERT_EQ(log.texts.size(), 2u);
   EXPECT_EQ(log.texts[0], "<null>");
   kiln_model_release(out);
+  kiln_model_release(model);
+}
+
+// kiln.h's threading promise: one model, shared by threads that optimize,
+// compile, load and run it at the same time.
+TEST(KilnApi, ThreadsShareOneModel) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  constexpr int kThreads = 4;
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto fail = [&](KilnStatus* st) {
+        errors[t] = kiln_status_message(st);
+        kiln_status_free(st);
+      };
+      KilnModel* opt = nullptr;
+      if (KilnStatus* st = kiln_model_optimize(model, nullptr, &opt)) return fail(st);
+      kiln_model_release(opt);
+      std::string path = TmpDir() + "/threads_" + std::to_string(t) + ".so";
+      KilnCompileOptions o;
+      kiln_compile_options_init(&o);
+      o.num_threads = 1;
+      if (KilnStatus* st = kiln_model_compile(model, &o, path.c_str(), nullptr)) return fail(st);
+      KilnArtifact* a = nullptr;
+      if (KilnStatus* st = kiln_artifact_load(path.c_str(), &a)) return fail(st);
+      KilnSessionOptions so;
+      std::memset(&so, 0, sizeof so);
+      so.struct_size = sizeof so;
+      so.num_threads = 1;
+      KilnSession* s = nullptr;
+      KilnStatus* st = kiln_session_create(a, &so, &s);
+      float x[6], y[6];
+      for (int i = 0; i < 6; ++i) {
+        x[i] = static_cast<float>(i - 3 + t);
+        y[i] = static_cast<float>(2 * i - 5);
+      }
+      int64_t shape[2] = {2, 3};
+      DLTensor tx{x, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+      DLTensor ty{y, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+      if (st == nullptr) st = kiln_session_set_input(s, "x", &tx);
+      if (st == nullptr) st = kiln_session_set_input(s, "y", &ty);
+      if (st == nullptr) st = kiln_session_run(s);
+      const DLTensor* out = nullptr;
+      if (st == nullptr) st = kiln_session_get_output(s, 0, &out);
+      if (st != nullptr) {
+        fail(st);
+      } else {
+        float e0[6], e1[6];
+        Expected(x, y, e0, e1);
+        for (int i = 0; i < 6; ++i) {
+          if (static_cast<const float*>(out->data)[i] != e0[i]) errors[t] = "wrong output";
+        }
+      }
+      kiln_session_release(s);
+      kiln_artifact_release(a);
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
   kiln_model_release(model);
 }
 
