@@ -40,26 +40,7 @@ V Data(int64_t n, double phase = 0.3) {
   return v;
 }
 
-struct Out {
-  V values;
-  S shape;
-  DataType dtype;
-};
-
-std::vector<Out> ExecAll(int64_t opset, const onnx::NodeProto& node,
-                        const std::vector<NamedTensor>& inputs) {
-  auto r = RunNode(opset, node, inputs);
-  EXPECT_TRUE(r.ok()) << node.op_type() << " (opset " << opset << "): " << r.status();
-  std::vector<Out> outs;
-  if (!r.ok()) return outs;
-  for (const auto& t : *r) outs.push_back({Values(*t), t->shape(), t->dtype()});
-  return outs;
-}
-
-Out Exec(int64_t opset, const onnx::NodeProto& node, const std::vector<NamedTensor>& inputs) {
-  std::vector<Out> outs = ExecAll(opset, node, inputs);
-  return outs.empty() ? Out{} : outs[0];
-}
+using Out = NodeOutput;
 
 absl::Status RunStatus(int64_t opset, const onnx::NodeProto& node,
                        const std::vector<NamedTensor>& inputs) {

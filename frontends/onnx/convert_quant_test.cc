@@ -26,26 +26,7 @@ constexpr DataType kI32 = DataType::Int(32);
 constexpr DataType kU8 = DataType::UInt(8);
 constexpr DataType kI8 = DataType::Int(8);
 
-struct Out {
-  V values;
-  S shape;
-  DataType dtype;
-};
-
-std::vector<Out> ExecAll(int64_t opset, const onnx::NodeProto& node,
-                         const std::vector<NamedTensor>& inputs) {
-  auto r = RunNode(opset, node, inputs);
-  EXPECT_TRUE(r.ok()) << node.op_type() << " (opset " << opset << "): " << r.status();
-  std::vector<Out> outs;
-  if (!r.ok()) return outs;
-  for (const auto& t : *r) outs.push_back({Values(*t), t->shape(), t->dtype()});
-  return outs;
-}
-
-Out Exec(int64_t opset, const onnx::NodeProto& node, const std::vector<NamedTensor>& inputs) {
-  std::vector<Out> outs = ExecAll(opset, node, inputs);
-  return outs.empty() ? Out{} : outs[0];
-}
+using Out = NodeOutput;
 
 void ExpectExact(const Out& got, DataType dtype, const S& shape, const V& want) {
   EXPECT_EQ(got.dtype, dtype);

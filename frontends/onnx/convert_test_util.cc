@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "frontends/onnx/importer.h"
 #include "frontends/onnx/onnx_test_util.h"
+#include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
 #include "interpreter/value.h"
 #include "ir/printer.h"
@@ -164,6 +165,21 @@ std::vector<double> Values(const HostTensor& t) {
   std::vector<double> v;
   for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
   return v;
+}
+
+std::vector<NodeOutput> ExecAll(int64_t opset, const onnx::NodeProto& node,
+                                const std::vector<NamedTensor>& inputs) {
+  auto r = RunNode(opset, node, inputs);
+  EXPECT_TRUE(r.ok()) << node.op_type() << " (opset " << opset << "): " << r.status();
+  std::vector<NodeOutput> outs;
+  if (!r.ok()) return outs;
+  for (const auto& t : *r) outs.push_back({Values(*t), t->shape(), t->dtype()});
+  return outs;
+}
+
+NodeOutput Exec(int64_t opset, const onnx::NodeProto& node, const std::vector<NamedTensor>& inputs) {
+  std::vector<NodeOutput> outs = ExecAll(opset, node, inputs);
+  return outs.empty() ? NodeOutput{} : outs[0];
 }
 
 }  // namespace kiln::onnx_frontend::testing

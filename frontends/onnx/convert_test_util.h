@@ -68,6 +68,20 @@ absl::StatusOr<std::string> ImportedText(int64_t opset, const onnx::NodeProto& n
 // Every element as double (bool as 0/1).
 std::vector<double> Values(const HostTensor& t);
 
+// One output of a node run: values (as double), shape, dtype.
+struct NodeOutput {
+  std::vector<double> values;
+  std::vector<int64_t> shape;
+  DataType dtype;
+};
+
+// Runs the node (RunNode) and returns every output; a failure is a gtest
+// failure (EXPECT) naming the operator and opset, and no outputs.
+std::vector<NodeOutput> ExecAll(int64_t opset, const onnx::NodeProto& node,
+                                const std::vector<NamedTensor>& inputs);
+// The first output of ExecAll (empty when it failed).
+NodeOutput Exec(int64_t opset, const onnx::NodeProto& node, const std::vector<NamedTensor>& inputs);
+
 }  // namespace kiln::onnx_frontend::testing
 
 #endif  // KILN_FRONTENDS_ONNX_CONVERT_TEST_UTIL_H_
