@@ -1,0 +1,171 @@
+"""The six benchmark models of issue 13, exported to ONNX from PyTorch.
+
+    export_model(name, path, seed=0) -> writes path (ONNX, opset 13), returns
+                                        the ModelSpec
+    make_input(spec, seed=0)         -> {input name: numpy array}
+
+Every model has random weights (torch.manual_seed(seed) before it is built),
+batch 1, fp32, static shapes, and is exported in eval mode with constant
+folding:
+
+  resnet50, resnet18, mobilenet_v2, squeezenet1_1, efficientnet_b0
+      torchvision 0.14 (Debian's python3-torchvision), input "input"
+      float32 [1, 3, 224, 224], output "output" [1, 1000]; the BatchNorm
+      statistics are those of random N(0, 1) images (_calibrate_batch_norm)
+  bert   BERT-base with 4 encoder layers (hidden 768, 12 heads, FFN 3072,
+      sequence 128, vocabulary 30522), written here in plain torch (torchvision
+      has none): embeddings (word + position + token type, LayerNorm), then per
+      layer self-attention (Q/K/V projections, scaled dot product, softmax,
+      output projection, residual + LayerNorm) and a GELU (erf) feed-forward
+      (residual + LayerNorm). Input "input_ids" int64 [1, 128] (token type 0,
+      no attention mask: every token attends to every token); output
+      "output" [1, 128, 768], the last hidden state. Weights are drawn like
+      BERT's initializer (normal, std 0.02; LayerNorm 1 and 0).
+
+torch is imported lazily: a run that finds its models cached never loads it.
+"""
+import math
+from dataclasses import dataclass, field
+
+
+@dataclass
+class ModelSpec:
+    name: str                 # the --models key
+    title: str                # for tables
+    inputs: dict = field(default_factory=dict)  # name -> (numpy dtype, shape)
+    per_kernel: bool = False  # part of the per-kernel report by default
+
+
+IMAGE = {"input": ("float32", (1, 3, 224, 224))}
+BERT_SEQ, BERT_HIDDEN, BERT_HEADS, BERT_FFN, BERT_LAYERS, BERT_VOCAB = 128, 768, 12, 3072, 4, 30522
+
+SPECS = {
+    "resnet50": ModelSpec("resnet50", "ResNet-50", IMAGE, per_kernel=True),
+    "resnet18": ModelSpec("resnet18", "ResNet-18", IMAGE),
+    "mobilenet_v2": ModelSpec("mobilenet_v2", "MobileNetV2", IMAGE),
+    "squeezenet1_1": ModelSpec("squeezenet1_1", "SqueezeNet 1.1", IMAGE),
+    "efficientnet_b0": ModelSpec("efficientnet_b0", "EfficientNet-B0", IMAGE),
+    "bert": ModelSpec("bert", "BERT-base, 4 layers, seq 128",
+                      {"input_ids": ("int64", (1, BERT_SEQ))}, per_kernel=True),
+}
+
+
+def make_input(spec, seed=0):
+    """The benchmark input of `spec`: images N(0, 1), token ids uniform in
+    [0, vocabulary); the same for every run with the same seed."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, (dtype, shape) in spec.inputs.items():
+        if dtype == "int64":
+            out[name] = rng.integers(0, BERT_VOCAB, size=shape, dtype=np.int64)
+        else:
+            out[name] = rng.standard_normal(size=shape).astype(np.float32)
+    return out
+
+
+def _bert_module():
+    import torch
+    from torch import nn
+
+    class Embeddings(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.word = nn.Embedding(BERT_VOCAB, BERT_HIDDEN)
+            self.position = nn.Embedding(512, BERT_HIDDEN)
+            self.token_type = nn.Embedding(2, BERT_HIDDEN)
+            self.norm = nn.LayerNorm(BERT_HIDDEN, eps=1e-12)
+            self.register_buffer("position_ids", torch.arange(BERT_SEQ).unsqueeze(0))
+            self.register_buffer("token_type_ids", torch.zeros(1, BERT_SEQ, dtype=torch.long))
+
+        def forward(self, ids):
+            x = self.word(ids) + self.position(self.position_ids)
+            return self.norm(x + self.token_type(self.token_type_ids))
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q = nn.Linear(BERT_HIDDEN, BERT_HIDDEN)
+            self.k = nn.Linear(BERT_HIDDEN, BERT_HIDDEN)
+            self.v = nn.Linear(BERT_HIDDEN, BERT_HIDDEN)
+            self.out = nn.Linear(BERT_HIDDEN, BERT_HIDDEN)
+            self.norm1 = nn.LayerNorm(BERT_HIDDEN, eps=1e-12)
+            self.ffn_in = nn.Linear(BERT_HIDDEN, BERT_FFN)
+            self.ffn_out = nn.Linear(BERT_FFN, BERT_HIDDEN)
+            self.norm2 = nn.LayerNorm(BERT_HIDDEN, eps=1e-12)
+
+        def heads(self, x):  # [1, S, H] -> [1, heads, S, H / heads]
+            return x.view(1, BERT_SEQ, BERT_HEADS, BERT_HIDDEN // BERT_HEADS).transpose(1, 2)
+
+        def forward(self, x):
+            q, k, v = self.heads(self.q(x)), self.heads(self.k(x)), self.heads(self.v(x))
+            scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(BERT_HIDDEN // BERT_HEADS)
+            ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+            ctx = ctx.transpose(1, 2).reshape(1, BERT_SEQ, BERT_HIDDEN)
+            x = self.norm1(x + self.out(ctx))
+            h = nn.functional.gelu(self.ffn_in(x))  # exact (erf) GELU
+            return self.norm2(x + self.ffn_out(h))
+
+    class Bert(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embeddings = Embeddings()
+            self.layers = nn.ModuleList([Layer() for _ in range(BERT_LAYERS)])
+            for m in self.modules():
+                if isinstance(m, (nn.Linear, nn.Embedding)):
+                    nn.init.normal_(m.weight, std=0.02)
+                if isinstance(m, nn.Linear):
+                    nn.init.normal_(m.bias, std=0.02)
+
+        def forward(self, ids):
+            x = self.embeddings(ids)
+            for layer in self.layers:
+                x = layer(x)
+            return x
+
+    return Bert()
+
+
+def _torch_module(name):
+    if name == "bert":
+        return _bert_module()
+    import torchvision
+    return _calibrate_batch_norm(getattr(torchvision.models, name)(weights=None))
+
+
+def _calibrate_batch_norm(module, batches=4, batch=8):
+    """Sets every BatchNorm's running mean and variance to the statistics of
+    its input over a few random batches (train-mode forward passes), as
+    training would: activations then keep about unit scale through the
+    network. With the initial statistics (mean 0, variance 1) they shrink or
+    grow layer after layer: MobileNetV2's outputs come out near 1e-9 and
+    EfficientNet-B0's near 1e-14, which makes the error check meaningless and
+    lets denormal numbers into the timings."""
+    import torch
+    from torch import nn
+    norms = [m for m in module.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    if not norms:
+        return module
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average over the batches
+    module.train()
+    with torch.no_grad():
+        for _ in range(batches):
+            module(torch.randn(batch, 3, 224, 224))
+    return module
+
+
+def export_model(name, path, seed=0):
+    """Builds model `name` with random weights (seed) and writes it to `path`
+    as ONNX (opset 13, static shapes); returns its ModelSpec."""
+    import torch
+    spec = SPECS[name]
+    torch.manual_seed(seed)
+    module = _torch_module(name).eval()
+    example = tuple(torch.from_numpy(a) for a in make_input(spec, seed).values())
+    with torch.no_grad():
+        torch.onnx.export(module, example, path, opset_version=13,
+                          input_names=list(spec.inputs), output_names=["output"],
+                          do_constant_folding=True)
+    return spec
