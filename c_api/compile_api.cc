@@ -163,6 +163,11 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
         KILN_ASSIGN_OR_RETURN(int bits, kiln::codegen::VectorRegisterBits(target));
         lower.vector_lanes = bits / 32;
       }
+      if (!lower.target) {
+        KILN_ASSIGN_OR_RETURN(kiln::lowering::CpuTarget cpu, kiln::codegen::DescribeCpu(target));
+        cpu.vector_bits = lower.vector_lanes * 32;
+        lower.target = cpu;
+      }
       KILN_ASSIGN_OR_RETURN(kiln::lowering::LoweredModule lm,
                             kiln::lowering::LowerModule(fused, lower));
       std::vector<kiln::tir::PrimFunc> funcs;

@@ -52,6 +52,11 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
     KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
     lower.vector_lanes = bits / 32;
   }
+  if (!lower.target) {
+    KILN_ASSIGN_OR_RETURN(lowering::CpuTarget cpu, codegen::DescribeCpu(target));
+    cpu.vector_bits = lower.vector_lanes * 32;
+    lower.target = cpu;
+  }
   KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(fused, lower));
   auto t2 = std::chrono::steady_clock::now();
   lowering::GraphPlanOptions popts;

@@ -254,6 +254,27 @@ absl::StatusOr<int> VectorRegisterBits(const Target& t) {
   return 128;  // SSE, NEON, generic
 }
 
+absl::StatusOr<lowering::CpuTarget> DescribeCpu(const Target& t) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, MakeTargetMachine(t));
+  const llvm::MCSubtargetInfo* sti = tm->getMCSubtargetInfo();
+  llvm::Triple triple(t.triple);
+  lowering::CpuTarget c;
+  c.arch = triple.getArchName().str();
+  if (triple.isX86()) c.arch = triple.isArch64Bit() ? "x86_64" : "x86";
+  KILN_ASSIGN_OR_RETURN(c.vector_bits, VectorRegisterBits(t));
+  c.vector_registers = 16;
+  c.fma = false;
+  if (triple.isX86() && sti != nullptr) {
+    if (sti->checkFeatures("+avx512f")) c.vector_registers = 32;
+    c.fma = sti->checkFeatures("+fma") || sti->checkFeatures("+avx512f");
+  } else if (triple.isAArch64()) {
+    c.arch = "aarch64";
+    c.vector_registers = 32;
+    c.fma = true;
+  }
+  return c;
+}
+
 absl::StatusOr<Target> ParseTarget(absl::string_view s) {
   InitializeLLVM();
   std::vector<absl::string_view> tokens =

@@ -36,6 +36,7 @@
 #include "absl/strings/string_view.h"
 #include "ir/tir.h"
 #include "kiln/kernel_abi.h"
+#include "lowering/strategy/target.h"
 
 namespace kiln::codegen {
 
@@ -67,6 +68,11 @@ absl::StatusOr<Target> ParseTarget(absl::string_view s);
 // AVX-512, 256 with AVX/AVX2, 128 otherwise (SSE, NEON). Schedules split
 // vectorized loops by bits / element bits.
 absl::StatusOr<int> VectorRegisterBits(const Target& t);
+
+// What the operator strategies need to know of the target (lowering/strategy):
+// vector width (as VectorRegisterBits), vector register count (32 with
+// AVX-512 and on AArch64, 16 otherwise), FMA, the architecture.
+absl::StatusOr<lowering::CpuTarget> DescribeCpu(const Target& t);
 
 // Optimized LLVM IR of the module, as text.
 absl::StatusOr<std::string> EmitLLVMIR(const std::vector<tir::PrimFunc>& funcs, const Target& t);

@@ -110,7 +110,7 @@ class Lexer {
     }
     if (Peek() == 'f' && !IsIdentChar(Peek(1))) {
       Advance();
-      t->suffix = "f";
+      t->suffix.assign(1, 'f');  // (not = "f": gcc 12 -O2 -Wrestrict false positive)
       is_float = true;
     } else if (Peek() == '_' && IsIdentStart(Peek(1))) {
       Advance();

@@ -14,6 +14,7 @@
 #include "ir/type.h"
 #include "lowering/compute/op_compute.h"
 #include "lowering/passes/pipeline.h"
+#include "lowering/strategy/strategy.h"
 #include "lowering/te/lower.h"
 #include "lowering/te/schedule.h"
 #include "lowering/te/schedule_x86.h"
@@ -133,6 +134,21 @@ class Lowerer {
             absl::StrCat("T_copy", i), "injective");
       }
     }
+    // Constants no stage reads (a weight a strategy re-laid out into a new
+    // constant) are not kernel parameters.
+    {
+      absl::flat_hash_set<const te::OperationNode*> reached;
+      for (const te::Operation& op : te::PostOrderOps(outputs)) reached.insert(op.get());
+      std::vector<Ref<const HostTensor>> kept;
+      std::vector<te::Tensor> kept_tensors;
+      for (size_t i = 0; i < constant_tensors_.size(); ++i) {
+        if (!reached.count(constant_tensors_[i].op().get())) continue;
+        kept.push_back(constants_[i]);
+        kept_tensors.push_back(constant_tensors_[i]);
+      }
+      constants_ = std::move(kept);
+      constant_tensors_ = std::move(kept_tensors);
+    }
     for (const te::Tensor& c : constant_tensors_) args.push_back(c);
     out.num_inputs = static_cast<int>(args.size());
     out.num_outputs = static_cast<int>(outputs.size());
@@ -143,9 +159,21 @@ class Lowerer {
     KILN_RETURN_IF_ERROR(te::ValidateCompute(outputs));
     KILN_ASSIGN_OR_RETURN(te::Schedule sched, te::CreateSchedule(outputs));
     if (!options_.naive_schedule) {
+      if (used_strategy_) {
+        absl::StatusOr<std::vector<std::string>> applied =
+            strategy::ScheduleWithStrategies(sched, outputs, target());
+        if (applied.ok()) {
+          out.strategies = *applied;
+        } else {
+          // A strategy that cannot schedule this fusion leaves the default
+          // schedule (on the same, correct, compute) to do it.
+          KILN_ASSIGN_OR_RETURN(sched, te::CreateSchedule(outputs));
+        }
+      }
       KILN_RETURN_IF_ERROR(te::ScheduleDefaultX86(sched, outputs, lanes()));
     }
     std::map<std::string, std::string> attrs = {{"kiln.op_names", absl::StrJoin(op_names_, ",")}};
+    if (!out.strategies.empty()) attrs["kiln.strategies"] = absl::StrJoin(out.strategies, ",");
     // A parameter no stage reads (zeros_like's input, an unused pad value,
     // ...) is still a kernel parameter: lower with the read ones, then put
     // the others back in their places as plain buffers.
@@ -236,6 +264,11 @@ class Lowerer {
         return absl::InvalidArgumentError(
             absl::StrCat(op->def->name, ": the call is not type-checked (run InferType)"));
       }
+      if (options_.use_strategies && !options_.naive_schedule) {
+        KILN_ASSIGN_OR_RETURN(std::optional<std::vector<te::Tensor>> s,
+                              StrategyCompute(*call, *op->def, inputs));
+        if (s) return *s;
+      }
       return ComputeOp(*op->def, call->attrs.get(), inputs, call->checked_type(), &dims_);
     }
     if (n.as<OpNode>() != nullptr) return std::vector<te::Tensor>{};
@@ -248,6 +281,48 @@ class Lowerer {
   }
 
   int lanes() const { return options_.vector_lanes > 0 ? options_.vector_lanes : 8; }
+  CpuTarget target() const {
+    return options_.target ? *options_.target : CpuTarget::FromVectorLanes(lanes());
+  }
+
+  // The operator strategy's compute for this call, when one accepts it.
+  absl::StatusOr<std::optional<std::vector<te::Tensor>>> StrategyCompute(
+      const CallNode& call, const OpDef& def, const std::vector<te::Tensor>& inputs) {
+    strategy::RegisterBuiltinStrategies();
+    if (strategy::ImplementationsOf(def.name).empty()) return std::optional<std::vector<te::Tensor>>();
+    std::vector<Ref<const HostTensor>> consts;
+    for (const Expr& a : call.args) {
+      const size_t n = values_[a.get()].size();
+      const auto* c = a.as<ConstantNode>();
+      if (c != nullptr && n == 1 && c->data->ndim() > 0) {
+        consts.push_back(c->data);
+      } else {
+        for (size_t i = 0; i < n; ++i) consts.push_back(nullptr);
+      }
+    }
+    ComputeCtx cctx{def, call.attrs.get(), inputs, {}, {}, &dims_};
+    KILN_RETURN_IF_ERROR(
+        FlattenOutputType(call.checked_type(), &dims_, &cctx.out_shapes, &cctx.out_dtypes));
+    const CpuTarget t = target();
+    strategy::StrategyComputeCtx sctx{
+        cctx, consts, t, [this](Ref<const HostTensor> data, const std::string& name) {
+          te::Tensor ph = te::Placeholder(
+              [&] {
+                std::vector<tir::PrimExpr> shape;
+                for (int64_t d : data->shape()) shape.push_back(tir::IntImm(d));
+                return shape;
+              }(),
+              data->dtype(), absl::StrCat("const", constants_.size(), "_", name));
+          constants_.push_back(data);
+          constant_tensors_.push_back(ph);
+          return ph;
+        }};
+    KILN_ASSIGN_OR_RETURN(std::optional<strategy::StrategyChoice> choice,
+                          strategy::ComputeWithStrategy(sctx));
+    if (!choice) return std::optional<std::vector<te::Tensor>>();
+    used_strategy_ = true;
+    return std::optional<std::vector<te::Tensor>>(std::move(choice->outputs));
+  }
 
   const Function& fn_;
   std::string name_;
@@ -257,6 +332,7 @@ class Lowerer {
   std::vector<Ref<const HostTensor>> constants_;
   std::vector<te::Tensor> constant_tensors_;
   std::vector<std::string> op_names_;
+  bool used_strategy_ = false;
 };
 
 }  // namespace

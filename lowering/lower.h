@@ -14,6 +14,7 @@
 #ifndef KILN_LOWERING_LOWER_H_
 #define KILN_LOWERING_LOWER_H_
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "ir/module.h"
 #include "ir/tensor.h"
 #include "ir/tir.h"
+#include "lowering/strategy/target.h"
 
 namespace kiln::lowering {
 
@@ -31,6 +33,12 @@ struct LowerOptions {
   // NEON). 0 asks the caller (which knows the target) to choose; LowerPrimitive
   // itself treats 0 as 8.
   int vector_lanes = 0;
+  // The machine the operator strategies (lowering/strategy) schedule for:
+  // vector width, registers. Unset: derived from vector_lanes.
+  std::optional<CpuTarget> target;
+  // Use the tuned operator strategies (packed GEMM, NCHWc conv2d micro-kernels)
+  // where they apply; false: the generic compute and default schedule only.
+  bool use_strategies = true;
   // Skip the target schedule (every stage at root, serial loops): a reference.
   bool naive_schedule = false;
   // Loop passes not to run (names as in lowering/passes/pipeline.h).
@@ -45,6 +53,7 @@ struct LoweredFunc {
   int num_inputs = 0;   // function params (flattened) + constants
   int num_outputs = 0;  // results (a tuple result is flattened)
   std::vector<std::string> op_names;  // the operators inside, in order
+  std::vector<std::string> strategies;  // the strategy implementations applied
 };
 
 // `fn` must be type-checked (every call has a checked type).

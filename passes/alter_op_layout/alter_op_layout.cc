@@ -91,6 +91,23 @@ class Blocker : public ExprRewriter {
       states_[pre.get()] = st;
       return post;
     }
+    if (op->name() == "nn.bias_add" && c->args.size() == 2 && s0 != nullptr && s0->orig == "NCHW" &&
+        out_t != nullptr && out_t->ndim() == 4) {
+      // bias_add(x, b) on a blocked x: add(x, b as [1, C/c, 1, 1, c]).
+      const auto* ba = c->attrs.as<BiasAddAttrs>();
+      const int64_t axis = ba == nullptr ? 1 : (ba->axis < 0 ? ba->axis + 4 : ba->axis);
+      const TensorTypeNode* bt = TT(c->args[1]);
+      if (axis == 1 && bt != nullptr && bt->ndim() == 1 && out_t->shape[1].is_static() &&
+          bt->shape[0] == out_t->shape[1]) {
+        const LState st = *s0;
+        KILN_ASSIGN_OR_RETURN(Expr b, Restore(c->args[1]));
+        KILN_ASSIGN_OR_RETURN(b, ChannelVector(b, out_t->shape[1].value(), st.cur));
+        KILN_ASSIGN_OR_RETURN(Op add, GetOp("add"));
+        KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(add, {Post(c->args[0]), b}));
+        states_[pre.get()] = st;
+        return Expr(nc);
+      }
+    }
     if (op->def->pattern == OpPattern::kBroadcast && c->args.size() == 2 &&
         op->name() != "nn.bias_add" && op->name() != "nn.prelu" && out_t != nullptr) {
       const LState* s1 = StateOf(c->args[1]);
@@ -109,6 +126,12 @@ class Blocker : public ExprRewriter {
       } else if (ot != nullptr && ot->shape == out_t->shape && ot->dtype == out_t->dtype) {
         KILN_ASSIGN_OR_RETURN(Expr r, Restore(other));
         KILN_ASSIGN_OR_RETURN(args[1 - t], Transform(r, st.orig, st.cur));
+      } else if (ot != nullptr && st.orig == "NCHW" && out_t->ndim() == 4 &&
+                 IsChannelVector(*ot, out_t->shape[1])) {
+        // A per-channel operand ([C, 1, 1] or [1, C, 1, 1]: batch-norm's
+        // scale and shift, a bias) follows the blocked layout.
+        KILN_ASSIGN_OR_RETURN(Expr r, Restore(other));
+        KILN_ASSIGN_OR_RETURN(args[1 - t], ChannelVector(r, out_t->shape[1].value(), st.cur));
       } else {
         return Generic(pre, std::move(post));
       }
@@ -137,6 +160,35 @@ class Blocker : public ExprRewriter {
     return r;
   }
 
+  // [C, 1, 1] or [1, C, 1, 1] with C static and equal to `channels`.
+  static bool IsChannelVector(const TensorTypeNode& t, const Dim& channels) {
+    if (!channels.is_static()) return false;
+    if (t.ndim() == 3) {
+      return t.shape[0] == channels && t.shape[1] == Dim(1) && t.shape[2] == Dim(1);
+    }
+    if (t.ndim() == 4) {
+      return t.shape[0] == Dim(1) && t.shape[1] == channels && t.shape[2] == Dim(1) &&
+             t.shape[3] == Dim(1);
+    }
+    return false;
+  }
+
+  // `v` (C elements as [C], [C, 1, 1] or [1, C, 1, 1]) as a [1, C, 1, 1]
+  // tensor in `layout` (NCHW{c}c): [1, C/c, 1, 1, c]. FoldConstant folds it
+  // when `v` is a constant.
+  absl::StatusOr<Expr> ChannelVector(const Expr& v, int64_t channels, const std::string& layout) {
+    const TensorTypeNode* vt = TT(v);
+    Expr r = v;
+    if (vt == nullptr || vt->ndim() != 4) {
+      auto* attrs = new ReshapeAttrs();
+      attrs->newshape = {1, channels, 1, 1};
+      KILN_ASSIGN_OR_RETURN(Op reshape, GetOp("reshape"));
+      KILN_ASSIGN_OR_RETURN(Call rc, MakeCall(reshape, {v}, Ref<AttrsNode>(attrs)));
+      r = rc;
+    }
+    return LayoutTransform(r, "NCHW", layout);
+  }
+
   absl::StatusOr<Expr> Generic(const Expr& pre, Expr post) {
     bool any = false;
     ForEachChild(pre, [&](const Expr& c) { any |= StateOf(c) != nullptr; });
@@ -157,7 +209,12 @@ class Blocker : public ExprRewriter {
         ot == nullptr || dt->ndim() != 4 || ot->ndim() != 4) {
       return Generic(pre, std::move(post));
     }
-    const int64_t ic = BlockFactor(dt->shape[1]);
+    int64_t ic = BlockFactor(dt->shape[1]);
+    // A few input channels that no power of two divides (an RGB stem): one
+    // block of all of them (NCHW3c), so the convolution still runs blocked.
+    if (ic == 0 && dt->shape[1].is_static() && dt->shape[1].value() <= 16) {
+      ic = dt->shape[1].value();
+    }
     const int64_t oc = BlockFactor(ot->shape[1]);
     if (ic == 0 || oc == 0) return Generic(pre, std::move(post));
     const std::string in_layout = absl::StrCat("NCHW", ic, "c");

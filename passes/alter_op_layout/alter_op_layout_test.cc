@@ -116,9 +116,10 @@ TEST(AlterOpLayoutTest, ConvChainMatchesInterpreter) {
 
 // Channels that no factor divides (3 input channels) leave the conv as it is;
 // the residual add with a same-typed NCHW tensor transforms that operand.
+// 17 input channels: no block divides them and they are too many for one block.
 TEST(AlterOpLayoutTest, UnblockableConvAndResidual) {
   Function f = Typed(R"(
-def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32],
+def @main(%x: Tensor[(1, 17, 8, 8), float32], %w1: Tensor[(16, 17, 3, 3), float32],
           %w2: Tensor[(16, 16, 1, 1), float32]) {
   %0 = nn.conv2d(%x, %w1, padding=[1, 1]);
   %1 = nn.conv2d(%0, %w2);
@@ -130,7 +131,7 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32]
   auto g = AlterOpLayoutFunction(f, opts);
   ASSERT_TRUE(g.ok()) << g.status();
   auto want = ParseModule(R"(
-def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32],
+def @main(%x: Tensor[(1, 17, 8, 8), float32], %w1: Tensor[(16, 17, 3, 3), float32],
           %w2: Tensor[(16, 16, 1, 1), float32]) {
   %0 = nn.conv2d(%x, %w1, padding=[1, 1]);
   %1 = layout_transform(%0, src_layout="NCHW", dst_layout="NCHW16c");
@@ -138,6 +139,68 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32]
   %3 = nn.conv2d(%1, %2, data_layout="NCHW16c", kernel_layout="OIHW16i16o", out_layout="NCHW16c");
   %4 = add(%3, %1);
   layout_transform(%4, src_layout="NCHW16c", dst_layout="NCHW")
+}
+)");
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto diff = StructuralDifference(*g, *want->Lookup("main"));
+  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
+  ExpectWellTyped(*g);
+}
+
+// An RGB stem (3 input channels) is blocked by all of its channels (NCHW3c),
+// and a bias follows the blocked layout as a [1, C/16, 1, 1, 16] vector.
+TEST(AlterOpLayoutTest, FewChannelStemAndBiasStayBlocked) {
+  Function f = Typed(R"(
+def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32],
+          %b: Tensor[(16,), float32]) {
+  %0 = nn.conv2d(%x, %w1, padding=[1, 1]);
+  nn.relu(nn.bias_add(%0, %b))
+}
+)");
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto want = ParseModule(R"(
+def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32],
+          %b: Tensor[(16,), float32]) {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW3c");
+  %1 = layout_transform(%w1, src_layout="OIHW", dst_layout="OIHW3i16o");
+  %2 = nn.conv2d(%0, %1, padding=[1, 1], data_layout="NCHW3c", kernel_layout="OIHW3i16o", out_layout="NCHW16c");
+  %3 = reshape(%b, newshape=[1, 16, 1, 1]);
+  %4 = layout_transform(%3, src_layout="NCHW", dst_layout="NCHW16c");
+  %5 = nn.relu(add(%2, %4));
+  layout_transform(%5, src_layout="NCHW16c", dst_layout="NCHW")
+}
+)");
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto diff = StructuralDifference(*g, *want->Lookup("main"));
+  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
+  ExpectWellTyped(*g);
+}
+
+// Batch-norm's per-channel scale and shift ([C, 1, 1]) follow the blocked layout.
+TEST(AlterOpLayoutTest, ChannelVectorsFollowTheBlockedLayout) {
+  Function f = Typed(R"(
+def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32],
+          %s: Tensor[(16, 1, 1), float32], %t: Tensor[(1, 16, 1, 1), float32]) {
+  add(multiply(nn.conv2d(%x, %w), %s), %t)
+}
+)");
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto want = ParseModule(R"(
+def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32],
+          %s: Tensor[(16, 1, 1), float32], %t: Tensor[(1, 16, 1, 1), float32]) {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  %1 = layout_transform(%w, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %2 = nn.conv2d(%0, %1, data_layout="NCHW16c", kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  %3 = reshape(%s, newshape=[1, 16, 1, 1]);
+  %4 = multiply(%2, layout_transform(%3, src_layout="NCHW", dst_layout="NCHW16c"));
+  %5 = add(%4, layout_transform(%t, src_layout="NCHW", dst_layout="NCHW16c"));
+  layout_transform(%5, src_layout="NCHW16c", dst_layout="NCHW")
 }
 )");
   ASSERT_TRUE(want.ok()) << want.status();

@@ -100,6 +100,11 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
     KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
     lower.vector_lanes = bits / 32;
   }
+  if (!lower.target) {
+    KILN_ASSIGN_OR_RETURN(lowering::CpuTarget cpu, codegen::DescribeCpu(target));
+    cpu.vector_bits = lower.vector_lanes * 32;
+    lower.target = cpu;
+  }
   KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(m, lower));
   std::vector<tir::PrimFunc> funcs;
   for (const auto& k : lm.kernels) funcs.push_back(k.func);

@@ -1,0 +1,136 @@
+// File: lowering/strategy/strategy_test.cc — the registry, the dispatch and
+// what the GEMM strategy does to a constant weight (numbers: the compiled
+// tests in tests/compiled/strategy_test.cc).
+#include "lowering/strategy/strategy.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "ir/op.h"
+#include "ir/op_attrs.h"
+#include "ir/status_macros.h"
+#include "lowering/lower.h"
+#include "types/infer_type.h"
+
+namespace kiln::lowering::strategy {
+namespace {
+
+te::Tensor Input() {
+  return te::Placeholder({tir::IntImm(4), tir::IntImm(4)}, DataType::Float(32), "x");
+}
+
+StrategyCompute Returns(bool accept, std::vector<std::string>* log, const std::string& name) {
+  return [=](const StrategyComputeCtx& ctx)
+             -> absl::StatusOr<std::optional<std::vector<te::Tensor>>> {
+    log->push_back(name);
+    if (!accept) return std::optional<std::vector<te::Tensor>>();
+    const te::Tensor x = ctx.base.inputs[0];
+    return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{x});
+  };
+}
+
+TEST(StrategyRegistry, HighestPriorityFirstAndDecliningFallsThrough) {
+  std::vector<std::string> log;
+  RegisterImplementation({"test.low", "test.op", 1, false, Returns(true, &log, "low"), nullptr});
+  RegisterImplementation({"test.high", "test.op", 9, false, Returns(false, &log, "high"), nullptr});
+  RegisterImplementation({"test.x86", "test.op", 5, true, Returns(true, &log, "x86"), nullptr});
+  std::vector<const OpImplementation*> impls = ImplementationsOf("test.op");
+  ASSERT_EQ(impls.size(), 3u);
+  EXPECT_EQ(impls[0]->name, "test.high");
+  EXPECT_EQ(impls[1]->name, "test.x86");
+  EXPECT_EQ(impls[2]->name, "test.low");
+
+  OpDef def;
+  def.name = "test.op";
+  std::vector<te::Tensor> inputs = {Input()};
+  ComputeCtx base{def, nullptr, inputs, {}, {}, nullptr};
+  std::vector<Ref<const HostTensor>> consts(1);
+  auto add = [](Ref<const HostTensor>, const std::string&) { return Input(); };
+
+  const CpuTarget x86 = CpuTarget::Avx512();
+  absl::StatusOr<std::optional<StrategyChoice>> c = ComputeWithStrategy({base, consts, x86, add});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_TRUE(c->has_value());
+  EXPECT_EQ((*c)->impl->name, "test.x86");
+  EXPECT_EQ(log, (std::vector<std::string>{"high", "x86"}));
+
+  // Not x86: the x86-only implementation is skipped.
+  log.clear();
+  const CpuTarget arm = CpuTarget::Neon();
+  c = ComputeWithStrategy({base, consts, arm, add});
+  ASSERT_TRUE(c.ok() && c->has_value());
+  EXPECT_EQ((*c)->impl->name, "test.low");
+  EXPECT_EQ(log, (std::vector<std::string>{"high", "low"}));
+
+  // Registering a name twice keeps the first.
+  RegisterImplementation({"test.low", "test.op", 99, false, Returns(true, &log, "dup"), nullptr});
+  EXPECT_EQ(ImplementationsOf("test.op").size(), 3u);
+  EXPECT_EQ(FindImplementation("test.low")->plevel, 1);
+  EXPECT_EQ(FindImplementation("no.such"), nullptr);
+}
+
+TEST(StrategyRegistry, BuiltinsAreRegistered) {
+  RegisterBuiltinStrategies();
+  for (const char* name : {"dense_pack.x86", "matmul_pack.x86", "batch_matmul_pack.x86",
+                           "conv2d_NCHWc.x86"}) {
+    EXPECT_NE(FindImplementation(name), nullptr) << name;
+  }
+}
+
+// nn.dense(x[5, 40], W[48, 40]) with W constant.
+absl::StatusOr<Function> DenseWithConstant(Ref<const HostTensor> w) {
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({5, 40}), DataType::Float(32)));
+  KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(w));
+  KILN_ASSIGN_OR_RETURN(Op op, GetOp("nn.dense"));
+  KILN_ASSIGN_OR_RETURN(Call call, MakeCall(op, {x, c}, Ref<AttrsNode>(new DenseAttrs())));
+  KILN_ASSIGN_OR_RETURN(Function f, MakeFunction({x}, call));
+  Module m;
+  KILN_RETURN_IF_ERROR(m.AddFunction("main", f).status());
+  KILN_ASSIGN_OR_RETURN(m, types::InferType(m));
+  return m.Lookup("main");
+}
+
+TEST(GemmStrategy, ConstantWeightIsPackedAtCompileTimeForTheTarget) {
+  Ref<HostTensor> w = *HostTensor::Create(DataType::Float(32), {48, 40});
+  for (int64_t i = 0; i < 48 * 40; ++i) w->mutable_data<float>()[i] = static_cast<float>(i);
+  absl::StatusOr<Function> f = DenseWithConstant(Ref<const HostTensor>(w));
+  ASSERT_TRUE(f.ok()) << f.status();
+  struct Want {
+    CpuTarget target;
+    int64_t nr;
+  };
+  for (const Want& want : {Want{CpuTarget::Avx512(), 32}, Want{CpuTarget::Avx2(), 16}}) {
+    LowerOptions opts;
+    opts.target = want.target;
+    opts.vector_lanes = want.target.Lanes(DataType::Float(32));
+    absl::StatusOr<LoweredFunc> k = LowerPrimitive(*f, "dense", opts);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(k->strategies, std::vector<std::string>{"dense_pack.x86"});
+    // Only the packed weight is a parameter: [ceil(48 / NR), 40, NR], zero-padded.
+    ASSERT_EQ(k->constants.size(), 1u);
+    const HostTensor& p = *k->constants[0];
+    const int64_t nb = (48 + want.nr - 1) / want.nr;
+    ASSERT_EQ(p.shape(), (std::vector<int64_t>{nb, 40, want.nr}));
+    for (int64_t jb = 0; jb < nb; ++jb) {
+      for (int64_t kk = 0; kk < 40; ++kk) {
+        for (int64_t j = 0; j < want.nr; ++j) {
+          const int64_t col = jb * want.nr + j;
+          const float expect = col < 48 ? static_cast<float>(col * 40 + kk) : 0.0f;
+          ASSERT_EQ(p.data<float>()[(jb * 40 + kk) * want.nr + j], expect)
+              << jb << "," << kk << "," << j;
+        }
+      }
+    }
+    // With strategies off, the original weight is the parameter.
+    opts.use_strategies = false;
+    k = LowerPrimitive(*f, "dense", opts);
+    ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_TRUE(k->strategies.empty());
+    ASSERT_EQ(k->constants.size(), 1u);
+    EXPECT_EQ(k->constants[0]->shape(), (std::vector<int64_t>{48, 40}));
+  }
+}
+
+}  // namespace
+}  // namespace kiln::lowering::strategy

@@ -1,0 +1,45 @@
+// File: lowering/strategy/target.h
+//
+// What the operator strategies know of the machine they schedule for: the
+// vector width, the number of vector registers (register blocking is sized
+// from it) and whether fused multiply-add exists. The compiler fills it from
+// the LLVM target (c_api/compiler.cc); tests build one by hand.
+//
+//   CpuTarget t = CpuTarget::Avx512();     // 512-bit vectors, 32 registers
+//   int lanes = t.Lanes(DataType::Float(32));  // 16
+#ifndef KILN_LOWERING_STRATEGY_TARGET_H_
+#define KILN_LOWERING_STRATEGY_TARGET_H_
+
+#include <string>
+
+#include "ir/dtype.h"
+
+namespace kiln::lowering {
+
+struct CpuTarget {
+  std::string arch = "x86_64";  // "x86_64", "aarch64", ... (the LLVM triple's arch)
+  int vector_bits = 256;        // float SIMD register width
+  int vector_registers = 16;    // architectural vector registers
+  bool fma = true;              // fused multiply-add instructions
+  int cores = 0;                // 0: unknown (schedules do not depend on it)
+
+  int Lanes(DataType t) const {
+    const int bits = t.bits() > 0 ? t.bits() : 32;
+    const int l = vector_bits / bits;
+    return l > 0 ? l : 1;
+  }
+  bool is_x86() const { return arch == "x86_64" || arch == "x86" || arch == "i686"; }
+
+  // "x86_64, 512-bit vectors, 32 registers, fma"
+  std::string ToString() const;
+
+  static CpuTarget Avx512() { return {"x86_64", 512, 32, true, 0}; }
+  static CpuTarget Avx2() { return {"x86_64", 256, 16, true, 0}; }
+  static CpuTarget Neon() { return {"aarch64", 128, 32, true, 0}; }
+  // From a vector width alone (what older callers pass as vector_lanes).
+  static CpuTarget FromVectorLanes(int float_lanes);
+};
+
+}  // namespace kiln::lowering
+
+#endif  // KILN_LOWERING_STRATEGY_TARGET_H_

@@ -1,0 +1,427 @@
+// File: lowering/strategy/x86/gemm.cc — dense, matmul and batch_matmul on x86.
+//
+// Compute: C[..., n] = sum_k A[..., k] * Bp[n / NR, k, n % NR], where Bp is B
+// packed into column panels of NR (a multiple of the vector width): each
+// micro-kernel step reads NR contiguous floats of B. A constant B (a weight)
+// is packed once, at compile time, into a new constant; any other B is packed
+// by a stage of the kernel (parallel, vectorized). When NR does not divide N,
+// B is zero-padded to a multiple of NR and C computed that wide, then sliced.
+//
+// Schedule (the micro-kernel, as BLIS/TVM's dense_pack): the output is tiled
+// MR x NR; the tiles (column panel outside, row tile inside, so a B panel is
+// reused from cache by every row tile) are fused into one parallel loop; in
+// each tile a local MR x NR accumulator (MR * NR / lanes vector registers) is
+// computed with k outermost, rows and vectors unrolled, then the epilogue
+// (bias, activation, residual add: whatever FuseOps put after the GEMM) is
+// applied while the tile is written out. MR and NR come from the target's
+// vector width and register count: 12 x 32 on AVX-512 (24 accumulators), 6 x 16
+// on AVX2 (12 of 16 registers); MR prefers a divisor of M.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/op_attrs.h"
+#include "ir/status_macros.h"
+#include "lowering/strategy/strategy.h"
+#include "lowering/strategy/x86/x86.h"
+#include "lowering/te/arith.h"
+
+namespace kiln::lowering::strategy::x86 {
+namespace {
+
+using tir::IntImm;
+using tir::PrimExpr;
+
+constexpr char kPackAttr[] = "kiln.pack";
+
+struct Blocking {
+  int64_t mr = 1;
+  int64_t nr = 16;
+  int64_t lanes = 16;
+};
+
+Blocking ChooseBlocking(const CpuTarget& t, int64_t m, int64_t n) {
+  Blocking b;
+  b.lanes = t.Lanes(DataType::Float(32));
+  const int64_t nv = n >= 2 * b.lanes ? 2 : 1;
+  b.nr = nv * b.lanes;
+  const int64_t max_mr =
+      std::max<int64_t>(1, std::min<int64_t>(12, (t.vector_registers - nv - 2) / nv));
+  if (m <= 0) {  // symbolic
+    b.mr = max_mr;
+  } else if (m <= max_mr) {
+    b.mr = m;
+  } else {
+    b.mr = max_mr;
+    for (int64_t r = max_mr; r >= std::max<int64_t>(2, max_mr / 2); --r) {
+      if (m % r == 0) {
+        b.mr = r;
+        break;
+      }
+    }
+  }
+  return b;
+}
+
+bool StaticInt(const PrimExpr& e, int64_t* v) { return tir::IsConstInt(e, v); }
+
+// What a GEMM-like operator reads, as functions of output coordinates.
+struct GemmOperands {
+  std::vector<PrimExpr> out_shape;  // [..., N]
+  int64_t n = 0;
+  int64_t k = 0;
+  // A[lead..., k]: `lead` are the output's indices but the last.
+  std::function<PrimExpr(const std::vector<PrimExpr>& lead, const PrimExpr& k)> a;
+  // B(n, k) for the batch index `b` (ignored when B is not batched).
+  std::function<PrimExpr(const PrimExpr& b, const PrimExpr& n, const PrimExpr& k)> b;
+  // Batched B: its batch extent, and the batch index an output reads.
+  int64_t b_batch = 0;
+  std::function<PrimExpr(const std::vector<PrimExpr>& lead)> b_batch_index;
+  // A constant B, packed at compile time: the tensor and whether it is [N, K].
+  Ref<const HostTensor> b_const;
+  bool b_const_nk = true;
+};
+
+// Packs a [N, K] (nk) or [K, N] float32 constant into [ceil(N/NR), K, NR].
+absl::StatusOr<Ref<const HostTensor>> PackConstant(const HostTensor& b, bool nk, int64_t n,
+                                                    int64_t k, int64_t nr) {
+  const int64_t nb = (n + nr - 1) / nr;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> p,
+                        HostTensor::Create(DataType::Float(32), {nb, k, nr}));  // zeroed
+  const float* src = b.data<float>();
+  float* dst = p->mutable_data<float>();
+  for (int64_t jb = 0; jb < nb; ++jb) {
+    for (int64_t kk = 0; kk < k; ++kk) {
+      float* row = dst + (jb * k + kk) * nr;
+      for (int64_t j = 0; j < nr; ++j) {
+        const int64_t col = jb * nr + j;
+        if (col >= n) break;
+        row[j] = nk ? src[col * k + kk] : src[kk * n + col];
+      }
+    }
+  }
+  return Ref<const HostTensor>(p);
+}
+
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyComputeCtx& ctx,
+                                                                 const GemmOperands& g,
+                                                                 const std::string& name,
+                                                                 const std::string& tag,
+                                                                 const std::string& impl) {
+  int64_t m = 0;
+  if (g.out_shape.size() >= 2 && !StaticInt(g.out_shape[g.out_shape.size() - 2], &m)) m = 0;
+  if (g.out_shape.size() < 2) m = 1;
+  const Blocking bl = ChooseBlocking(ctx.target, m, g.n);
+  const int64_t nr = bl.nr;
+  const int64_t nb = (g.n + nr - 1) / nr;
+  const int64_t npad = nb * nr;
+  const bool padded = npad != g.n;
+  const DataType f32 = DataType::Float(32);
+
+  te::Tensor bp;
+  const bool batched = g.b_batch > 0;
+  if (g.b_const && !batched) {
+    KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> packed,
+                          PackConstant(*g.b_const, g.b_const_nk, g.n, g.k, nr));
+    bp = ctx.add_constant(packed, absl::StrCat(name, "_packed_weight"));
+  } else {
+    std::vector<PrimExpr> shape = {IntImm(nb), IntImm(g.k), IntImm(nr)};
+    if (batched) shape.insert(shape.begin(), IntImm(g.b_batch));
+    bp = te::Compute(
+        shape,
+        [&](const std::vector<tir::Var>& i) {
+          const size_t o = batched ? 1 : 0;
+          const PrimExpr col = i[o] * IntImm(nr) + i[o + 2];
+          const PrimExpr b = batched ? PrimExpr(i[0]) : IntImm(0);
+          PrimExpr v = g.b(b, col, i[o + 1]);
+          if (padded) v = tir::Select(tir::LT(col, IntImm(g.n)), v, tir::MakeConst(f32, 0));
+          return v;
+        },
+        absl::StrCat(name, "_pack"), "injective", {{"no_inline", "1"}, {kPackAttr, "1"}});
+  }
+  // A packed into row panels [..., M / MR, K, MR] when the rows are tiled by
+  // an MR dividing M: each micro-kernel step then reads MR contiguous floats
+  // instead of one float from each of MR rows a whole row apart (MR streams
+  // that alias in the L1 cache when the row length is a power of two).
+  const size_t r = g.out_shape.size();
+  const bool pack_a = r >= 2 && m > bl.mr && m % bl.mr == 0;
+  std::optional<te::Tensor> ap;
+  if (pack_a) {
+    std::vector<PrimExpr> shape(g.out_shape.begin(), g.out_shape.end() - 2);
+    shape.push_back(IntImm(m / bl.mr));
+    shape.push_back(IntImm(g.k));
+    shape.push_back(IntImm(bl.mr));
+    ap = te::Compute(
+        shape,
+        [&](const std::vector<tir::Var>& i) {
+          std::vector<PrimExpr> lead(i.begin(), i.end() - 3);
+          lead.push_back(i[i.size() - 3] * IntImm(bl.mr) + i.back());
+          return g.a(lead, i[i.size() - 2]);
+        },
+        absl::StrCat(name, "_pack_a"), "injective", {{"no_inline", "1"}, {kPackAttr, "a"}});
+  }
+  const tir::IterVar rk = te::ReduceAxis({IntImm(0), IntImm(g.k)}, "k");
+  std::vector<PrimExpr> cshape = g.out_shape;
+  cshape.back() = IntImm(npad);
+  te::Tensor c = te::Compute(
+      cshape,
+      [&](const std::vector<tir::Var>& idx) {
+        std::vector<PrimExpr> lead(idx.begin(), idx.end() - 1);
+        const PrimExpr col = idx.back();
+        std::vector<PrimExpr> bi = {tir::FloorDiv(col, IntImm(nr)), rk->var,
+                                    tir::FloorMod(col, IntImm(nr))};
+        if (batched) bi.insert(bi.begin(), g.b_batch_index(lead));
+        PrimExpr av;
+        if (ap) {
+          std::vector<PrimExpr> ai(lead.begin(), lead.end() - 1);
+          ai.push_back(tir::FloorDiv(lead.back(), IntImm(bl.mr)));
+          ai.push_back(rk->var);
+          ai.push_back(tir::FloorMod(lead.back(), IntImm(bl.mr)));
+          av = (*ap)(ai);
+        } else {
+          av = g.a(lead, rk->var);
+        }
+        return te::Sum(tir::Mul(av, bp(bi)), {rk});
+      },
+      name, tag,
+      {{kStrategyAttr, impl},
+       {"kiln.mr", absl::StrCat(bl.mr)},
+       {"kiln.nr", absl::StrCat(nr)},
+       {"kiln.lanes", absl::StrCat(bl.lanes)}});
+  if (!padded) return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{c});
+  te::Tensor out = te::Compute(
+      g.out_shape,
+      [&](const std::vector<tir::Var>& idx) {
+        return c(std::vector<PrimExpr>(idx.begin(), idx.end()));
+      },
+      absl::StrCat(name, "_unpad"), "injective");
+  return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+}
+
+bool AllFloat32(const StrategyComputeCtx& ctx) {
+  for (const te::Tensor& t : ctx.base.inputs) {
+    if (t.dtype() != DataType::Float(32)) return false;
+  }
+  return ctx.base.out_dtypes.size() == 1 && ctx.base.out_dtypes[0] == DataType::Float(32);
+}
+
+// A GEMM is worth the packed path when N spans at least one vector.
+bool WorthIt(const StrategyComputeCtx& ctx, int64_t n, int64_t k) {
+  return n >= ctx.target.Lanes(DataType::Float(32)) && k >= 1;
+}
+
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> DenseCompute(const StrategyComputeCtx& ctx) {
+  const auto none = std::optional<std::vector<te::Tensor>>();
+  if (ctx.base.inputs.size() != 2 || !AllFloat32(ctx)) return none;
+  const te::Tensor x = ctx.base.inputs[0];
+  const te::Tensor w = ctx.base.inputs[1];
+  int64_t n = 0, k = 0, xk = 0;
+  if (w.ndim() != 2 || x.ndim() < 1 || !StaticInt(w.shape()[0], &n) ||
+      !StaticInt(w.shape()[1], &k) || !StaticInt(x.shape().back(), &xk) || xk != k)
+    return none;
+  if (!WorthIt(ctx, n, k)) return none;
+  GemmOperands g;
+  g.out_shape = ctx.base.out_shapes[0];
+  g.n = n;
+  g.k = k;
+  g.a = [x](const std::vector<PrimExpr>& lead, const PrimExpr& kk) {
+    std::vector<PrimExpr> i = lead;
+    i.push_back(kk);
+    return x(i);
+  };
+  g.b = [w](const PrimExpr&, const PrimExpr& nn, const PrimExpr& kk) { return w({nn, kk}); };
+  if (ctx.constants.size() == 2 && ctx.constants[1]) {
+    g.b_const = ctx.constants[1];
+    g.b_const_nk = true;
+  }
+  return BuildGemm(ctx, g, "T_dense", "dense", "dense_pack.x86");
+}
+
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> MatmulCompute(
+    const StrategyComputeCtx& ctx) {
+  const auto none = std::optional<std::vector<te::Tensor>>();
+  if (ctx.base.inputs.size() != 2 || !AllFloat32(ctx)) return none;
+  const MatmulAttrs& a = ctx.base.Attrs<MatmulAttrs>();
+  const te::Tensor x = ctx.base.inputs[0];
+  const te::Tensor y = ctx.base.inputs[1];
+  const int r = x.ndim();
+  if (r < 2 || y.ndim() != 2) return none;
+  const bool ta = a.transpose_a, tb = a.transpose_b;
+  int64_t n = 0, k = 0, xk = 0;
+  if (!StaticInt(y.shape()[tb ? 0 : 1], &n) || !StaticInt(y.shape()[tb ? 1 : 0], &k) ||
+      !StaticInt(x.shape()[static_cast<size_t>(ta ? r - 2 : r - 1)], &xk) || xk != k)
+    return none;
+  if (!WorthIt(ctx, n, k)) return none;
+  GemmOperands g;
+  g.out_shape = ctx.base.out_shapes[0];
+  g.n = n;
+  g.k = k;
+  g.a = [x, ta](const std::vector<PrimExpr>& lead, const PrimExpr& kk) {
+    std::vector<PrimExpr> i(lead.begin(), lead.end() - 1);
+    if (ta) {
+      i.push_back(kk);
+      i.push_back(lead.back());
+    } else {
+      i.push_back(lead.back());
+      i.push_back(kk);
+    }
+    return x(i);
+  };
+  g.b = [y, tb](const PrimExpr&, const PrimExpr& nn, const PrimExpr& kk) {
+    return tb ? y({nn, kk}) : y({kk, nn});
+  };
+  if (ctx.constants.size() == 2 && ctx.constants[1]) {
+    g.b_const = ctx.constants[1];
+    g.b_const_nk = tb;
+  }
+  return BuildGemm(ctx, g, "T_matmul", "matmul", "matmul_pack.x86");
+}
+
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> BatchMatmulCompute(
+    const StrategyComputeCtx& ctx) {
+  const auto none = std::optional<std::vector<te::Tensor>>();
+  if (ctx.base.inputs.size() != 2 || !AllFloat32(ctx)) return none;
+  const BatchMatmulAttrs& a = ctx.base.Attrs<BatchMatmulAttrs>();
+  const te::Tensor x = ctx.base.inputs[0];
+  const te::Tensor y = ctx.base.inputs[1];
+  if (x.ndim() != 3 || y.ndim() != 3) return none;
+  const bool ta = a.transpose_a, tb = a.transpose_b;
+  int64_t n = 0, k = 0, xk = 0, by = 0;
+  if (!StaticInt(y.shape()[tb ? 1 : 2], &n) || !StaticInt(y.shape()[tb ? 2 : 1], &k) ||
+      !StaticInt(x.shape()[ta ? 1 : 2], &xk) || xk != k || !StaticInt(y.shape()[0], &by))
+    return none;
+  if (!WorthIt(ctx, n, k)) return none;
+  const bool bx1 = tir::IsConstInt(x.shape()[0], &xk) && xk == 1;
+  GemmOperands g;
+  g.out_shape = ctx.base.out_shapes[0];
+  g.n = n;
+  g.k = k;
+  g.a = [x, ta, bx1](const std::vector<PrimExpr>& lead, const PrimExpr& kk) {
+    const PrimExpr b = bx1 ? IntImm(0) : lead[0];
+    return ta ? x({b, kk, lead[1]}) : x({b, lead[1], kk});
+  };
+  g.b = [y, tb](const PrimExpr& b, const PrimExpr& nn, const PrimExpr& kk) {
+    return tb ? y({b, nn, kk}) : y({b, kk, nn});
+  };
+  g.b_batch = by;
+  g.b_batch_index = [by](const std::vector<PrimExpr>& lead) {
+    return by == 1 ? PrimExpr(IntImm(0)) : lead[0];
+  };
+  return BuildGemm(ctx, g, "T_batch_matmul", "batch_matmul", "batch_matmul_pack.x86");
+}
+
+bool SameShape(const te::Operation& a, const te::Operation& b) {
+  const auto& x = a->output_shapes[0];
+  const auto& y = b->output_shapes[0];
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!te::arith::ProveEqual(x[i], y[i])) return false;
+  }
+  return true;
+}
+
+bool Untouched(const te::Stage& s) {
+  return s.relations.empty() && s.attach_type == te::AttachType::kGroupRoot;
+}
+
+// Packing stages: (batch, panel) fused and parallel; B's NR columns
+// vectorized (A's MR rows are a transposition: scalar).
+absl::Status SchedulePack(te::Stage* st, int64_t lanes) {
+  std::vector<tir::IterVar> ax = st->op->axis;  // [batch...,] panel, k, width
+  if (st->op->attrs.at(kPackAttr) == "a") {
+    std::vector<tir::IterVar> outer(ax.begin(), ax.end() - 2);
+    KILN_ASSIGN_OR_RETURN(tir::IterVar f, st->fuse(outer));
+    return st->parallel(f);
+  }
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes v, st->split(ax.back(), lanes));
+  KILN_RETURN_IF_ERROR(st->vectorize(v.inner));
+  std::vector<tir::IterVar> outer(ax.begin(), ax.end() - 2);
+  KILN_ASSIGN_OR_RETURN(tir::IterVar f, st->fuse(outer));
+  return st->parallel(f);
+}
+
+absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& outputs,
+                          const te::Tensor& anchor, const CpuTarget&) {
+  const te::Operation& op = anchor.op();
+  const int64_t mr = IntAttr(op, "kiln.mr", 1);
+  const int64_t nr = IntAttr(op, "kiln.nr", 16);
+  const int64_t lanes = IntAttr(op, "kiln.lanes", 16);
+  KILN_RETURN_IF_ERROR(InlineInjective(s, outputs));
+  for (const te::Tensor& in : op->InputTensors()) {
+    te::Stage* ps = s[in];
+    if (ps != nullptr && !ps->is_placeholder() && in.op()->attrs.count(kPackAttr) &&
+        Untouched(*ps)) {
+      KILN_RETURN_IF_ERROR(SchedulePack(ps, lanes));
+    }
+  }
+  te::Stage* sc = s[anchor];
+  te::Stage* out = nullptr;    // the stage that writes the tile out
+  te::Stage* local = nullptr;  // the accumulator
+  if (sc->is_output) {
+    KILN_ASSIGN_OR_RETURN(te::Tensor cl, s.cache_write(anchor, "local"));
+    out = s[anchor];
+    local = s[cl];
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(sc));
+    if (readers.size() == 1 && readers[0]->is_output && Untouched(*readers[0]) &&
+        readers[0]->op->reduce_axis.empty() && SameShape(readers[0]->op, op)) {
+      out = readers[0];
+      local = sc;
+      KILN_RETURN_IF_ERROR(local->set_scope("local"));
+    } else {
+      KILN_ASSIGN_OR_RETURN(te::Tensor cl, s.cache_write(anchor, "local"));
+      out = s[anchor];
+      local = s[cl];
+    }
+  }
+  // The output tile loops.
+  const std::vector<tir::IterVar> ax = out->op->axis;
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes ns, out->split(ax.back(), nr));
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes nv, out->split(ns.inner, lanes));
+  std::vector<tir::IterVar> order(ax.begin(), ax.size() >= 2 ? ax.end() - 2 : ax.begin());
+  std::vector<tir::IterVar> par = order;
+  par.push_back(ns.outer);
+  order.push_back(ns.outer);
+  if (ax.size() >= 2) {
+    KILN_ASSIGN_OR_RETURN(te::SplitAxes ms, out->split(ax[ax.size() - 2], mr));
+    order.push_back(ms.outer);
+    par.push_back(ms.outer);
+    order.push_back(ms.inner);
+  }
+  order.push_back(nv.outer);
+  order.push_back(nv.inner);
+  KILN_RETURN_IF_ERROR(out->reorder(order));
+  KILN_ASSIGN_OR_RETURN(tir::IterVar fused, out->fuse(par));
+  KILN_RETURN_IF_ERROR(out->parallel(fused));
+  KILN_RETURN_IF_ERROR(out->vectorize(nv.inner));
+  // The register block: k outermost, rows and vectors unrolled, lanes vectorized.
+  KILN_RETURN_IF_ERROR(local->compute_at(out, fused));
+  const std::vector<tir::IterVar> lax = local->op->axis;
+  if (local->op->reduce_axis.size() != 1 || lax.size() != ax.size()) {
+    return absl::InternalError("unexpected accumulator stage axes");
+  }
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes lv, local->split(lax.back(), lanes));
+  std::vector<tir::IterVar> lorder(lax.begin(), lax.size() >= 2 ? lax.end() - 2 : lax.begin());
+  lorder.push_back(local->op->reduce_axis[0]);
+  if (lax.size() >= 2) lorder.push_back(lax[lax.size() - 2]);
+  lorder.push_back(lv.outer);
+  lorder.push_back(lv.inner);
+  KILN_RETURN_IF_ERROR(local->reorder(lorder));
+  if (lax.size() >= 2) KILN_RETURN_IF_ERROR(local->unroll(lax[lax.size() - 2]));
+  KILN_RETURN_IF_ERROR(local->unroll(lv.outer));
+  KILN_RETURN_IF_ERROR(local->vectorize(lv.inner));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterGemmStrategies() {
+  RegisterImplementation({"dense_pack.x86", "nn.dense", 20, true, DenseCompute, GemmSchedule});
+  RegisterImplementation({"matmul_pack.x86", "nn.matmul", 20, true, MatmulCompute, GemmSchedule});
+  RegisterImplementation(
+      {"batch_matmul_pack.x86", "nn.batch_matmul", 20, true, BatchMatmulCompute, GemmSchedule});
+}
+
+}  // namespace kiln::lowering::strategy::x86
