@@ -205,9 +205,22 @@ class Blocker : public ExprRewriter {
     const TensorTypeNode* dt = TT(c->args[0]);
     const TensorTypeNode* ot = TT(pre);
     if (a->data_layout != "NCHW" || a->kernel_layout != "OIHW" ||
-        !(a->out_layout.empty() || a->out_layout == "NCHW") || a->groups != 1 || dt == nullptr ||
+        !(a->out_layout.empty() || a->out_layout == "NCHW") || dt == nullptr ||
         ot == nullptr || dt->ndim() != 4 || ot->ndim() != 4) {
       return Generic(pre, std::move(post));
+    }
+    // Depthwise (one filter per channel, MobileNet's 3x3s): channels blocked
+    // alike in data, weight (OIHW1i{c}o) and output.
+    const TensorTypeNode* wt = TT(c->args[1]);
+    const bool depthwise = a->groups > 1 && dt->shape[1].is_static() &&
+                           dt->shape[1].value() == a->groups && ot->shape[1] == dt->shape[1] &&
+                           wt != nullptr && wt->ndim() == 4 && wt->shape[1] == Dim(1);
+    if (a->groups != 1 && !depthwise) return Generic(pre, std::move(post));
+    if (depthwise) {
+      const int64_t cb = BlockFactor(dt->shape[1]);
+      if (cb == 0) return Generic(pre, std::move(post));
+      return Blocked(pre, c, absl::StrCat("NCHW", cb, "c"), absl::StrCat("OIHW1i", cb, "o"),
+                     absl::StrCat("NCHW", cb, "c"));
     }
     int64_t ic = BlockFactor(dt->shape[1]);
     // A few input channels that no power of two divides (an RGB stem): one
@@ -217,9 +230,13 @@ class Blocker : public ExprRewriter {
     }
     const int64_t oc = BlockFactor(ot->shape[1]);
     if (ic == 0 || oc == 0) return Generic(pre, std::move(post));
-    const std::string in_layout = absl::StrCat("NCHW", ic, "c");
-    const std::string out_layout = absl::StrCat("NCHW", oc, "c");
-    const std::string kernel_layout = absl::StrCat("OIHW", ic, "i", oc, "o");
+    return Blocked(pre, c, absl::StrCat("NCHW", ic, "c"), absl::StrCat("OIHW", ic, "i", oc, "o"),
+                   absl::StrCat("NCHW", oc, "c"));
+  }
+
+  // The convolution `c` rewritten to the given blocked layouts.
+  absl::StatusOr<Expr> Blocked(const Expr& pre, const CallNode* c, const std::string& in_layout,
+                               const std::string& kernel_layout, const std::string& out_layout) {
     Expr data;
     if (const LState* s = StateOf(c->args[0]); s != nullptr && s->cur == in_layout) {
       data = Post(c->args[0]);

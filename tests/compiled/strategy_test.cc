@@ -78,6 +78,16 @@ std::vector<StrategyCase> Cases() {
          "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(32, 16, 3, 3), float32], %s: Tensor[(32, 1, 1), float32], %t: Tensor[(32, 1, 1), float32]",
          "nn.relu(add(multiply(nn.conv2d(%x, %w, padding=[1, 1]), %s), %t))", {"w", "s", "t"},
          "conv2d_NCHWc.x86", 3});
+    add({"depthwise_bn_relu6_o3",
+         "%x: Tensor[(1, 32, 15, 15), float32], %w: Tensor[(32, 1, 3, 3), float32], %t: Tensor[(32, 1, 1), float32]",
+         "clip(add(nn.conv2d(%x, %w, padding=[1, 1], groups=32), %t), a_min=0f, a_max=6f)",
+         {"w", "t"}, "depthwise_conv2d_NCHWc.x86", 3});
+    add({"depthwise_stride2_o3", "%x: Tensor[(1, 48, 14, 14), float32], %w: Tensor[(48, 1, 3, 3), float32]",
+         "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=48)", {"w"},
+         "depthwise_conv2d_NCHWc.x86", 3});
+    add({"depthwise_5x5_c24_o3", "%x: Tensor[(1, 24, 11, 11), float32], %w: Tensor[(24, 1, 5, 5), float32]",
+         "nn.relu(nn.conv2d(%x, %w, padding=[2, 2], groups=24))", {"w"},
+         "depthwise_conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "

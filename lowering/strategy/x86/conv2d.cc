@@ -71,6 +71,28 @@ int64_t ChooseRegN(const CpuTarget& t, int64_t ow, int64_t ob) {
   return std::min(cap, ow);
 }
 
+// x [N, C/c, H, W, c] zero-padded on H and W ([top, left, bottom, right]),
+// materialized (the micro-kernel reads it without bounds checks); x itself
+// when there is no padding.
+te::Tensor PadNCHWc(const te::Tensor& x, const std::vector<int64_t>& xs,
+                    const std::vector<int64_t>& pad) {
+  const DataType f32 = DataType::Float(32);
+  if (!(pad[0] || pad[1] || pad[2] || pad[3])) return x;
+  const int64_t h = xs[2], wd = xs[3];
+  return te::Compute(
+      {IntImm(xs[0]), IntImm(xs[1]), IntImm(h + pad[0] + pad[2]), IntImm(wd + pad[1] + pad[3]),
+       IntImm(xs[4])},
+      [&](const std::vector<tir::Var>& i) {
+        const PrimExpr ih = i[2] - IntImm(pad[0]);
+        const PrimExpr iw = i[3] - IntImm(pad[1]);
+        PrimExpr in = tir::And(tir::And(tir::GE(ih, IntImm(0)), tir::LT(ih, IntImm(h))),
+                               tir::And(tir::GE(iw, IntImm(0)), tir::LT(iw, IntImm(wd))));
+        return tir::Call(f32, "if_then_else",
+                         {in, x({i[0], i[1], ih, iw, i[4]}), tir::MakeConst(f32, 0)});
+      },
+      "data_pad", "injective", {{"no_inline", "1"}});
+}
+
 absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
     const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
@@ -105,22 +127,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
   }
   const int64_t kh = ws[2], kw = ws[3];
 
-  te::Tensor xp = x;
-  if (pad[0] || pad[1] || pad[2] || pad[3]) {
-    const int64_t h = xs[2], wd = xs[3];
-    xp = te::Compute(
-        {IntImm(xs[0]), IntImm(xs[1]), IntImm(h + pad[0] + pad[2]), IntImm(wd + pad[1] + pad[3]),
-         IntImm(ib)},
-        [&](const std::vector<tir::Var>& i) {
-          const PrimExpr ih = i[2] - IntImm(pad[0]);
-          const PrimExpr iw = i[3] - IntImm(pad[1]);
-          PrimExpr in = tir::And(tir::And(tir::GE(ih, IntImm(0)), tir::LT(ih, IntImm(h))),
-                                 tir::And(tir::GE(iw, IntImm(0)), tir::LT(iw, IntImm(wd))));
-          return tir::Call(f32, "if_then_else",
-                           {in, x({i[0], i[1], ih, iw, i[4]}), tir::MakeConst(f32, 0)});
-        },
-        "data_pad", "injective", {{"no_inline", "1"}});
-  }
+  te::Tensor xp = PadNCHWc(x, xs, pad);
   const tir::IterVar rco = te::ReduceAxis({IntImm(0), IntImm(xs[1])}, "icb");
   const tir::IterVar ry = te::ReduceAxis({IntImm(0), IntImm(kh)}, "kh");
   const tir::IterVar rx = te::ReduceAxis({IntImm(0), IntImm(kw)}, "kw");
@@ -139,6 +146,66 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
       {{kStrategyAttr, "conv2d_NCHWc.x86"},
        {"kiln.reg_n", absl::StrCat(reg_n)},
        {"kiln.lanes", absl::StrCat(std::min(lanes, ob))},
+       {"data_layout", a.data_layout},
+       {"kernel_layout", a.kernel_layout},
+       {"out_layout", out_layout}});
+  return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+}
+
+// Depthwise (groups = channels, one filter each) in NCHW{c}c with kernel
+// OIHW1i{c}o: out[n, cb, oh, ow, c] = sum over (kh, kw) of
+//   pad[n, cb, oh * sh + kh * dh, ow * sw + kw * dw, c] * w[cb, 0, kh, kw, 0, c]
+// Same micro-kernel as above with a vector load of the input instead of a
+// broadcast.
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
+    const StrategyComputeCtx& ctx) {
+  const auto none = std::optional<std::vector<te::Tensor>>();
+  const ComputeCtx& b = ctx.base;
+  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1) return none;
+  const DataType f32 = DataType::Float(32);
+  const te::Tensor x = b.inputs[0];
+  const te::Tensor w = b.inputs[1];
+  if (x.dtype() != f32 || w.dtype() != f32 || b.out_dtypes[0] != f32) return none;
+  const Conv2DAttrs& a = b.Attrs<Conv2DAttrs>();
+  const int64_t cb = BlockOf(a.data_layout, "NCHW", "c");
+  const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
+  if (cb == 0 || out_layout != a.data_layout || a.kernel_layout != absl::StrCat("OIHW1i", cb, "o"))
+    return none;
+  std::vector<int64_t> xs, ws, os;
+  if (x.ndim() != 5 || w.ndim() != 6 || !Static(x.shape(), &xs) || !Static(w.shape(), &ws) ||
+      !Static(b.out_shapes[0], &os) || os.size() != 5)
+    return none;
+  if (a.groups != xs[1] * cb || ws[0] != xs[1] || ws[1] != 1 || ws[4] != 1 || ws[5] != cb ||
+      os[1] != xs[1] || os[4] != cb)
+    return none;
+  const int64_t lanes = ctx.target.Lanes(f32);
+  if (cb % lanes != 0 && lanes % cb != 0) return none;
+  std::vector<int64_t> st = a.strides, dil = a.dilation, pad = a.padding;
+  if (st.size() == 1) st = {st[0], st[0]};
+  if (dil.size() == 1) dil = {dil[0], dil[0]};
+  if (pad.size() == 1) pad = {pad[0], pad[0], pad[0], pad[0]};
+  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
+  if (st.size() != 2 || dil.size() != 2 || pad.size() != 4) return none;
+  for (int64_t v : pad) {
+    if (v < 0) return none;
+  }
+  te::Tensor xp = PadNCHWc(x, xs, pad);
+  const tir::IterVar ry = te::ReduceAxis({IntImm(0), IntImm(ws[2])}, "kh");
+  const tir::IterVar rx = te::ReduceAxis({IntImm(0), IntImm(ws[3])}, "kw");
+  const int64_t reg_n = ChooseRegN(ctx.target, os[3], cb);
+  te::Tensor out = te::Compute(
+      b.out_shapes[0],
+      [&](const std::vector<tir::Var>& i) {
+        const PrimExpr ih = i[2] * IntImm(st[0]) + ry->var * IntImm(dil[0]);
+        const PrimExpr iw = i[3] * IntImm(st[1]) + rx->var * IntImm(dil[1]);
+        return te::Sum(tir::Mul(xp({i[0], i[1], ih, iw, i[4]}),
+                                w({i[1], IntImm(0), ry->var, rx->var, IntImm(0), i[4]})),
+                       {ry, rx});
+      },
+      "depthwise_conv2d_NCHWc", "depthwise_conv2d_nchwc",
+      {{kStrategyAttr, "depthwise_conv2d_NCHWc.x86"},
+       {"kiln.reg_n", absl::StrCat(reg_n)},
+       {"kiln.lanes", absl::StrCat(std::min(lanes, cb))},
        {"data_layout", a.data_layout},
        {"kernel_layout", a.kernel_layout},
        {"out_layout", out_layout}});
@@ -215,11 +282,12 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
   KILN_RETURN_IF_ERROR(local->compute_at(out, ws.outer));
   const std::vector<tir::IterVar> lax = local->op->axis;
   const std::vector<tir::IterVar> rax = local->op->reduce_axis;  // icb, kh, kw, ic
-  if (lax.size() != 5 || rax.size() != 4) {
+  if (lax.size() != 5 || rax.empty()) {
     return absl::InternalError("conv2d_NCHWc: unexpected accumulator stage axes");
   }
-  std::vector<tir::IterVar> order = {lax[0], lax[1], lax[2], rax[0], rax[1], rax[2], rax[3],
-                                     lax[3]};
+  std::vector<tir::IterVar> order = {lax[0], lax[1], lax[2]};
+  order.insert(order.end(), rax.begin(), rax.end());
+  order.push_back(lax[3]);
   tir::IterVar lv = lax[4];
   if (ob > lanes) {
     KILN_ASSIGN_OR_RETURN(te::SplitAxes v, local->split(lax[4], lanes));
@@ -239,6 +307,8 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
 void RegisterConv2dStrategies() {
   RegisterImplementation({"conv2d_NCHWc.x86", "nn.conv2d", 20, true, Conv2dNCHWcCompute,
                           ScheduleConv2dNCHWc});
+  RegisterImplementation({"depthwise_conv2d_NCHWc.x86", "nn.conv2d", 20, true,
+                          DepthwiseNCHWcCompute, ScheduleConv2dNCHWc});
 }
 
 }  // namespace kiln::lowering::strategy::x86
