@@ -516,9 +516,26 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitCast(llvm::Value* v, DataType
   }
   if (from.is_float() && to.is_integral()) {
     llvm::Value* f = WidenToF32(v, from);
-    // Saturating, NaN -> 0.
-    auto id = to.is_int() ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-    return b_.CreateIntrinsic(id, {dst, f->getType()}, {f});
+    // Saturating, NaN -> 0 (the semantics of llvm.fpto[su]i.sat), written
+    // with compares and selects: LLVM 19 scalarizes the vector intrinsic on
+    // x86 (a cvttss2si + cmov per lane: 4x slower sigmoid/exp epilogues).
+    llvm::Type* ft = f->getType();
+    const int bits = to.bits();
+    const double hi = to.is_int() ? std::ldexp(1.0, bits - 1) : std::ldexp(1.0, bits);  // exclusive
+    const double lo = to.is_int() ? -std::ldexp(1.0, bits - 1) : -1.0;  // int: inclusive; uint: exclusive
+    llvm::Value* too_big = b_.CreateFCmpOGE(f, llvm::ConstantFP::get(ft, hi));
+    llvm::Value* too_small = to.is_int() ? b_.CreateFCmpOLT(f, llvm::ConstantFP::get(ft, lo))
+                                         : b_.CreateFCmpOLE(f, llvm::ConstantFP::get(ft, lo));
+    llvm::Value* nan = b_.CreateFCmpUNO(f, f);
+    llvm::Value* bad = b_.CreateOr(b_.CreateOr(too_big, too_small), nan);
+    llvm::Value* safe = b_.CreateSelect(bad, llvm::ConstantFP::get(ft, 0.0), f);
+    llvm::Value* r = to.is_int() ? b_.CreateFPToSI(safe, dst) : b_.CreateFPToUI(safe, dst);
+    const llvm::APInt max = to.is_int() ? llvm::APInt::getSignedMaxValue(bits)
+                                        : llvm::APInt::getMaxValue(bits);
+    const llvm::APInt min = to.is_int() ? llvm::APInt::getSignedMinValue(bits)
+                                        : llvm::APInt::getMinValue(bits);
+    r = b_.CreateSelect(too_big, llvm::ConstantInt::get(dst, max), r);
+    return b_.CreateSelect(too_small, llvm::ConstantInt::get(dst, min), r);
   }
   if (from.is_float() && to.is_float()) {
     llvm::Value* f = WidenToF32(v, from);  // f32 or f64
