@@ -10,6 +10,9 @@
 // padded data (a ceil_mode window hanging past the padding is cut there, as
 // TVM). An integer average truncates toward zero; an empty window gives 0.
 #include <cmath>
+#include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -304,7 +307,80 @@ absl::StatusOr<Value> BatchMatmul(const KernelCtx& k) {
   return TensorValue(std::move(out));
 }
 
+// The channel block of a layout "NCHW{f}c" (f > 0), or 0.
+int64_t NCHWcFactor(const std::string& layout) {
+  if (layout.size() < 6 || layout.rfind("NCHW", 0) != 0 || layout.back() != 'c') return 0;
+  int64_t f = 0;
+  for (size_t i = 4; i + 1 < layout.size(); ++i) {
+    if (layout[i] < '0' || layout[i] > '9') return 0;
+    f = f * 10 + (layout[i] - '0');
+    if (f > (1 << 20)) return 0;
+  }
+  return f;
+}
+
+// x [N, C/f, H, W, f] <-> [N, C, H, W] (to_blocked: the other way), any dtype.
+absl::StatusOr<Ref<HostTensor>> Reblock(const KernelCtx& k, const HostTensor& x, int64_t f,
+                                        bool to_blocked) {
+  const Shape64& s = x.shape();
+  const int64_t n = s[0], h = s[2], w = s[3];
+  const int64_t c = to_blocked ? s[1] : s[1] * s[4];
+  if (to_blocked && c % f != 0) return k.Error("channels not divisible by the block");
+  Shape64 os = to_blocked ? Shape64{n, c / f, h, w, f} : Shape64{n, c, h, w};
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, x.dtype(), os));
+  const size_t e = static_cast<size_t>((x.dtype().bits() + 7) / 8);
+  const char* src = static_cast<const char*>(x.raw_data());
+  char* dst = static_cast<char*>(out->mutable_raw_data());
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t ic = 0; ic < c; ++ic)
+      for (int64_t ih = 0; ih < h; ++ih)
+        for (int64_t iw = 0; iw < w; ++iw) {
+          const int64_t plain = ((in * c + ic) * h + ih) * w + iw;
+          const int64_t blocked = (((in * (c / f) + ic / f) * h + ih) * w + iw) * f + ic % f;
+          const int64_t from = to_blocked ? plain : blocked, to = to_blocked ? blocked : plain;
+          std::memcpy(dst + static_cast<size_t>(to) * e, src + static_cast<size_t>(from) * e, e);
+        }
+  return out;
+}
+
+// A pool called in NCHW{f}c (layout = out_layout): unblock, run the NCHW
+// kernel, block again. The oracle stays the one NCHW loop nest.
+template <typename A>
+absl::StatusOr<std::optional<Value>> BlockedPool(
+    const KernelCtx& k, const std::function<absl::StatusOr<Value>(const KernelCtx&)>& plain) {
+  const A& a = k.Attrs<A>();
+  const int64_t f = NCHWcFactor(a.layout);
+  if (f == 0 || k.attrs == nullptr) return std::optional<Value>();
+  if (!a.out_layout.empty() && a.out_layout != a.layout)
+    return k.Error(absl::StrCat("out_layout \"", a.out_layout, "\" must equal the blocked layout \"",
+                                a.layout, "\""));
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  if (x->ndim() != 5 || x->shape()[4] != f)
+    return k.Error(absl::StrCat("expects a 5-D tensor with a last axis of ", f, "; got ", TypeStr(*x)));
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> x4, Reblock(k, *x, f, /*to_blocked=*/false));
+  Ref<AttrsNode> cloned = k.attrs->Clone();
+  auto* na = static_cast<A*>(cloned.get());
+  na->layout = "NCHW";
+  na->out_layout = "";
+  std::vector<Value> args = k.args;
+  args[0] = TensorValue(x4);
+  KernelCtx k4{k.op, cloned.get(), args};
+  KILN_ASSIGN_OR_RETURN(Value y4, plain(k4));
+  const std::vector<Value> results = {y4};
+  const KernelCtx ky{k.op, cloned.get(), results};
+  KILN_ASSIGN_OR_RETURN(const HostTensor* y, ky.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> yb, Reblock(k, *y, f, /*to_blocked=*/true));
+  return std::optional<Value>(TensorValue(yb));
+}
+
+absl::StatusOr<Value> GlobalPool2D(const KernelCtx& k, bool is_max);
+
 absl::StatusOr<Value> Pool2D(const KernelCtx& k, bool is_max) {
+  KILN_ASSIGN_OR_RETURN(std::optional<Value> blocked,
+                        BlockedPool<Pool2DAttrs>(k, [is_max](const KernelCtx& k4) {
+                          return Pool2D(k4, is_max);
+                        }));
+  if (blocked) return *blocked;
   KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
   const Pool2DAttrs& a = k.Attrs<Pool2DAttrs>();
   KILN_ASSIGN_OR_RETURN(std::vector<int> l, PermutedLayout(k, "layout", a.layout, "NCHW"));
@@ -373,6 +449,11 @@ absl::StatusOr<Value> Pool2D(const KernelCtx& k, bool is_max) {
 }
 
 absl::StatusOr<Value> GlobalPool2D(const KernelCtx& k, bool is_max) {
+  KILN_ASSIGN_OR_RETURN(std::optional<Value> blocked,
+                        BlockedPool<GlobalPool2DAttrs>(k, [is_max](const KernelCtx& k4) {
+                          return GlobalPool2D(k4, is_max);
+                        }));
+  if (blocked) return *blocked;
   KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
   const GlobalPool2DAttrs& a = k.Attrs<GlobalPool2DAttrs>();
   KILN_ASSIGN_OR_RETURN(std::vector<int> l, PermutedLayout(k, "layout", a.layout, "NCHW"));

@@ -91,6 +91,59 @@ class Blocker : public ExprRewriter {
       states_[pre.get()] = st;
       return post;
     }
+    if ((op->name() == "nn.max_pool2d" || op->name() == "nn.avg_pool2d") && s0 != nullptr &&
+        s0->orig == "NCHW") {
+      // Pools run in the blocked layout (their relation and kernels accept NCHW{c}c).
+      const auto* pa = c->attrs.as<Pool2DAttrs>();
+      if (pa != nullptr && pa->layout == "NCHW" && (pa->out_layout.empty() || pa->out_layout == "NCHW")) {
+        const LState st = *s0;
+        Ref<AttrsNode> cloned = c->attrs->Clone();
+        auto* na = static_cast<Pool2DAttrs*>(cloned.get());
+        na->layout = st.cur;
+        na->out_layout = st.cur;
+        KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {Post(c->args[0])}, cloned));
+        states_[pre.get()] = st;
+        return Expr(nc);
+      }
+    }
+    if ((op->name() == "nn.global_avg_pool2d" || op->name() == "nn.global_max_pool2d") &&
+        s0 != nullptr && s0->orig == "NCHW") {
+      const auto* pa = c->attrs.as<GlobalPool2DAttrs>();
+      if (pa != nullptr && pa->layout == "NCHW" && (pa->out_layout.empty() || pa->out_layout == "NCHW")) {
+        const LState st = *s0;
+        Ref<AttrsNode> cloned = c->attrs->Clone();
+        auto* na = static_cast<GlobalPool2DAttrs*>(cloned.get());
+        na->layout = st.cur;
+        na->out_layout = st.cur;
+        KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {Post(c->args[0])}, cloned));
+        states_[pre.get()] = st;
+        return Expr(nc);
+      }
+    }
+    if (op->name() == "concatenate" && c->args.size() == 1 && out_t != nullptr && out_t->ndim() == 4) {
+      // Channel concatenation of tensors blocked alike stays blocked (axis 1
+      // of NCHW{c}c is the channel-block axis).
+      const auto* ca = c->attrs.as<ConcatenateAttrs>();
+      const auto* tup = c->args[0].as<TupleNode>();
+      const int64_t axis = ca == nullptr ? 0 : (ca->axis < 0 ? ca->axis + 4 : ca->axis);
+      if (tup != nullptr && axis == 1 && !tup->fields.empty()) {
+        const LState* f0 = StateOf(tup->fields[0]);
+        bool same = f0 != nullptr && f0->orig == "NCHW";
+        for (const Expr& f : tup->fields) {
+          const LState* sf = StateOf(f);
+          same = same && sf != nullptr && sf->orig == f0->orig && sf->cur == f0->cur;
+        }
+        if (same) {
+          const LState st = *f0;
+          std::vector<Expr> fields;
+          for (const Expr& f : tup->fields) fields.push_back(Post(f));
+          KILN_ASSIGN_OR_RETURN(Tuple nt, MakeTuple(std::move(fields)));
+          KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {Expr(nt)}, c->attrs));
+          states_[pre.get()] = st;
+          return Expr(nc);
+        }
+      }
+    }
     if (op->name() == "nn.bias_add" && c->args.size() == 2 && s0 != nullptr && s0->orig == "NCHW" &&
         out_t != nullptr && out_t->ndim() == 4) {
       // bias_add(x, b) on a blocked x: add(x, b as [1, C/c, 1, 1, c]).

@@ -179,6 +179,40 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32]
   ExpectWellTyped(*g);
 }
 
+// Pools and channel concatenation keep the blocked layout: one transform in,
+// one out.
+TEST(AlterOpLayoutTest, PoolsAndConcatStayBlocked) {
+  Function f = Typed(R"(
+def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32]) {
+  %0 = nn.conv2d(%x, %w);
+  %1 = nn.max_pool2d(%0, pool_size=[2, 2], strides=[2, 2]);
+  %2 = nn.avg_pool2d(%0, pool_size=[2, 2], strides=[2, 2]);
+  %3 = concatenate((%1, %2), axis=1);
+  nn.global_avg_pool2d(%3)
+}
+)");
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto want = ParseModule(R"(
+def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32]) {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  %1 = layout_transform(%w, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %2 = nn.conv2d(%0, %1, data_layout="NCHW16c", kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  %3 = nn.max_pool2d(%2, pool_size=[2, 2], strides=[2, 2], layout="NCHW16c", out_layout="NCHW16c");
+  %4 = nn.avg_pool2d(%2, pool_size=[2, 2], strides=[2, 2], layout="NCHW16c", out_layout="NCHW16c");
+  %5 = concatenate((%3, %4), axis=1);
+  %6 = nn.global_avg_pool2d(%5, layout="NCHW16c", out_layout="NCHW16c");
+  layout_transform(%6, src_layout="NCHW16c", dst_layout="NCHW")
+}
+)");
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto diff = StructuralDifference(*g, *want->Lookup("main"));
+  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
+  ExpectWellTyped(*g);
+}
+
 // Batch-norm's per-channel scale and shift ([C, 1, 1]) follow the blocked layout.
 TEST(AlterOpLayoutTest, ChannelVectorsFollowTheBlockedLayout) {
   Function f = Typed(R"(

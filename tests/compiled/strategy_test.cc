@@ -88,6 +88,16 @@ std::vector<StrategyCase> Cases() {
     add({"depthwise_5x5_c24_o3", "%x: Tensor[(1, 24, 11, 11), float32], %w: Tensor[(24, 1, 5, 5), float32]",
          "nn.relu(nn.conv2d(%x, %w, padding=[2, 2], groups=24))", {"w"},
          "depthwise_conv2d_NCHWc.x86", 3});
+    add({"pools_and_concat_stay_blocked_o3",
+         "%x: Tensor[(1, 16, 16, 16), float32], %w: Tensor[(32, 16, 3, 3), float32], %v: Tensor[(16, 16, 1, 1), float32], %u: Tensor[(32, 48, 1, 1), float32]",
+         "%0 = nn.relu(nn.conv2d(%x, %w, padding=[1, 1]));\n"
+         "  %1 = nn.max_pool2d(%0, pool_size=[3, 3], strides=[2, 2], ceil_mode=true);\n"
+         "  %2 = nn.relu(nn.conv2d(%x, %v, strides=[2, 2]));\n"
+         "  %3 = nn.avg_pool2d(%2, pool_size=[3, 3], padding=[1, 1], count_include_pad=false);\n"
+         "  %4 = concatenate((%1, %3), axis=1);\n"
+         "  %5 = nn.conv2d(%4, %u);\n"
+         "  nn.global_avg_pool2d(%5)",
+         {"w", "v", "u"}, "conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "
