@@ -42,9 +42,17 @@
 /* Error buffers hold at most KILN_ERROR_CAPACITY - 1 bytes plus the NUL. */
 #define KILN_ERROR_CAPACITY 1024
 
-/* How many times an idle worker polls for new work before it sleeps
- * (each poll is one cpu pause: a few tens of microseconds in all). */
-#define KILN_SPIN_ITERATIONS 1024
+/* How many times an idle worker polls for new work before it sleeps (each
+ * poll is one cpu pause, ~20-40 ns: a few hundred microseconds in all). A
+ * model's kernels follow each other with gaps of a few microseconds (the
+ * executor, a serial kernel); a worker that fell asleep in such a gap costs a
+ * futex wake (5-20 us) on the next launch, which MobileNet-sized kernels
+ * (~50 us each) cannot afford. ONNX Runtime and OpenMP spin likewise. */
+#define KILN_SPIN_ITERATIONS 16384
+
+/* How many times the launcher polls for the workers of its job to finish
+ * before it sleeps on done_cv. */
+#define KILN_JOIN_SPIN_ITERATIONS 16384
 
 /* ------------------------------------------------------------------------ */
 /* Thread-local state                                                        */
@@ -76,7 +84,7 @@ struct KilnThreadPool {
   /* Guarded by mu. */
   bool shutdown;
   int32_t slots;    /* workers that may still join the current job */
-  int32_t active;   /* workers inside the current job */
+  _Atomic(int32_t) active; /* workers inside the current job (changed under mu) */
   int32_t sleepers; /* workers blocked on work_cv */
   KilnParallelLambda fn;
   void* closure;
@@ -176,7 +184,7 @@ static void* worker_main(void* arg) {
     seen = atomic_load_explicit(&pool->generation, memory_order_relaxed);
     if (pool->slots > 0) {
       --pool->slots;
-      ++pool->active;
+      atomic_fetch_add_explicit(&pool->active, 1, memory_order_relaxed);
       KilnParallelLambda fn = pool->fn;
       void* closure = pool->closure;
       int32_t num_tasks = pool->num_tasks;
@@ -185,7 +193,9 @@ static void* worker_main(void* arg) {
       run_tasks(fn, closure, num_tasks, &pool->next_task, &pool->first_error);
 
       pthread_mutex_lock(&pool->mu);
-      if (--pool->active == 0) pthread_cond_signal(&pool->done_cv);
+      if (atomic_fetch_sub_explicit(&pool->active, 1, memory_order_release) == 1) {
+        pthread_cond_signal(&pool->done_cv);
+      }
     }
     pthread_mutex_unlock(&pool->mu);
   }
@@ -393,7 +403,7 @@ int32_t kiln_parallel_launch(KilnKernelContext* ctx, KilnParallelLambda fn, void
   atomic_store_explicit(&pool->next_task, 0, memory_order_relaxed);
   atomic_store_explicit(&pool->first_error, 0, memory_order_relaxed);
   pool->slots = num_tasks - 1 < pool->num_workers ? num_tasks - 1 : pool->num_workers;
-  pool->active = 0;
+  atomic_store_explicit(&pool->active, 0, memory_order_relaxed);
   atomic_fetch_add_explicit(&pool->generation, 1, memory_order_relaxed);
   if (pool->sleepers > 0) {
     if (pool->slots >= pool->sleepers) {
@@ -411,8 +421,19 @@ int32_t kiln_parallel_launch(KilnKernelContext* ctx, KilnParallelLambda fn, void
 
   /* Every task is claimed; close the job and wait for the workers in it. */
   pthread_mutex_lock(&pool->mu);
-  pool->slots = 0;
-  while (pool->active > 0) pthread_cond_wait(&pool->done_cv, &pool->mu);
+  pool->slots = 0; /* no worker joins from now on */
+  pthread_mutex_unlock(&pool->mu);
+  /* The workers in the job are finishing their last tasks: poll before
+   * sleeping (a condition-variable round trip costs more than most tasks). */
+  for (int i = 0; i < KILN_JOIN_SPIN_ITERATIONS &&
+                  atomic_load_explicit(&pool->active, memory_order_acquire) > 0;
+       ++i) {
+    cpu_relax();
+  }
+  pthread_mutex_lock(&pool->mu);
+  while (atomic_load_explicit(&pool->active, memory_order_acquire) > 0) {
+    pthread_cond_wait(&pool->done_cv, &pool->mu);
+  }
   int32_t rc = atomic_load_explicit(&pool->first_error, memory_order_relaxed);
   pool->fn = NULL;
   pool->closure = NULL;
