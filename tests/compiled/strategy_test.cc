@@ -98,6 +98,11 @@ std::vector<StrategyCase> Cases() {
          "  %5 = nn.conv2d(%4, %u);\n"
          "  nn.global_avg_pool2d(%5)",
          {"w", "v", "u"}, "conv2d_NCHWc.x86", 3});
+    add({"conv_prime_width_padded_tiles_o3",
+         "%x: Tensor[(1, 16, 7, 55), float32], %w: Tensor[(32, 16, 3, 3), float32], %b: Tensor[(32,), float32]",
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w), %b))", {"w", "b"}, "conv2d_NCHWc.x86", 3});
+    add({"depthwise_prime_width_o3", "%x: Tensor[(1, 32, 4, 61), float32], %w: Tensor[(32, 1, 3, 3), float32]",
+         "nn.conv2d(%x, %w, padding=[1, 1], groups=32)", {"w"}, "depthwise_conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "

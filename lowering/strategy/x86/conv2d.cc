@@ -60,23 +60,37 @@ bool Static(const std::vector<PrimExpr>& shape, std::vector<int64_t>* out) {
   return true;
 }
 
+// Pixels per register tile. An exact divisor of the output width of at least
+// a third of the accumulator budget is best; otherwise the width is padded
+// to a multiple of the tile (the least padding, larger tiles on ties) so the
+// micro-kernel never needs a bounds check.
 int64_t ChooseRegN(const CpuTarget& t, int64_t ow, int64_t ob) {
   const int64_t vectors_per_pixel = std::max<int64_t>(1, ob / t.Lanes(DataType::Float(32)));
   const int64_t max_acc = t.vector_registers >= 32 ? 24 : 12;
   const int64_t cap = std::max<int64_t>(1, max_acc / vectors_per_pixel);
-  for (int64_t r = std::min(cap, ow); r >= 1; --r) {
-    if (ow % r == 0 && (r >= cap / 2 || r == ow)) return r;
+  if (ow <= cap) return ow;
+  for (int64_t r = cap; r >= std::max<int64_t>(2, cap / 3); --r) {
+    if (ow % r == 0) return r;
   }
-  // No good divisor: tiles of `cap` with a guarded tail.
-  return std::min(cap, ow);
+  int64_t best = cap, waste = (ow + cap - 1) / cap * cap - ow;
+  for (int64_t r = cap - 1; r >= std::max<int64_t>(2, cap / 2); --r) {
+    const int64_t w = (ow + r - 1) / r * r - ow;
+    if (w < waste) {
+      best = r;
+      waste = w;
+    }
+  }
+  return best;
 }
 
-// x [N, C/c, H, W, c] zero-padded on H and W ([top, left, bottom, right]),
-// materialized (the micro-kernel reads it without bounds checks); x itself
-// when there is no padding.
+// x [N, C/c, H, W, c] zero-padded on H and W ([top, left, bottom, right], and
+// on the right up to `min_width` columns), materialized (the micro-kernel reads
+// it without bounds checks); x itself when there is no padding.
 te::Tensor PadNCHWc(const te::Tensor& x, const std::vector<int64_t>& xs,
-                    const std::vector<int64_t>& pad) {
+                    std::vector<int64_t> pad, int64_t min_width) {
   const DataType f32 = DataType::Float(32);
+  // More zero columns on the right when the padded output width reads them.
+  pad[3] += std::max<int64_t>(0, min_width - (xs[3] + pad[1] + pad[3]));
   if (!(pad[0] || pad[1] || pad[2] || pad[3])) return x;
   const int64_t h = xs[2], wd = xs[3];
   return te::Compute(
@@ -91,6 +105,17 @@ te::Tensor PadNCHWc(const te::Tensor& x, const std::vector<int64_t>& xs,
                          {in, x({i[0], i[1], ih, iw, i[4]}), tir::MakeConst(f32, 0)});
       },
       "data_pad", "injective", {{"no_inline", "1"}});
+}
+
+// `c` cut back to `shape` (its padded output width), or `c` itself.
+te::Tensor Unpad(const te::Tensor& c, const std::vector<PrimExpr>& shape) {
+  int64_t want = 0, have = 0;
+  if (tir::IsConstInt(shape[3], &want) && tir::IsConstInt(c.shape()[3], &have) && want == have)
+    return c;
+  return te::Compute(
+      shape,
+      [&](const std::vector<tir::Var>& i) { return c(std::vector<PrimExpr>(i.begin(), i.end())); },
+      absl::StrCat(c.name(), "_unpad"), "injective");
 }
 
 absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
@@ -127,14 +152,18 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
   }
   const int64_t kh = ws[2], kw = ws[3];
 
-  te::Tensor xp = PadNCHWc(x, xs, pad);
+  const int64_t reg_n = ChooseRegN(ctx.target, os[3], ob);
+  // The output width padded to whole tiles (sliced back after the epilogue).
+  const int64_t owp = (os[3] + reg_n - 1) / reg_n * reg_n;
+  te::Tensor xp = PadNCHWc(x, xs, pad, (owp - 1) * st[1] + (kw - 1) * dil[1] + 1);
+  std::vector<PrimExpr> cshape = b.out_shapes[0];
+  cshape[3] = IntImm(owp);
   const tir::IterVar rco = te::ReduceAxis({IntImm(0), IntImm(xs[1])}, "icb");
   const tir::IterVar ry = te::ReduceAxis({IntImm(0), IntImm(kh)}, "kh");
   const tir::IterVar rx = te::ReduceAxis({IntImm(0), IntImm(kw)}, "kw");
   const tir::IterVar rci = te::ReduceAxis({IntImm(0), IntImm(ib)}, "ic");
-  const int64_t reg_n = ChooseRegN(ctx.target, os[3], ob);
   te::Tensor out = te::Compute(
-      b.out_shapes[0],
+      cshape,
       [&](const std::vector<tir::Var>& i) {
         const PrimExpr ih = i[2] * IntImm(st[0]) + ry->var * IntImm(dil[0]);
         const PrimExpr iw = i[3] * IntImm(st[1]) + rx->var * IntImm(dil[1]);
@@ -149,7 +178,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
        {"data_layout", a.data_layout},
        {"kernel_layout", a.kernel_layout},
        {"out_layout", out_layout}});
-  return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+  return std::optional<std::vector<te::Tensor>>(
+      std::vector<te::Tensor>{Unpad(out, b.out_shapes[0])});
 }
 
 // Depthwise (groups = channels, one filter each) in NCHW{c}c with kernel
@@ -189,12 +219,16 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
   for (int64_t v : pad) {
     if (v < 0) return none;
   }
-  te::Tensor xp = PadNCHWc(x, xs, pad);
+  const int64_t reg_n = ChooseRegN(ctx.target, os[3], cb);
+  // The output width padded to whole tiles (sliced back after the epilogue).
+  const int64_t owp = (os[3] + reg_n - 1) / reg_n * reg_n;
+  te::Tensor xp = PadNCHWc(x, xs, pad, (owp - 1) * st[1] + (ws[3] - 1) * dil[1] + 1);
+  std::vector<PrimExpr> cshape = b.out_shapes[0];
+  cshape[3] = IntImm(owp);
   const tir::IterVar ry = te::ReduceAxis({IntImm(0), IntImm(ws[2])}, "kh");
   const tir::IterVar rx = te::ReduceAxis({IntImm(0), IntImm(ws[3])}, "kw");
-  const int64_t reg_n = ChooseRegN(ctx.target, os[3], cb);
   te::Tensor out = te::Compute(
-      b.out_shapes[0],
+      cshape,
       [&](const std::vector<tir::Var>& i) {
         const PrimExpr ih = i[2] * IntImm(st[0]) + ry->var * IntImm(dil[0]);
         const PrimExpr iw = i[3] * IntImm(st[1]) + rx->var * IntImm(dil[1]);
@@ -209,7 +243,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
        {"data_layout", a.data_layout},
        {"kernel_layout", a.kernel_layout},
        {"out_layout", out_layout}});
-  return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+  return std::optional<std::vector<te::Tensor>>(
+      std::vector<te::Tensor>{Unpad(out, b.out_shapes[0])});
 }
 
 bool SameShape(const te::Operation& a, const te::Operation& b) {
@@ -218,6 +253,20 @@ bool SameShape(const te::Operation& a, const te::Operation& b) {
   if (x.size() != y.size()) return false;
   for (size_t i = 0; i < x.size(); ++i) {
     if (!te::arith::ProveEqual(x[i], y[i])) return false;
+  }
+  return true;
+}
+
+// The reader's shape is the anchor's, or its prefix on the (padded) width axis.
+bool CoveredBy(const te::Operation& reader, const te::Operation& anchor) {
+  if (SameShape(reader, anchor)) return true;
+  const auto& x = reader->output_shapes[0];
+  const auto& y = anchor->output_shapes[0];
+  if (x.size() != 5 || y.size() != 5) return false;
+  for (size_t i = 0; i < 5; ++i) {
+    int64_t a = 0, b = 0;
+    if (!tir::IsConstInt(x[i], &a) || !tir::IsConstInt(y[i], &b)) return false;
+    if (i == 3 ? a > b : a != b) return false;
   }
   return true;
 }
@@ -255,7 +304,7 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
   } else {
     KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(sc));
     if (readers.size() == 1 && readers[0]->is_output && Untouched(*readers[0]) &&
-        readers[0]->op->reduce_axis.empty() && SameShape(readers[0]->op, op)) {
+        readers[0]->op->reduce_axis.empty() && CoveredBy(readers[0]->op, op)) {
       out = readers[0];
       local = sc;
       KILN_RETURN_IF_ERROR(local->set_scope("local"));
