@@ -134,8 +134,15 @@ std::string Stem(const std::string& path) {
   return s;
 }
 
-absl::StatusOr<std::string> BuildBlob(const lowering::GraphPlan& plan, const Target& target,
-                                      const std::string& model) {
+// The artifact blob, in the buffer kiln_artifact_builder_finish allocated
+// (hundreds of MB for a model with its weights: not copied again).
+struct Blob {
+  std::unique_ptr<uint8_t, decltype(&std::free)> data{nullptr, &std::free};
+  uint64_t size = 0;
+};
+
+absl::StatusOr<Blob> BuildBlob(const lowering::GraphPlan& plan, const Target& target,
+                               const std::string& model) {
   nlohmann::json meta;
   meta["producer"] = kProducer;
   meta["target"] = target.ToString();
@@ -162,11 +169,27 @@ absl::StatusOr<std::string> BuildBlob(const lowering::GraphPlan& plan, const Tar
                                   absl::StrCat("artifact parameter ", name)));
   }
   uint8_t* blob = nullptr;
-  uint64_t size = 0;
-  KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_finish(b.get(), &blob, &size), "artifact"));
-  std::string out(reinterpret_cast<const char*>(blob), size);
-  std::free(blob);
+  Blob out;
+  KILN_RETURN_IF_ERROR(
+      FromKiln(kiln_artifact_builder_finish(b.get(), &blob, &out.size), "artifact"));
+  out.data.reset(blob);
   return out;
+}
+
+// Whether an executable `name` is in one of PATH's folders.
+bool OnPath(const std::string& name) {
+  const char* path = getenv("PATH");
+  if (path == nullptr) return false;
+  std::string dirs(path);
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && access((dir + "/" + name).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 // The assembly file that places the blob in a read-only section as the
@@ -209,13 +232,16 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
     link.push_back(obj);
   }
   const std::string model = options.model_name.empty() ? Stem(path) : options.model_name;
-  KILN_ASSIGN_OR_RETURN(std::string blob, BuildBlob(plan, target, model));
-  KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.bin", blob.data(), blob.size()));
+  {
+    KILN_ASSIGN_OR_RETURN(Blob blob, BuildBlob(plan, target, model));
+    KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.bin", blob.data.get(), blob.size));
+  }
   std::string asm_text = BlobAssembly(dir + "/blob.bin");
   KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.S", asm_text.data(), asm_text.size()));
   KILN_RETURN_IF_ERROR(
       RunTool({options.cc, "-c", dir + "/blob.S", "-o", dir + "/blob.o"}, dir + "/as.log"));
   link.push_back(dir + "/blob.o");
+  if (options.prefer_lld && options.cc == "cc" && OnPath("ld.lld")) link.push_back("-fuse-ld=lld");
   // Kernels call libm; the kiln_* runtime functions stay undefined and
   // resolve against libkiln_runtime.so (or the loading program) at load time.
   link.insert(link.end(), {"-lm", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu"});
