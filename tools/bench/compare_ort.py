@@ -237,6 +237,7 @@ def time_kiln(kiln, so_path, input_args, threads, runs, warmup):
     line = json.loads(p.stdout.strip().splitlines()[-1])
     raw = [float(r["runtime_ms"]) for r in line.get("runtime_raw", [])]
     s = summary(raw) if raw else {"median": None, "runs": 0}
+    s["raw"] = raw
     s["kiln_mean"] = line.get("runtime_ms_mean")
     s["source"] = "median of runtime_raw" if raw else "no runtime_raw: mean only"
     if not raw:
@@ -255,7 +256,9 @@ def time_ort(onnx_path, feeds, threads, runs, warmup):
         sess.run(names, feeds)
         times.append((time.perf_counter_ns() - t0) / 1e6)
     del sess
-    return summary(times)
+    s = summary(times)
+    s["raw"] = times
+    return s
 
 
 # --------------------------------------------------------------------------
@@ -285,8 +288,11 @@ def parse_args(argv):
                    help="the kiln binary (compare_ort.sh builds one when not given)")
     p.add_argument("--models", default=",".join(models.SPECS),
                    help="comma-separated, from: " + ", ".join(models.SPECS))
-    p.add_argument("--runs", type=int, default=None, help="timed runs per measurement (20)")
+    p.add_argument("--runs", type=int, default=None, help="timed runs per measurement, all rounds together (40)")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs first (5)")
+    p.add_argument("--rounds", type=int, default=4,
+                   help="alternate kiln and ONNX Runtime this many times per measurement, "
+                        "runs split between the rounds (4)")
     p.add_argument("--threads", default="1,2", help="thread counts (1,2)")
     p.add_argument("--kernels", default=None,
                    help="models for the per-kernel tables (default: resnet50,bert; "
@@ -316,13 +322,15 @@ def parse_args(argv):
     if not a.threads or min(a.threads) < 1:
         p.error("--threads takes positive numbers, e.g. 1,2")
     if a.runs is None:
-        a.runs = 3 if a.quick else 20
+        a.runs = 3 if a.quick else 40
+    if a.quick:
+        a.rounds = 1
     if a.warmup is None:
         a.warmup = 1 if a.quick else 5
     if a.kernel_dumps is None:
         a.kernel_dumps = 1 if a.quick else 3
-    if a.runs < 1 or a.warmup < 1 or a.kernel_dumps < 1:
-        p.error("--runs, --warmup and --kernel-dumps must be at least 1")
+    if a.runs < 1 or a.warmup < 1 or a.kernel_dumps < 1 or a.rounds < 1:
+        p.error("--runs, --warmup, --rounds and --kernel-dumps must be at least 1")
     if a.kernels is None:
         a.kernels = [m for m in a.models if models.SPECS[m].per_kernel]
     elif a.kernels.strip() == "none":
@@ -379,11 +387,28 @@ def measure_model(a, name, res):
                 % (name, m["check"]["max_abs"], m["check"]["max_rel"], a.tolerance))
         m["stage"] = "timing"
         for t in a.threads:
-            k = time_kiln(a.kiln, so_path, input_args, t, a.runs, a.warmup)
-            o = time_ort(onnx_path, feeds, t, a.runs, a.warmup)
+            # Alternate the two engines in rounds (kiln, ORT, kiln, ORT, ...)
+            # so a slow spell of a shared machine falls on both; the medians
+            # are over every round's runs.
+            kraw, oraw, kmeans = [], [], []
+            per_round = max(1, -(-a.runs // a.rounds))
+            for _ in range(a.rounds):
+                k = time_kiln(a.kiln, so_path, input_args, t, per_round, a.warmup)
+                o = time_ort(onnx_path, feeds, t, per_round, a.warmup)
+                kraw += k.get("raw", [])
+                oraw += o["raw"]
+                kmeans.append(k.get("kiln_mean"))
+            k = summary(kraw) if kraw else k
+            k["source"] = "median of runtime_raw" if kraw else k.get("source")
+            k["kiln_mean"] = statistics.fmean([x for x in kmeans if x is not None]) \
+                if any(x is not None for x in kmeans) else None
+            o = summary(oraw)
+            k["raw"], o["raw"] = kraw, oraw
+            k["rounds"] = o["rounds"] = a.rounds
             m["timing"][t] = {"kiln": k, "ort": o}
-            log("%s, %d thread%s: kiln %.2f ms, ONNX Runtime %.2f ms (medians of %d)"
-                % (name, t, "" if t == 1 else "s", k["median"], o["median"], a.runs))
+            log("%s, %d thread%s: kiln %.2f ms, ONNX Runtime %.2f ms (medians of %d runs in %d rounds)"
+                % (name, t, "" if t == 1 else "s", k["median"], o["median"], len(o["raw"]),
+                   a.rounds))
         m["stage"] = "kiln debug"
         if name in a.kernels:
             m["kernels"] = {}
@@ -417,6 +442,7 @@ def main(argv):
         "versions": versions(),
         "runs": a.runs, "warmup": a.warmup, "threads": a.threads, "seed": a.seed,
         "kernel_dumps": a.kernel_dumps, "tolerance": a.tolerance, "quick": a.quick,
+        "rounds": a.rounds,
         "models": [],
     }
     log("machine: %s, %s; load average %.2f" % (res["cpu"]["model"], res["cpu"]["isa"],

@@ -174,12 +174,14 @@ def render(res):
         "weights (seed %d; BatchNorm statistics measured on random images), exported with "
         "`torch.onnx.export` at opset 13, batch 1, fp32, static shapes. Both engines get the "
         "same random input." % res.get("seed", 0),
-        "- Each thread count, per model, one after the other in this one process: `kiln bench "
-        "MODEL.so --repeat %d --warmup %d --threads T` (the median of its per-run times, "
-        "`runtime_raw`), then ONNX Runtime (`intra_op_num_threads=T`, `inter_op_num_threads=1`, "
-        "`ORT_ENABLE_ALL`, `ORT_SEQUENTIAL`; %d warm-up runs, the median of %d timed "
-        "`InferenceSession.run` calls from Python, so its figures include the ~10-20 us of "
-        "Python per call)." % (res["runs"], res["warmup"], res["warmup"], res["runs"]),
+        "- Each thread count, per model, in this one process, the two engines alternating in "
+        "%d rounds (kiln, ONNX Runtime, kiln, ...; %d timed runs each in all, split between "
+        "the rounds, %d warm-up runs per round): `kiln bench MODEL.so --repeat R --warmup %d "
+        "--threads T` (its per-run times, `runtime_raw`), and ONNX Runtime "
+        "(`intra_op_num_threads=T`, `inter_op_num_threads=1`, `ORT_ENABLE_ALL`, "
+        "`ORT_SEQUENTIAL`; timed `InferenceSession.run` calls from Python, so its figures "
+        "include the ~10-20 us of Python per call). The medians are over all rounds' runs."
+        % (res.get("rounds", 1), res["runs"], res["warmup"], res["warmup"]),
         "- compile s: the wall time of `kiln compile MODEL.onnx -o MODEL.so` (import, passes, "
         "lowering, LLVM, link, writing the .so).",
         "- max error: the largest |kiln - ONNX Runtime| over all outputs, and that divided by "
