@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "lowering/te/arith.h"
 
 namespace kiln::lowering::strategy {
 namespace {
@@ -24,11 +25,38 @@ Registry& Reg() {
   return *r;
 }
 
-bool Untouched(const te::Stage& s) {
+}  // namespace
+
+bool IsUntouched(const te::Stage& s) {
   return s.relations.empty() && s.attach_type == te::AttachType::kGroupRoot;
 }
 
-}  // namespace
+bool SameShape(const te::Operation& a, const te::Operation& b) {
+  if (a->output_shapes.empty() || b->output_shapes.empty()) return false;
+  const auto& x = a->output_shapes[0];
+  const auto& y = b->output_shapes[0];
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!te::arith::ProveEqual(x[i], y[i])) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<AccumulatorStages> SplitAccumulator(
+    te::Schedule& s, const te::Tensor& anchor,
+    const std::function<bool(const te::Operation&, const te::Operation&)>& covers) {
+  te::Stage* sc = s[anchor];
+  if (!sc->is_output) {
+    KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(sc));
+    if (readers.size() == 1 && readers[0]->is_output && IsUntouched(*readers[0]) &&
+        readers[0]->op->reduce_axis.empty() && covers(readers[0]->op, anchor.op())) {
+      KILN_RETURN_IF_ERROR(sc->set_scope("local"));
+      return AccumulatorStages{readers[0], sc};
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(te::Tensor cl, s.cache_write(anchor, "local"));
+  return AccumulatorStages{s[anchor], s[cl]};
+}
 
 void RegisterImplementation(OpImplementation impl) {
   Registry& r = Reg();
@@ -78,7 +106,7 @@ absl::StatusOr<std::vector<std::string>> ScheduleWithStrategies(
     const OpImplementation* impl = FindImplementation(it->second);
     if (impl == nullptr || !impl->schedule) continue;
     te::Stage* st = s[op];
-    if (st == nullptr || !Untouched(*st)) continue;
+    if (st == nullptr || !IsUntouched(*st)) continue;
     absl::Status status = impl->schedule(s, outputs, op->output(0), target);
     if (!status.ok()) {
       return absl::Status(status.code(), absl::StrCat("strategy ", impl->name, " on ", op->name,
@@ -93,7 +121,7 @@ absl::Status InlineInjective(te::Schedule& s, const std::vector<te::Tensor>& out
   std::vector<const te::OperationNode*> outs;
   for (const te::Tensor& t : outputs) outs.push_back(t.op().get());
   for (te::Stage* st : s.stages()) {
-    if (st->is_placeholder() || st->is_output || st->is_inlined() || !Untouched(*st)) continue;
+    if (st->is_placeholder() || st->is_output || st->is_inlined() || !IsUntouched(*st)) continue;
     if (std::find(outs.begin(), outs.end(), st->op.get()) != outs.end()) continue;
     if (!st->op->reduce_axis.empty() || st->op->attrs.count("no_inline")) continue;
     KILN_RETURN_IF_ERROR(st->compute_inline());

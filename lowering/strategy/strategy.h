@@ -96,6 +96,24 @@ absl::StatusOr<std::vector<std::string>> ScheduleWithStrategies(
 absl::Status InlineInjective(te::Schedule& s, const std::vector<te::Tensor>& outputs);
 // Reads an integer attr of a compute op ("kiln.mr"); `def` when absent.
 int64_t IntAttr(const te::Operation& op, const std::string& key, int64_t def);
+// A stage no primitive has touched yet (no relations, at the root).
+bool IsUntouched(const te::Stage& s);
+// Output 0 of `a` and of `b` have provably equal shapes.
+bool SameShape(const te::Operation& a, const te::Operation& b);
+
+// The two stages of a register-blocked anchor: `local` accumulates a tile
+// (scope "local", computed at a loop of `out`), `out` writes the tile out.
+// When the anchor's only reader is an untouched injective output that
+// `covers` accepts (its epilogue, already inlined into it), that reader is
+// `out` and the anchor itself becomes `local`; otherwise cache_write splits
+// the anchor into a local accumulator and a copy stage (`out`).
+struct AccumulatorStages {
+  te::Stage* out = nullptr;
+  te::Stage* local = nullptr;
+};
+absl::StatusOr<AccumulatorStages> SplitAccumulator(
+    te::Schedule& s, const te::Tensor& anchor,
+    const std::function<bool(const te::Operation& reader, const te::Operation& anchor)>& covers);
 
 }  // namespace kiln::lowering::strategy
 

@@ -91,34 +91,14 @@ class Blocker : public ExprRewriter {
       states_[pre.get()] = st;
       return post;
     }
-    if ((op->name() == "nn.max_pool2d" || op->name() == "nn.avg_pool2d") && s0 != nullptr &&
-        s0->orig == "NCHW") {
-      // Pools run in the blocked layout (their relation and kernels accept NCHW{c}c).
-      const auto* pa = c->attrs.as<Pool2DAttrs>();
-      if (pa != nullptr && pa->layout == "NCHW" && (pa->out_layout.empty() || pa->out_layout == "NCHW")) {
-        const LState st = *s0;
-        Ref<AttrsNode> cloned = c->attrs->Clone();
-        auto* na = static_cast<Pool2DAttrs*>(cloned.get());
-        na->layout = st.cur;
-        na->out_layout = st.cur;
-        KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {Post(c->args[0])}, cloned));
-        states_[pre.get()] = st;
-        return Expr(nc);
-      }
+    if ((op->name() == "nn.max_pool2d" || op->name() == "nn.avg_pool2d") && s0 != nullptr) {
+      KILN_ASSIGN_OR_RETURN(std::optional<Expr> r, BlockedPool<Pool2DAttrs>(pre, c, *s0));
+      if (r) return *r;
     }
     if ((op->name() == "nn.global_avg_pool2d" || op->name() == "nn.global_max_pool2d") &&
-        s0 != nullptr && s0->orig == "NCHW") {
-      const auto* pa = c->attrs.as<GlobalPool2DAttrs>();
-      if (pa != nullptr && pa->layout == "NCHW" && (pa->out_layout.empty() || pa->out_layout == "NCHW")) {
-        const LState st = *s0;
-        Ref<AttrsNode> cloned = c->attrs->Clone();
-        auto* na = static_cast<GlobalPool2DAttrs*>(cloned.get());
-        na->layout = st.cur;
-        na->out_layout = st.cur;
-        KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {Post(c->args[0])}, cloned));
-        states_[pre.get()] = st;
-        return Expr(nc);
-      }
+        s0 != nullptr) {
+      KILN_ASSIGN_OR_RETURN(std::optional<Expr> r, BlockedPool<GlobalPool2DAttrs>(pre, c, *s0));
+      if (r) return *r;
     }
     if (op->name() == "concatenate" && c->args.size() == 1 && out_t != nullptr && out_t->ndim() == 4) {
       // Channel concatenation of tensors blocked alike stays blocked (axis 1
@@ -211,6 +191,25 @@ class Blocker : public ExprRewriter {
     KILN_ASSIGN_OR_RETURN(Expr r, LayoutTransform(x, src, dst));
     transforms_[key] = r;
     return r;
+  }
+
+  // A pool (A: its attrs) of a blocked input runs in the blocked layout (the
+  // pools' relation and kernels accept NCHW{c}c); nullopt when it cannot.
+  template <typename A>
+  absl::StatusOr<std::optional<Expr>> BlockedPool(const Expr& pre, const CallNode* c,
+                                                  const LState& in) {
+    const auto* pa = c->attrs.as<A>();
+    if (in.orig != "NCHW" || pa == nullptr || pa->layout != "NCHW" ||
+        !(pa->out_layout.empty() || pa->out_layout == "NCHW"))
+      return std::optional<Expr>();
+    const LState st = in;  // copy: inserting may rehash the map
+    Ref<AttrsNode> cloned = c->attrs->Clone();
+    auto* na = static_cast<A*>(cloned.get());
+    na->layout = st.cur;
+    na->out_layout = st.cur;
+    KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {Post(c->args[0])}, cloned));
+    states_[pre.get()] = st;
+    return std::optional<Expr>(Expr(nc));
   }
 
   // [C, 1, 1] or [1, C, 1, 1] with C static and equal to `channels`.

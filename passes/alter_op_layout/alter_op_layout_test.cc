@@ -33,6 +33,21 @@ void ExpectWellTyped(const Function& f) {
   EXPECT_TRUE(t.ok()) << t.status() << "\n" << PrintExpr(f);
 }
 
+// AlterOpLayout (the type relation's support not probed) rewrites the @main
+// of `input` into the @main of `want` (structurally equal), well typed.
+void ExpectRewrite(const std::string& input, const std::string& want_text) {
+  Function f = Typed(input);
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto want = ParseModule(want_text);
+  ASSERT_TRUE(want.ok()) << want.status();
+  auto diff = StructuralDifference(*g, *want->Lookup("main"));
+  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
+  ExpectWellTyped(*g);
+}
+
 Ref<const HostTensor> Filled(std::vector<int64_t> shape, int seed) {
   auto t = HostTensor::Create(DataType::Float(32), std::move(shape));
   EXPECT_TRUE(t.ok());
@@ -118,19 +133,15 @@ TEST(AlterOpLayoutTest, ConvChainMatchesInterpreter) {
 // the residual add with a same-typed NCHW tensor transforms that operand.
 // 17 input channels: no block divides them and they are too many for one block.
 TEST(AlterOpLayoutTest, UnblockableConvAndResidual) {
-  Function f = Typed(R"(
+  ExpectRewrite(R"(
 def @main(%x: Tensor[(1, 17, 8, 8), float32], %w1: Tensor[(16, 17, 3, 3), float32],
           %w2: Tensor[(16, 16, 1, 1), float32]) {
   %0 = nn.conv2d(%x, %w1, padding=[1, 1]);
   %1 = nn.conv2d(%0, %w2);
   add(%1, %0)
 }
-)");
-  AlterOpLayoutOptions opts;
-  opts.require_type_support = false;
-  auto g = AlterOpLayoutFunction(f, opts);
-  ASSERT_TRUE(g.ok()) << g.status();
-  auto want = ParseModule(R"(
+)",
+                R"(
 def @main(%x: Tensor[(1, 17, 8, 8), float32], %w1: Tensor[(16, 17, 3, 3), float32],
           %w2: Tensor[(16, 16, 1, 1), float32]) {
   %0 = nn.conv2d(%x, %w1, padding=[1, 1]);
@@ -141,27 +152,19 @@ def @main(%x: Tensor[(1, 17, 8, 8), float32], %w1: Tensor[(16, 17, 3, 3), float3
   layout_transform(%4, src_layout="NCHW16c", dst_layout="NCHW")
 }
 )");
-  ASSERT_TRUE(want.ok()) << want.status();
-  auto diff = StructuralDifference(*g, *want->Lookup("main"));
-  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
-  ExpectWellTyped(*g);
 }
 
 // An RGB stem (3 input channels) is blocked by all of its channels (NCHW3c),
 // and a bias follows the blocked layout as a [1, C/16, 1, 1, 16] vector.
 TEST(AlterOpLayoutTest, FewChannelStemAndBiasStayBlocked) {
-  Function f = Typed(R"(
+  ExpectRewrite(R"(
 def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32],
           %b: Tensor[(16,), float32]) {
   %0 = nn.conv2d(%x, %w1, padding=[1, 1]);
   nn.relu(nn.bias_add(%0, %b))
 }
-)");
-  AlterOpLayoutOptions opts;
-  opts.require_type_support = false;
-  auto g = AlterOpLayoutFunction(f, opts);
-  ASSERT_TRUE(g.ok()) << g.status();
-  auto want = ParseModule(R"(
+)",
+                R"(
 def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32],
           %b: Tensor[(16,), float32]) {
   %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW3c");
@@ -173,16 +176,12 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32]
   layout_transform(%5, src_layout="NCHW16c", dst_layout="NCHW")
 }
 )");
-  ASSERT_TRUE(want.ok()) << want.status();
-  auto diff = StructuralDifference(*g, *want->Lookup("main"));
-  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
-  ExpectWellTyped(*g);
 }
 
 // Pools and channel concatenation keep the blocked layout: one transform in,
 // one out.
 TEST(AlterOpLayoutTest, PoolsAndConcatStayBlocked) {
-  Function f = Typed(R"(
+  ExpectRewrite(R"(
 def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32]) {
   %0 = nn.conv2d(%x, %w);
   %1 = nn.max_pool2d(%0, pool_size=[2, 2], strides=[2, 2]);
@@ -190,12 +189,8 @@ def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32
   %3 = concatenate((%1, %2), axis=1);
   nn.global_avg_pool2d(%3)
 }
-)");
-  AlterOpLayoutOptions opts;
-  opts.require_type_support = false;
-  auto g = AlterOpLayoutFunction(f, opts);
-  ASSERT_TRUE(g.ok()) << g.status();
-  auto want = ParseModule(R"(
+)",
+                R"(
 def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32]) {
   %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
   %1 = layout_transform(%w, src_layout="OIHW", dst_layout="OIHW16i16o");
@@ -207,25 +202,17 @@ def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32
   layout_transform(%6, src_layout="NCHW16c", dst_layout="NCHW")
 }
 )");
-  ASSERT_TRUE(want.ok()) << want.status();
-  auto diff = StructuralDifference(*g, *want->Lookup("main"));
-  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
-  ExpectWellTyped(*g);
 }
 
 // Batch-norm's per-channel scale and shift ([C, 1, 1]) follow the blocked layout.
 TEST(AlterOpLayoutTest, ChannelVectorsFollowTheBlockedLayout) {
-  Function f = Typed(R"(
+  ExpectRewrite(R"(
 def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32],
           %s: Tensor[(16, 1, 1), float32], %t: Tensor[(1, 16, 1, 1), float32]) {
   add(multiply(nn.conv2d(%x, %w), %s), %t)
 }
-)");
-  AlterOpLayoutOptions opts;
-  opts.require_type_support = false;
-  auto g = AlterOpLayoutFunction(f, opts);
-  ASSERT_TRUE(g.ok()) << g.status();
-  auto want = ParseModule(R"(
+)",
+                R"(
 def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32],
           %s: Tensor[(16, 1, 1), float32], %t: Tensor[(1, 16, 1, 1), float32]) {
   %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
@@ -237,10 +224,6 @@ def @main(%x: Tensor[(1, 16, 8, 8), float32], %w: Tensor[(16, 16, 1, 1), float32
   layout_transform(%5, src_layout="NCHW16c", dst_layout="NCHW")
 }
 )");
-  ASSERT_TRUE(want.ok()) << want.status();
-  auto diff = StructuralDifference(*g, *want->Lookup("main"));
-  EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
-  ExpectWellTyped(*g);
 }
 
 // With the type relation's support (probed), the default options rewrite,

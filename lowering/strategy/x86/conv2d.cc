@@ -27,7 +27,6 @@
 #include "ir/status_macros.h"
 #include "lowering/strategy/strategy.h"
 #include "lowering/strategy/x86/x86.h"
-#include "lowering/te/arith.h"
 
 namespace kiln::lowering::strategy::x86 {
 namespace {
@@ -107,6 +106,24 @@ te::Tensor PadNCHWc(const te::Tensor& x, const std::vector<int64_t>& xs,
       "data_pad", "injective", {{"no_inline", "1"}});
 }
 
+// Strides and dilation as 2 values, padding as 4 ([top, left, bottom,
+// right]); false when the attrs are malformed (the generic compute reports it).
+bool Windows(const Conv2DAttrs& a, std::vector<int64_t>* st, std::vector<int64_t>* dil,
+             std::vector<int64_t>* pad) {
+  *st = a.strides;
+  *dil = a.dilation;
+  *pad = a.padding;
+  if (st->size() == 1) *st = {(*st)[0], (*st)[0]};
+  if (dil->size() == 1) *dil = {(*dil)[0], (*dil)[0]};
+  if (pad->size() == 1) *pad = {(*pad)[0], (*pad)[0], (*pad)[0], (*pad)[0]};
+  if (pad->size() == 2) *pad = {(*pad)[0], (*pad)[1], (*pad)[0], (*pad)[1]};
+  if (st->size() != 2 || dil->size() != 2 || pad->size() != 4) return false;
+  for (int64_t v : *pad) {
+    if (v < 0) return false;
+  }
+  return true;
+}
+
 // `c` cut back to `shape` (its padded output width), or `c` itself.
 te::Tensor Unpad(const te::Tensor& c, const std::vector<PrimExpr>& shape) {
   int64_t want = 0, have = 0;
@@ -141,15 +158,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
   // Vector-friendly output blocks only.
   const int64_t lanes = ctx.target.Lanes(f32);
   if (ob % lanes != 0 && lanes % ob != 0) return none;
-  std::vector<int64_t> st = a.strides, dil = a.dilation, pad = a.padding;
-  if (st.size() == 1) st = {st[0], st[0]};
-  if (dil.size() == 1) dil = {dil[0], dil[0]};
-  if (pad.size() == 1) pad = {pad[0], pad[0], pad[0], pad[0]};
-  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
-  if (st.size() != 2 || dil.size() != 2 || pad.size() != 4) return none;
-  for (int64_t v : pad) {
-    if (v < 0) return none;
-  }
+  std::vector<int64_t> st, dil, pad;
+  if (!Windows(a, &st, &dil, &pad)) return none;
   const int64_t kh = ws[2], kw = ws[3];
 
   const int64_t reg_n = ChooseRegN(ctx.target, os[3], ob);
@@ -210,15 +220,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
     return none;
   const int64_t lanes = ctx.target.Lanes(f32);
   if (cb % lanes != 0 && lanes % cb != 0) return none;
-  std::vector<int64_t> st = a.strides, dil = a.dilation, pad = a.padding;
-  if (st.size() == 1) st = {st[0], st[0]};
-  if (dil.size() == 1) dil = {dil[0], dil[0]};
-  if (pad.size() == 1) pad = {pad[0], pad[0], pad[0], pad[0]};
-  if (pad.size() == 2) pad = {pad[0], pad[1], pad[0], pad[1]};
-  if (st.size() != 2 || dil.size() != 2 || pad.size() != 4) return none;
-  for (int64_t v : pad) {
-    if (v < 0) return none;
-  }
+  std::vector<int64_t> st, dil, pad;
+  if (!Windows(a, &st, &dil, &pad)) return none;
   const int64_t reg_n = ChooseRegN(ctx.target, os[3], cb);
   // The output width padded to whole tiles (sliced back after the epilogue).
   const int64_t owp = (os[3] + reg_n - 1) / reg_n * reg_n;
@@ -247,16 +250,6 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
       std::vector<te::Tensor>{Unpad(out, b.out_shapes[0])});
 }
 
-bool SameShape(const te::Operation& a, const te::Operation& b) {
-  const auto& x = a->output_shapes[0];
-  const auto& y = b->output_shapes[0];
-  if (x.size() != y.size()) return false;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!te::arith::ProveEqual(x[i], y[i])) return false;
-  }
-  return true;
-}
-
 // The reader's shape is the anchor's, or its prefix on the (padded) width axis.
 bool CoveredBy(const te::Operation& reader, const te::Operation& anchor) {
   if (SameShape(reader, anchor)) return true;
@@ -271,9 +264,6 @@ bool CoveredBy(const te::Operation& reader, const te::Operation& anchor) {
   return true;
 }
 
-bool Untouched(const te::Stage& s) {
-  return s.relations.empty() && s.attach_type == te::AttachType::kGroupRoot;
-}
 
 absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>& outputs,
                                  const te::Tensor& anchor, const CpuTarget&) {
@@ -284,7 +274,7 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
   // The padded input: (n, icb, h) parallel, the channel block vectorized.
   for (const te::Tensor& in : op->InputTensors()) {
     te::Stage* ps = s[in];
-    if (ps == nullptr || ps->is_placeholder() || !Untouched(*ps) || in.op()->name != "data_pad")
+    if (ps == nullptr || ps->is_placeholder() || !IsUntouched(*ps) || in.op()->name != "data_pad")
       continue;
     const std::vector<tir::IterVar> pax = ps->op->axis;
     KILN_ASSIGN_OR_RETURN(tir::IterVar f, ps->fuse({pax[0], pax[1], pax[2]}));
@@ -294,26 +284,9 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
       KILN_RETURN_IF_ERROR(ps->vectorize(pax[4]));
     }
   }
-  te::Stage* sc = s[anchor];
-  te::Stage* out = nullptr;
-  te::Stage* local = nullptr;
-  if (sc->is_output) {
-    KILN_ASSIGN_OR_RETURN(te::Tensor cl, s.cache_write(anchor, "local"));
-    out = s[anchor];
-    local = s[cl];
-  } else {
-    KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(sc));
-    if (readers.size() == 1 && readers[0]->is_output && Untouched(*readers[0]) &&
-        readers[0]->op->reduce_axis.empty() && CoveredBy(readers[0]->op, op)) {
-      out = readers[0];
-      local = sc;
-      KILN_RETURN_IF_ERROR(local->set_scope("local"));
-    } else {
-      KILN_ASSIGN_OR_RETURN(te::Tensor cl, s.cache_write(anchor, "local"));
-      out = s[anchor];
-      local = s[cl];
-    }
-  }
+  KILN_ASSIGN_OR_RETURN(AccumulatorStages st, SplitAccumulator(s, anchor, CoveredBy));
+  te::Stage* out = st.out;
+  te::Stage* local = st.local;
   const std::vector<tir::IterVar> ax = out->op->axis;  // n, ocb, oh, ow, oc
   if (ax.size() != 5) return absl::InternalError("conv2d_NCHWc: expected a 5-D output");
   KILN_ASSIGN_OR_RETURN(te::SplitAxes ws, out->split(ax[3], reg_n));

@@ -26,7 +26,6 @@
 #include "ir/status_macros.h"
 #include "lowering/strategy/strategy.h"
 #include "lowering/strategy/x86/x86.h"
-#include "lowering/te/arith.h"
 
 namespace kiln::lowering::strategy::x86 {
 namespace {
@@ -312,20 +311,6 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BatchMatmulCompute(
   return BuildGemm(ctx, g, "T_batch_matmul", "batch_matmul", "batch_matmul_pack.x86");
 }
 
-bool SameShape(const te::Operation& a, const te::Operation& b) {
-  const auto& x = a->output_shapes[0];
-  const auto& y = b->output_shapes[0];
-  if (x.size() != y.size()) return false;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!te::arith::ProveEqual(x[i], y[i])) return false;
-  }
-  return true;
-}
-
-bool Untouched(const te::Stage& s) {
-  return s.relations.empty() && s.attach_type == te::AttachType::kGroupRoot;
-}
-
 // Packing stages: (batch, panel) fused and parallel; B's NR columns
 // vectorized (A's MR rows are a transposition: scalar).
 absl::Status SchedulePack(te::Stage* st, int64_t lanes) {
@@ -352,30 +337,13 @@ absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& output
   for (const te::Tensor& in : op->InputTensors()) {
     te::Stage* ps = s[in];
     if (ps != nullptr && !ps->is_placeholder() && in.op()->attrs.count(kPackAttr) &&
-        Untouched(*ps)) {
+        IsUntouched(*ps)) {
       KILN_RETURN_IF_ERROR(SchedulePack(ps, lanes));
     }
   }
-  te::Stage* sc = s[anchor];
-  te::Stage* out = nullptr;    // the stage that writes the tile out
-  te::Stage* local = nullptr;  // the accumulator
-  if (sc->is_output) {
-    KILN_ASSIGN_OR_RETURN(te::Tensor cl, s.cache_write(anchor, "local"));
-    out = s[anchor];
-    local = s[cl];
-  } else {
-    KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(sc));
-    if (readers.size() == 1 && readers[0]->is_output && Untouched(*readers[0]) &&
-        readers[0]->op->reduce_axis.empty() && SameShape(readers[0]->op, op)) {
-      out = readers[0];
-      local = sc;
-      KILN_RETURN_IF_ERROR(local->set_scope("local"));
-    } else {
-      KILN_ASSIGN_OR_RETURN(te::Tensor cl, s.cache_write(anchor, "local"));
-      out = s[anchor];
-      local = s[cl];
-    }
-  }
+  KILN_ASSIGN_OR_RETURN(AccumulatorStages st, SplitAccumulator(s, anchor, SameShape));
+  te::Stage* out = st.out;
+  te::Stage* local = st.local;
   // The output tile loops.
   const std::vector<tir::IterVar> ax = out->op->axis;
   KILN_ASSIGN_OR_RETURN(te::SplitAxes ns, out->split(ax.back(), nr));
