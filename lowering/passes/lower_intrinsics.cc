@@ -94,8 +94,14 @@ const std::vector<double> kErfB = {-1.45660718464996e-05, -2.13374055278905e-04,
 PrimExpr Scale2N(Builder& b, const PrimExpr& p, const PrimExpr& n) {
   PrimExpr n1 = b.Def("n1", b.Floor(Mul(n, b.F(0.5))));
   PrimExpr n2 = b.Def("n2", Sub(n, n1));
+  // 2^k for an integral float k in [-126, 127] built in the exponent field.
+  // k's integer value comes from the bits of k + 1.5 * 2^23 (whose low
+  // mantissa bits hold k for |k| < 2^22), not from a float -> int cast: a
+  // cast saturates (compares and selects around the conversion), this is one
+  // add and one subtract.
   auto pow2 = [&](const PrimExpr& k) {
-    return b.AsFloat(Mul(Add(Cast(b.I32(), k), b.I(127)), b.I(1 << 23)));
+    PrimExpr ki = Sub(b.AsInt(Add(k, b.F(12582912.0))), b.I(0x4B400000 - 127));
+    return b.AsFloat(Mul(ki, b.I(1 << 23)));
   };
   return Mul(Mul(p, pow2(n1)), pow2(n2));
 }
