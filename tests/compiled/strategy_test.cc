@@ -103,6 +103,13 @@ std::vector<StrategyCase> Cases() {
          "nn.relu(nn.bias_add(nn.conv2d(%x, %w), %b))", {"w", "b"}, "conv2d_NCHWc.x86", 3});
     add({"depthwise_prime_width_o3", "%x: Tensor[(1, 32, 4, 61), float32], %w: Tensor[(32, 1, 3, 3), float32]",
          "nn.conv2d(%x, %w, padding=[1, 1], groups=32)", {"w"}, "depthwise_conv2d_NCHWc.x86", 3});
+    add({"conv_narrow_out_block_reblocked_o3",
+         "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(40, 16, 3, 3), float32], %b: Tensor[(40,), float32]",
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))", {"w", "b"},
+         "conv2d_NCHWc.x86", 3});
+    add({"conv1x1_1000_channels_o3",
+         "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(1000, 32, 1, 1), float32]",
+         "nn.relu(nn.conv2d(%x, %w))", {"w"}, "conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "
