@@ -1,0 +1,115 @@
+// File: lowering/strategy/x86/conv_util.cc
+#include "lowering/strategy/x86/conv_util.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln::lowering::strategy::x86 {
+
+using tir::IntImm;
+using tir::PrimExpr;
+
+// "NCHW16c" -> 16; 0 when `s` is not NCHW{x}c.
+int64_t BlockOf(const std::string& s, const std::string& prefix, const std::string& suffix) {
+  if (s.size() <= prefix.size() + suffix.size() || s.rfind(prefix, 0) != 0 ||
+      s.compare(s.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return 0;
+  const std::string num = s.substr(prefix.size(), s.size() - prefix.size() - suffix.size());
+  int64_t v = 0;
+  for (char c : num) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + (c - '0');
+    if (v > 1 << 20) return 0;
+  }
+  return v;
+}
+
+bool Static(const std::vector<PrimExpr>& shape, std::vector<int64_t>* out) {
+  out->clear();
+  for (const PrimExpr& e : shape) {
+    int64_t v = 0;
+    if (!tir::IsConstInt(e, &v)) return false;
+    out->push_back(v);
+  }
+  return true;
+}
+
+// Pixels per register tile. An exact divisor of the output width of at least
+// a third of the accumulator budget is best; otherwise the width is padded
+// to a multiple of the tile (the least padding, larger tiles on ties) so the
+// micro-kernel never needs a bounds check.
+int64_t ChooseRegN(const CpuTarget& t, int64_t ow, int64_t ob) {
+  const int64_t vectors_per_pixel = std::max<int64_t>(1, ob / t.Lanes(DataType::Float(32)));
+  const int64_t max_acc = t.vector_registers >= 32 ? 24 : 12;
+  const int64_t cap = std::max<int64_t>(1, max_acc / vectors_per_pixel);
+  if (ow <= cap) return ow;
+  for (int64_t r = cap; r >= std::max<int64_t>(2, cap / 3); --r) {
+    if (ow % r == 0) return r;
+  }
+  int64_t best = cap, waste = (ow + cap - 1) / cap * cap - ow;
+  for (int64_t r = cap - 1; r >= std::max<int64_t>(2, cap / 2); --r) {
+    const int64_t w = (ow + r - 1) / r * r - ow;
+    if (w < waste) {
+      best = r;
+      waste = w;
+    }
+  }
+  return best;
+}
+
+// x [N, C/c, H, W, c] zero-padded on H and W ([top, left, bottom, right], and
+// on the right up to `min_width` columns), materialized (the micro-kernel reads
+// it without bounds checks); x itself when there is no padding.
+te::Tensor PadNCHWc(const te::Tensor& x, const std::vector<int64_t>& xs,
+                    std::vector<int64_t> pad, int64_t min_width) {
+  const DataType f32 = DataType::Float(32);
+  // More zero columns on the right when the padded output width reads them.
+  pad[3] += std::max<int64_t>(0, min_width - (xs[3] + pad[1] + pad[3]));
+  if (!(pad[0] || pad[1] || pad[2] || pad[3])) return x;
+  const int64_t h = xs[2], wd = xs[3];
+  return te::Compute(
+      {IntImm(xs[0]), IntImm(xs[1]), IntImm(h + pad[0] + pad[2]), IntImm(wd + pad[1] + pad[3]),
+       IntImm(xs[4])},
+      [&](const std::vector<tir::Var>& i) {
+        const PrimExpr ih = i[2] - IntImm(pad[0]);
+        const PrimExpr iw = i[3] - IntImm(pad[1]);
+        PrimExpr in = tir::And(tir::And(tir::GE(ih, IntImm(0)), tir::LT(ih, IntImm(h))),
+                               tir::And(tir::GE(iw, IntImm(0)), tir::LT(iw, IntImm(wd))));
+        return tir::Call(f32, "if_then_else",
+                         {in, x({i[0], i[1], ih, iw, i[4]}), tir::MakeConst(f32, 0)});
+      },
+      "data_pad", "injective", {{"no_inline", "1"}});
+}
+
+// Strides and dilation as 2 values, padding as 4 ([top, left, bottom,
+// right]); false when the attrs are malformed (the generic compute reports it).
+bool Windows(const Conv2DAttrs& a, std::vector<int64_t>* st, std::vector<int64_t>* dil,
+             std::vector<int64_t>* pad) {
+  *st = a.strides;
+  *dil = a.dilation;
+  *pad = a.padding;
+  if (st->size() == 1) *st = {(*st)[0], (*st)[0]};
+  if (dil->size() == 1) *dil = {(*dil)[0], (*dil)[0]};
+  if (pad->size() == 1) *pad = {(*pad)[0], (*pad)[0], (*pad)[0], (*pad)[0]};
+  if (pad->size() == 2) *pad = {(*pad)[0], (*pad)[1], (*pad)[0], (*pad)[1]};
+  if (st->size() != 2 || dil->size() != 2 || pad->size() != 4) return false;
+  for (int64_t v : *pad) {
+    if (v < 0) return false;
+  }
+  return true;
+}
+
+// `c` cut back to `shape` (its padded output width), or `c` itself.
+te::Tensor Unpad(const te::Tensor& c, const std::vector<PrimExpr>& shape) {
+  int64_t want = 0, have = 0;
+  if (tir::IsConstInt(shape[3], &want) && tir::IsConstInt(c.shape()[3], &have) && want == have)
+    return c;
+  return te::Compute(
+      shape,
+      [&](const std::vector<tir::Var>& i) { return c(std::vector<PrimExpr>(i.begin(), i.end())); },
+      absl::StrCat(c.name(), "_unpad"), "injective");
+}
+
+
+}  // namespace kiln::lowering::strategy::x86
