@@ -73,7 +73,8 @@ TEST(StrategyRegistry, HighestPriorityFirstAndDecliningFallsThrough) {
 TEST(StrategyRegistry, BuiltinsAreRegistered) {
   RegisterBuiltinStrategies();
   for (const char* name : {"dense_pack.x86", "matmul_pack.x86", "batch_matmul_pack.x86",
-                           "conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86"}) {
+                           "conv2d_NCHWc.x86", "depthwise_conv2d_NCHWc.x86",
+                           "conv2d_winograd_NCHWc.x86"}) {
     EXPECT_NE(FindImplementation(name), nullptr) << name;
   }
 }

@@ -67,7 +67,24 @@ std::vector<StrategyCase> Cases() {
          "nn.batch_matmul(%x, %y, transpose_b=false)", {}, "batch_matmul_pack.x86"});
     add({"conv3x3_bias_relu_o3", "%x: Tensor[(1, 32, 14, 14), float32], %w: Tensor[(32, 32, 3, 3), float32], %b: Tensor[(32,), float32]",
          "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))", {"w", "b"},
-         "conv2d_NCHWc.x86", 3});
+         "conv2d_winograd_NCHWc.x86", 3});
+    add({"conv3x3_weight_param_direct_o3",
+         "%x: Tensor[(1, 32, 14, 14), float32], %w: Tensor[(32, 32, 3, 3), float32]",
+         "nn.relu(nn.conv2d(%x, %w, padding=[1, 1]))", {}, "conv2d_NCHWc.x86", 3});
+    add({"winograd_odd_7x7_residual_o3",
+         "%x: Tensor[(1, 32, 7, 7), float32], %w: Tensor[(48, 32, 3, 3), float32], %r: Tensor[(1, 48, 7, 7), float32]",
+         "nn.relu(add(nn.conv2d(%x, %w, padding=[1, 1]), %r))", {"w"},
+         "conv2d_winograd_NCHWc.x86", 3});
+    add({"winograd_no_padding_odd_width_o3",
+         "%x: Tensor[(1, 16, 9, 12), float32], %w: Tensor[(32, 16, 3, 3), float32]",
+         "nn.conv2d(%x, %w)", {"w"}, "conv2d_winograd_NCHWc.x86", 3});
+    add({"winograd_asym_padding_2_images_o3",
+         "%x: Tensor[(2, 16, 8, 10), float32], %w: Tensor[(64, 16, 3, 3), float32]",
+         "nn.conv2d(%x, %w, padding=[0, 1, 2, 1])", {"w"}, "conv2d_winograd_NCHWc.x86", 3});
+    add({"winograd_nchwc_32_out", "%x: Tensor[(1, 2, 10, 10, 16), float32], %w: Tensor[(1, 2, 3, 3, 16, 32), float32]",
+         "nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i32o\", "
+         "out_layout=\"NCHW32c\")",
+         {"w"}, "conv2d_winograd_NCHWc.x86"});
     add({"conv_stem_rgb_o3", "%x: Tensor[(1, 3, 23, 23), float32], %w: Tensor[(16, 3, 7, 7), float32]",
          "nn.relu(nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3]))", {"w"}, "conv2d_NCHWc.x86", 3});
     add({"conv1x1_oc24_stride2_residual_o3",
@@ -77,7 +94,7 @@ std::vector<StrategyCase> Cases() {
     add({"conv_bn_channel_vectors_o3",
          "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(32, 16, 3, 3), float32], %s: Tensor[(32, 1, 1), float32], %t: Tensor[(32, 1, 1), float32]",
          "nn.relu(add(multiply(nn.conv2d(%x, %w, padding=[1, 1]), %s), %t))", {"w", "s", "t"},
-         "conv2d_NCHWc.x86", 3});
+         "conv2d_winograd_NCHWc.x86", 3});
     add({"depthwise_bn_relu6_o3",
          "%x: Tensor[(1, 32, 15, 15), float32], %w: Tensor[(32, 1, 3, 3), float32], %t: Tensor[(32, 1, 1), float32]",
          "clip(add(nn.conv2d(%x, %w, padding=[1, 1], groups=32), %t), a_min=0f, a_max=6f)",
@@ -100,12 +117,12 @@ std::vector<StrategyCase> Cases() {
          {"w", "v", "u"}, "conv2d_NCHWc.x86", 3});
     add({"conv_prime_width_padded_tiles_o3",
          "%x: Tensor[(1, 16, 7, 55), float32], %w: Tensor[(32, 16, 3, 3), float32], %b: Tensor[(32,), float32]",
-         "nn.relu(nn.bias_add(nn.conv2d(%x, %w), %b))", {"w", "b"}, "conv2d_NCHWc.x86", 3});
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w), %b))", {"w", "b"}, "conv2d_winograd_NCHWc.x86", 3});
     add({"depthwise_prime_width_o3", "%x: Tensor[(1, 32, 4, 61), float32], %w: Tensor[(32, 1, 3, 3), float32]",
          "nn.conv2d(%x, %w, padding=[1, 1], groups=32)", {"w"}, "depthwise_conv2d_NCHWc.x86", 3});
-    add({"conv_narrow_out_block_reblocked_o3",
+    add({"conv_8_wide_out_block_stride2_o3",
          "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(40, 16, 3, 3), float32], %b: Tensor[(40,), float32]",
-         "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))", {"w", "b"},
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1]), %b))", {"w", "b"},
          "conv2d_NCHWc.x86", 3});
     add({"conv1x1_1000_channels_o3",
          "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(1000, 32, 1, 1), float32]",

@@ -6,6 +6,7 @@ namespace kiln::lowering::strategy::x86 {
 void RegisterX86Strategies() {
   RegisterGemmStrategies();
   RegisterConv2dStrategies();
+  RegisterWinogradStrategies();
 }
 
 }  // namespace kiln::lowering::strategy::x86

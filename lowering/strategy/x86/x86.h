@@ -8,6 +8,7 @@ namespace kiln::lowering::strategy::x86 {
 
 void RegisterGemmStrategies();
 void RegisterConv2dStrategies();
+void RegisterWinogradStrategies();
 
 // Both of the above.
 void RegisterX86Strategies();

@@ -1,0 +1,285 @@
+// File: lowering/strategy/x86/winograd.cc — 3x3 stride-1 convolutions by
+// Winograd's minimal filtering F(2x2, 3x3), in NCHW{c}c, on x86.
+//
+// Each 2x2 block of outputs comes from a 4x4 input tile:
+//   Y = A^T [ (G g G^T) (.) (B^T d B) ] A
+// which turns the 36 multiply-adds per output and channel pair of the direct
+// convolution into 16 per 4 outputs (2.25x fewer), plus the transforms:
+//   U[a, ocb, icb, ic, oc] = (G g G^T)[e][u]      the weight, at compile time
+//   V[a, n, icb, th, tw, ic] = sum_{r,c} (B^T)[e][r] (B^T)[u][c] d[2th+r][2tw+c]
+//   M[a, n, ocb, th, tw, oc] = sum_{icb, ic} V[a, ..., ic] * U[a, ..., ic, oc]
+//   Y[n, ocb, oh, ow, oc]    = sum_a (A^T)[oh%2][e] (A^T)[ow%2][u] M[a, n, ocb, oh/2, ow/2, oc]
+// with a = 4e + u. M is sixteen 1x1 convolutions over the tile grid, and gets
+// the direct convolution's register-blocked micro-kernel (reg_n tiles x one
+// output block); V is vectorized over the channel block with its 4x4 window
+// unrolled; Y is computed at the epilogue's parallel loop by the default
+// schedule. The transform matrices are constants of the kernel.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "ir/op_attrs.h"
+#include "ir/status_macros.h"
+#include "lowering/strategy/strategy.h"
+#include "lowering/strategy/x86/conv_util.h"
+#include "lowering/strategy/x86/x86.h"
+
+namespace kiln::lowering::strategy::x86 {
+namespace {
+
+using tir::IntImm;
+using tir::PrimExpr;
+
+constexpr double kBt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
+constexpr double kAt[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+
+// w [OCB, ICB, 3, 3, ib, ob] -> U [16, OCB, ICB, ib, ob].
+absl::StatusOr<Ref<const HostTensor>> TransformWeight(const HostTensor& w) {
+  const std::vector<int64_t>& s = w.shape();
+  const int64_t ocb = s[0], icb = s[1], ib = s[4], ob = s[5];
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> u,
+                        HostTensor::Create(DataType::Float(32), {16, ocb, icb, ib, ob}));
+  const float* src = w.data<float>();
+  float* dst = u->mutable_data<float>();
+  const int64_t plane = ocb * icb * ib * ob;  // one a
+  for (int64_t o = 0; o < ocb; ++o)
+    for (int64_t i = 0; i < icb; ++i)
+      for (int64_t ci = 0; ci < ib; ++ci)
+        for (int64_t co = 0; co < ob; ++co) {
+          double g[3][3];
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 3; ++kw)
+              g[kh][kw] = src[((((o * icb + i) * 3 + kh) * 3 + kw) * ib + ci) * ob + co];
+          const int64_t at = ((o * icb + i) * ib + ci) * ob + co;
+          for (int e = 0; e < 4; ++e)
+            for (int v = 0; v < 4; ++v) {
+              double acc = 0;
+              for (int kh = 0; kh < 3; ++kh)
+                for (int kw = 0; kw < 3; ++kw) acc += kG[e][kh] * g[kh][kw] * kG[v][kw];
+              dst[(e * 4 + v) * plane + at] = static_cast<float>(acc);
+            }
+        }
+  return Ref<const HostTensor>(u);
+}
+
+// BB[4e + u][4r + c] = B^T[e][r] B^T[u][c]; AA[2i + j][4e + u] = A^T[i][e] A^T[j][u].
+absl::StatusOr<std::pair<Ref<const HostTensor>, Ref<const HostTensor>>> Tables() {
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> bb, HostTensor::Create(DataType::Float(32), {16, 16}));
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> aa, HostTensor::Create(DataType::Float(32), {4, 16}));
+  for (int e = 0; e < 4; ++e)
+    for (int u = 0; u < 4; ++u) {
+      for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 4; ++c)
+          bb->mutable_data<float>()[(e * 4 + u) * 16 + r * 4 + c] =
+              static_cast<float>(kBt[e][r] * kBt[u][c]);
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j)
+          aa->mutable_data<float>()[(i * 2 + j) * 16 + e * 4 + u] =
+              static_cast<float>(kAt[i][e] * kAt[j][u]);
+    }
+  return std::make_pair(Ref<const HostTensor>(bb), Ref<const HostTensor>(aa));
+}
+
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
+    const StrategyComputeCtx& ctx) {
+  const auto none = std::optional<std::vector<te::Tensor>>();
+  const ComputeCtx& b = ctx.base;
+  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1) return none;
+  const DataType f32 = DataType::Float(32);
+  const te::Tensor x = b.inputs[0];
+  if (x.dtype() != f32 || b.out_dtypes[0] != f32 || ctx.constants.size() != 2 ||
+      !ctx.constants[1] || ctx.constants[1]->dtype() != f32)
+    return none;
+  const Conv2DAttrs& a = b.Attrs<Conv2DAttrs>();
+  if (a.groups != 1) return none;
+  const int64_t ib = BlockOf(a.data_layout, "NCHW", "c");
+  const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
+  const int64_t ob = BlockOf(out_layout, "NCHW", "c");
+  if (ib == 0 || ob == 0 || a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o")) return none;
+  std::vector<int64_t> xs, ws, os, st, dil, pad;
+  if (x.ndim() != 5 || !Static(x.shape(), &xs) || !Static(b.out_shapes[0], &os) ||
+      os.size() != 5 || !Windows(a, &st, &dil, &pad))
+    return none;
+  ws = ctx.constants[1]->shape();
+  if (ws.size() != 6 || ws[2] != 3 || ws[3] != 3 || ws[1] != xs[1] || ws[4] != ib || ws[5] != ob)
+    return none;
+  if (st != std::vector<int64_t>{1, 1} || dil != std::vector<int64_t>{1, 1}) return none;
+  const int64_t lanes = ctx.target.Lanes(f32);
+  // Whole vectors per output block, and enough channels for the GEMM to
+  // outweigh the transforms.
+  if (ob % lanes != 0 || xs[1] * ib < 16 || os[1] * ob < 32 || os[2] < 4 || os[3] < 4)
+    return none;
+  const int64_t th = (os[2] + 1) / 2, tw = (os[3] + 1) / 2;
+  const int64_t reg_n = ChooseRegN(ctx.target, tw, ob);
+  const int64_t twp = (tw + reg_n - 1) / reg_n * reg_n;
+  // Rows beyond the input are zero: 2 * th + 2 of them are read.
+  std::vector<int64_t> pad_h = pad;
+  pad_h[2] += std::max<int64_t>(0, 2 * th + 2 - (xs[2] + pad[0] + pad[2]));
+  const te::Tensor xp = PadNCHWc(x, xs, pad_h, 2 * twp + 2);
+  KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> u_data, TransformWeight(*ctx.constants[1]));
+  KILN_ASSIGN_OR_RETURN(auto tables, Tables());
+  const te::Tensor u = ctx.add_constant(u_data, "winograd_weight");
+  const te::Tensor bb = ctx.add_constant(tables.first, "winograd_bt");
+  const te::Tensor aa = ctx.add_constant(tables.second, "winograd_at");
+  const int64_t n = xs[0], icb = xs[1], ocb = os[1];
+
+  const tir::IterVar rr = te::ReduceAxis({IntImm(0), IntImm(4)}, "r");
+  const tir::IterVar rc = te::ReduceAxis({IntImm(0), IntImm(4)}, "c");
+  const te::Tensor v = te::Compute(
+      {IntImm(16), IntImm(n), IntImm(icb), IntImm(th), IntImm(twp), IntImm(ib)},
+      [&](const std::vector<tir::Var>& i) {
+        const PrimExpr d = xp({i[1], i[2], i[3] * IntImm(2) + rr->var, i[4] * IntImm(2) + rc->var,
+                               i[5]});
+        return te::Sum(tir::Mul(bb({i[0], rr->var * IntImm(4) + rc->var}), d), {rr, rc});
+      },
+      "winograd_input", "winograd_input", {{"no_inline", "1"}});
+  const tir::IterVar rco = te::ReduceAxis({IntImm(0), IntImm(icb)}, "icb");
+  const tir::IterVar rci = te::ReduceAxis({IntImm(0), IntImm(ib)}, "ic");
+  const te::Tensor m = te::Compute(
+      {IntImm(16), IntImm(n), IntImm(ocb), IntImm(th), IntImm(twp), IntImm(ob)},
+      [&](const std::vector<tir::Var>& i) {
+        return te::Sum(tir::Mul(v({i[0], i[1], rco->var, i[3], i[4], rci->var}),
+                                u({i[0], i[2], rco->var, rci->var, i[5]})),
+                       {rco, rci});
+      },
+      "winograd_gemm", "winograd_gemm",
+      {{kStrategyAttr, "conv2d_winograd_NCHWc.x86"},
+       {"kiln.reg_n", absl::StrCat(reg_n)},
+       {"kiln.lanes", absl::StrCat(lanes)}});
+  const tir::IterVar ra = te::ReduceAxis({IntImm(0), IntImm(16)}, "a");
+  const te::Tensor y = te::Compute(
+      b.out_shapes[0],
+      [&](const std::vector<tir::Var>& i) {
+        const PrimExpr ij = tir::FloorMod(i[2], IntImm(2)) * IntImm(2) + tir::FloorMod(i[3], IntImm(2));
+        return te::Sum(
+            tir::Mul(aa({ij, ra->var}), m({ra->var, i[0], i[1], tir::FloorDiv(i[2], IntImm(2)),
+                                           tir::FloorDiv(i[3], IntImm(2)), i[4]})),
+            {ra});
+      },
+      "winograd_output", "winograd_output",
+      {{"data_layout", a.data_layout}, {"kernel_layout", a.kernel_layout},
+       {"out_layout", out_layout}});
+  // An injective stage over Y, so the kernel's output (this or the epilogue
+  // that FuseOps put after the convolution, inlined into it) is always an
+  // injective stage the whole pipeline can be computed at.
+  const te::Tensor out = te::Compute(
+      b.out_shapes[0],
+      [&](const std::vector<tir::Var>& i) { return y(std::vector<PrimExpr>(i.begin(), i.end())); },
+      "winograd_out", "injective");
+  return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+}
+
+// One parallel loop over (image, pair of output rows): inside it, for each
+// of the 16 transform points the input transform of that tile row (V, a few
+// KB), the GEMM over all output blocks (M, register-blocked), then the output
+// transform and the epilogue for the two rows. Every intermediate stays in
+// cache.
+absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& outputs,
+                              const te::Tensor& anchor, const CpuTarget&) {
+  const te::Operation& op = anchor.op();
+  const int64_t reg_n = IntAttr(op, "kiln.reg_n", 8);
+  const int64_t lanes = IntAttr(op, "kiln.lanes", 16);
+  KILN_RETURN_IF_ERROR(InlineInjective(s, outputs));
+  te::Stage* sm = s[anchor];
+  te::Stage* sv = nullptr;
+  for (const te::Tensor& in : op->InputTensors()) {
+    if (in.op()->name == "winograd_input") sv = s[in];
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> m_readers, s.ReadersOf(sm));
+  if (sv == nullptr || !IsUntouched(*sv) || m_readers.size() != 1) {
+    return absl::InternalError("unexpected Winograd stages");
+  }
+  te::Stage* sy = m_readers[0];
+  KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> y_readers, s.ReadersOf(sy));
+  if (y_readers.size() != 1 || !y_readers[0]->is_output || !IsUntouched(*y_readers[0])) {
+    return absl::InternalError("the Winograd output transform must feed one output");
+  }
+  te::Stage* so = y_readers[0];
+  // The padded input: (n, icb, h) parallel, the channel block vectorized.
+  for (const te::Tensor& in : sv->op->InputTensors()) {
+    te::Stage* ps = s[in];
+    if (ps == nullptr || ps->is_placeholder() || !IsUntouched(*ps) || in.op()->name != "data_pad")
+      continue;
+    const std::vector<tir::IterVar> pax = ps->op->axis;
+    KILN_ASSIGN_OR_RETURN(tir::IterVar f, ps->fuse({pax[0], pax[1], pax[2]}));
+    KILN_RETURN_IF_ERROR(ps->parallel(f));
+    KILN_RETURN_IF_ERROR(ps->vectorize(pax[4]));
+  }
+  auto vectorize_block = [&](te::Stage* st, const tir::IterVar& oc) -> absl::StatusOr<tir::IterVar> {
+    int64_t ob = 0;
+    if (tir::IsConstInt(oc->dom.extent, &ob) && ob > lanes) {
+      KILN_ASSIGN_OR_RETURN(te::SplitAxes vs, st->split(oc, lanes));
+      KILN_RETURN_IF_ERROR(st->unroll(vs.outer));
+      KILN_RETURN_IF_ERROR(st->vectorize(vs.inner));
+      return vs.outer;
+    }
+    KILN_RETURN_IF_ERROR(st->vectorize(oc));
+    return oc;
+  };
+  // The output: (n, pair of rows) parallel.
+  const std::vector<tir::IterVar> oax = so->op->axis;  // n, ocb, oh, ow, oc
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes rows, so->split(oax[2], 2));
+  KILN_RETURN_IF_ERROR(so->reorder({oax[0], rows.outer, oax[1], rows.inner, oax[3], oax[4]}));
+  KILN_ASSIGN_OR_RETURN(tir::IterVar par, so->fuse({oax[0], rows.outer}));
+  KILN_RETURN_IF_ERROR(so->parallel(par));
+  KILN_RETURN_IF_ERROR(vectorize_block(so, oax[4]).status());
+  // Output transform, at the output's parallel loop.
+  KILN_RETURN_IF_ERROR(sy->compute_at(so, par));
+  {
+    const std::vector<tir::IterVar> yax = sy->op->axis;
+    KILN_RETURN_IF_ERROR(
+        sy->reorder({yax[0], yax[1], yax[2], yax[3], sy->op->reduce_axis[0], yax[4]}));
+    KILN_RETURN_IF_ERROR(vectorize_block(sy, yax[4]).status());
+  }
+  // The GEMM: a copy stage (M) at the output's parallel loop, the register
+  // block (M.local) at its tile loop.
+  KILN_ASSIGN_OR_RETURN(te::Tensor ml, s.cache_write(anchor, "local"));
+  te::Stage* local = s[ml];
+  sm = s[anchor];
+  KILN_RETURN_IF_ERROR(sm->compute_at(so, par));
+  const std::vector<tir::IterVar> max = sm->op->axis;  // a, n, ocb, th, tw, oc
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes ws, sm->split(max[4], reg_n));
+  KILN_RETURN_IF_ERROR(
+      sm->reorder({max[0], max[1], max[3], max[2], ws.outer, ws.inner, max[5]}));
+  KILN_RETURN_IF_ERROR(vectorize_block(sm, max[5]).status());
+  KILN_RETURN_IF_ERROR(local->compute_at(sm, ws.outer));
+  {
+    const std::vector<tir::IterVar> lax = local->op->axis;
+    const std::vector<tir::IterVar> rax = local->op->reduce_axis;  // icb, ic
+    std::vector<tir::IterVar> order = {lax[0], lax[1], lax[2], lax[3], rax[0], rax[1], lax[4]};
+    tir::IterVar lv = lax[5];
+    int64_t ob = 0;
+    if (tir::IsConstInt(lax[5]->dom.extent, &ob) && ob > lanes) {
+      KILN_ASSIGN_OR_RETURN(te::SplitAxes vs, local->split(lax[5], lanes));
+      order.push_back(vs.outer);
+      lv = vs.inner;
+      KILN_RETURN_IF_ERROR(local->unroll(vs.outer));
+    }
+    order.push_back(lv);
+    KILN_RETURN_IF_ERROR(local->reorder(order));
+    KILN_RETURN_IF_ERROR(local->unroll(lax[4]));
+    KILN_RETURN_IF_ERROR(local->vectorize(lv));
+  }
+  // Input transform of one transform point's tile row, at M's point loop.
+  KILN_RETURN_IF_ERROR(sv->compute_at(sm, max[0]));
+  {
+    const std::vector<tir::IterVar> ax = sv->op->axis;  // a, n, icb, th, tw, ic
+    const std::vector<tir::IterVar> rx = sv->op->reduce_axis;  // r, c
+    KILN_RETURN_IF_ERROR(sv->reorder({ax[0], ax[1], ax[2], ax[3], ax[4], rx[0], rx[1], ax[5]}));
+    KILN_RETURN_IF_ERROR(sv->unroll(rx[0]));
+    KILN_RETURN_IF_ERROR(sv->unroll(rx[1]));
+    KILN_RETURN_IF_ERROR(sv->vectorize(ax[5]));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void RegisterWinogradStrategies() {
+  RegisterImplementation({"conv2d_winograd_NCHWc.x86", "nn.conv2d", 25, true, WinogradCompute,
+                          ScheduleWinograd});
+}
+
+}  // namespace kiln::lowering::strategy::x86
