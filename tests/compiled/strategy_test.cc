@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "codegen_llvm/codegen_llvm.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
 #include "ir/status_macros.h"
@@ -37,6 +38,14 @@ struct StrategyCase {
   int opt_level = 0;
   std::string target = "llvm";
 };
+
+// Vector register width of a target string (0 when it does not parse).
+int VectorBits(const std::string& target) {
+  absl::StatusOr<codegen::Target> t = codegen::ParseTarget(target);
+  if (!t.ok()) return 0;
+  absl::StatusOr<int> bits = codegen::VectorRegisterBits(*t);
+  return bits.ok() ? *bits : 0;
+}
 
 std::vector<StrategyCase> Cases() {
   std::vector<StrategyCase> c;
@@ -124,9 +133,12 @@ std::vector<StrategyCase> Cases() {
          "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(40, 16, 3, 3), float32], %b: Tensor[(40,), float32]",
          "nn.relu(nn.bias_add(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1]), %b))", {"w", "b"},
          "conv2d_NCHWc.x86", 3});
+    // 1000 channels are 8-wide blocks: narrower than an AVX-512 vector, so the
+    // 1x1 runs as a GEMM there; on AVX2 a block is one vector (direct).
     add({"conv1x1_1000_channels_o3",
          "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(1000, 32, 1, 1), float32]",
-         "nn.relu(nn.conv2d(%x, %w))", {"w"}, "conv2d_NCHWc.x86", 3});
+         "nn.relu(nn.conv2d(%x, %w))", {"w"},
+         VectorBits(t) >= 512 ? "conv2d_1x1_gemm.x86" : "conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "

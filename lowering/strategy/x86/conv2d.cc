@@ -27,6 +27,7 @@
 #include "ir/status_macros.h"
 #include "lowering/strategy/strategy.h"
 #include "lowering/strategy/x86/conv_util.h"
+#include "lowering/strategy/x86/gemm.h"
 #include "lowering/strategy/x86/x86.h"
 
 namespace kiln::lowering::strategy::x86 {
@@ -150,6 +151,70 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
       std::vector<te::Tensor>{Unpad(out, b.out_shapes[0])});
 }
 
+// A 1x1, stride-1, unpadded convolution whose output block is narrower than
+// a vector (NCHW8c on AVX-512: 24, 40 or 1000 channels) as the packed GEMM
+// out[n, p, oc] = sum_k x[n, k / ib, p / W, p % W, k % ib] * w[oc, k] over the
+// H * W pixels p: full-width vectors (the direct micro-kernel would use half
+// vectors) and more FMAs per broadcast. The weight is packed at compile time;
+// the result is re-blocked to NCHW{ob}c as the epilogue writes it.
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv1x1GemmCompute(
+    const StrategyComputeCtx& ctx) {
+  const auto none = std::optional<std::vector<te::Tensor>>();
+  const ComputeCtx& b = ctx.base;
+  const DataType f32 = DataType::Float(32);
+  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1 || b.out_dtypes[0] != f32 ||
+      b.inputs[0].dtype() != f32 || ctx.constants.size() != 2 || !ctx.constants[1] ||
+      ctx.constants[1]->dtype() != f32)
+    return none;
+  const te::Tensor x = b.inputs[0];
+  const Conv2DAttrs& a = b.Attrs<Conv2DAttrs>();
+  const int64_t ib = BlockOf(a.data_layout, "NCHW", "c");
+  const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
+  const int64_t ob = BlockOf(out_layout, "NCHW", "c");
+  const int64_t lanes = ctx.target.Lanes(f32);
+  if (a.groups != 1 || ib == 0 || ob == 0 || ob >= lanes || lanes % ob != 0 ||
+      a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o"))
+    return none;
+  std::vector<int64_t> xs, os, st, dil, pad;
+  if (x.ndim() != 5 || !Static(x.shape(), &xs) || !Static(b.out_shapes[0], &os) ||
+      os.size() != 5 || !Windows(a, &st, &dil, &pad))
+    return none;
+  const std::vector<int64_t> ws = ctx.constants[1]->shape();
+  if (ws.size() != 6 || ws[2] != 1 || ws[3] != 1 || ws[1] != xs[1] || ws[4] != ib ||
+      ws[5] != ob || st != std::vector<int64_t>{1, 1} || pad != std::vector<int64_t>{0, 0, 0, 0})
+    return none;
+  const int64_t icb = xs[1], w = xs[3];
+  GemmOperands g;
+  g.out_shape = {IntImm(xs[0]), IntImm(xs[2] * w), IntImm(os[1] * ob)};
+  g.n = os[1] * ob;
+  g.k = icb * ib;
+  g.a = [x, ib, w](const std::vector<PrimExpr>& lead, const PrimExpr& k) {
+    const PrimExpr& p = lead[1];
+    return x({lead[0], tir::FloorDiv(k, IntImm(ib)), tir::FloorDiv(p, IntImm(w)),
+              tir::FloorMod(p, IntImm(w)), tir::FloorMod(k, IntImm(ib))});
+  };
+  const te::Tensor wt = b.inputs[1];
+  g.b = [wt, ib, ob](const PrimExpr&, const PrimExpr& n, const PrimExpr& k) {
+    return wt({tir::FloorDiv(n, IntImm(ob)), tir::FloorDiv(k, IntImm(ib)), IntImm(0), IntImm(0),
+               tir::FloorMod(k, IntImm(ib)), tir::FloorMod(n, IntImm(ob))});
+  };
+  const Ref<const HostTensor> wd = ctx.constants[1];
+  g.b_const_at = [wd, icb, ib, ob](int64_t n, int64_t k) {
+    return wd->data<float>()[(((n / ob) * icb + k / ib) * ib + k % ib) * ob + n % ob];
+  };
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<te::Tensor>> c,
+                        BuildGemm(ctx, g, "conv2d_1x1_gemm", "conv2d_gemm", "conv2d_1x1_gemm.x86"));
+  if (!c) return none;
+  const te::Tensor gemm = (*c)[0];  // [N, H * W, OC]
+  te::Tensor out = te::Compute(
+      b.out_shapes[0],
+      [&](const std::vector<tir::Var>& i) {
+        return gemm({i[0], i[2] * IntImm(w) + i[3], i[1] * IntImm(ob) + i[4]});
+      },
+      "conv2d_1x1_gemm_nchwc", "injective");
+  return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+}
+
 // The reader's shape is the anchor's, or its prefix on the (padded) width axis.
 bool CoveredBy(const te::Operation& reader, const te::Operation& anchor) {
   if (SameShape(reader, anchor)) return true;
@@ -229,6 +294,8 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
 void RegisterConv2dStrategies() {
   RegisterImplementation({"conv2d_NCHWc.x86", "nn.conv2d", 20, true, Conv2dNCHWcCompute,
                           ScheduleConv2dNCHWc});
+  RegisterImplementation({"conv2d_1x1_gemm.x86", "nn.conv2d", 22, true, Conv1x1GemmCompute,
+                          GemmSchedule});
   RegisterImplementation({"depthwise_conv2d_NCHWc.x86", "nn.conv2d", 20, true,
                           DepthwiseNCHWcCompute, ScheduleConv2dNCHWc});
 }

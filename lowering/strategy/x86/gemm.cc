@@ -25,6 +25,7 @@
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "lowering/strategy/strategy.h"
+#include "lowering/strategy/x86/gemm.h"
 #include "lowering/strategy/x86/x86.h"
 
 namespace kiln::lowering::strategy::x86 {
@@ -47,7 +48,7 @@ Blocking ChooseBlocking(const CpuTarget& t, int64_t m, int64_t n) {
   const int64_t nv = n >= 2 * b.lanes ? 2 : 1;
   b.nr = nv * b.lanes;
   const int64_t max_mr =
-      std::max<int64_t>(1, std::min<int64_t>(12, (t.vector_registers - nv - 2) / nv));
+      std::max<int64_t>(1, std::min<int64_t>(14, (t.vector_registers - nv - 2) / nv));
   if (m <= 0) {  // symbolic
     b.mr = max_mr;
   } else if (m <= max_mr) {
@@ -66,30 +67,13 @@ Blocking ChooseBlocking(const CpuTarget& t, int64_t m, int64_t n) {
 
 bool StaticInt(const PrimExpr& e, int64_t* v) { return tir::IsConstInt(e, v); }
 
-// What a GEMM-like operator reads, as functions of output coordinates.
-struct GemmOperands {
-  std::vector<PrimExpr> out_shape;  // [..., N]
-  int64_t n = 0;
-  int64_t k = 0;
-  // A[lead..., k]: `lead` are the output's indices but the last.
-  std::function<PrimExpr(const std::vector<PrimExpr>& lead, const PrimExpr& k)> a;
-  // B(n, k) for the batch index `b` (ignored when B is not batched).
-  std::function<PrimExpr(const PrimExpr& b, const PrimExpr& n, const PrimExpr& k)> b;
-  // Batched B: its batch extent, and the batch index an output reads.
-  int64_t b_batch = 0;
-  std::function<PrimExpr(const std::vector<PrimExpr>& lead)> b_batch_index;
-  // A constant B, packed at compile time: the tensor and whether it is [N, K].
-  Ref<const HostTensor> b_const;
-  bool b_const_nk = true;
-};
-
-// Packs a [N, K] (nk) or [K, N] float32 constant into [ceil(N/NR), K, NR].
-absl::StatusOr<Ref<const HostTensor>> PackConstant(const HostTensor& b, bool nk, int64_t n,
-                                                    int64_t k, int64_t nr) {
+// Packs a constant B (element (n, k) from `at`) into [ceil(N/NR), K, NR],
+// the columns past N zero.
+absl::StatusOr<Ref<const HostTensor>> PackConstant(
+    const std::function<float(int64_t, int64_t)>& at, int64_t n, int64_t k, int64_t nr) {
   const int64_t nb = (n + nr - 1) / nr;
   KILN_ASSIGN_OR_RETURN(Ref<HostTensor> p,
                         HostTensor::Create(DataType::Float(32), {nb, k, nr}));  // zeroed
-  const float* src = b.data<float>();
   float* dst = p->mutable_data<float>();
   for (int64_t jb = 0; jb < nb; ++jb) {
     for (int64_t kk = 0; kk < k; ++kk) {
@@ -97,12 +81,23 @@ absl::StatusOr<Ref<const HostTensor>> PackConstant(const HostTensor& b, bool nk,
       for (int64_t j = 0; j < nr; ++j) {
         const int64_t col = jb * nr + j;
         if (col >= n) break;
-        row[j] = nk ? src[col * k + kk] : src[kk * n + col];
+        row[j] = at(col, kk);
       }
     }
   }
   return Ref<const HostTensor>(p);
 }
+
+// A [N, K] (nk) or [K, N] float32 constant as an element function.
+std::function<float(int64_t, int64_t)> Matrix(Ref<const HostTensor> b, bool nk, int64_t n,
+                                              int64_t k) {
+  return [b, nk, n, k](int64_t col, int64_t kk) {
+    const float* src = b->data<float>();
+    return nk ? src[col * k + kk] : src[kk * n + col];
+  };
+}
+
+}  // namespace
 
 absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyComputeCtx& ctx,
                                                                  const GemmOperands& g,
@@ -121,9 +116,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
 
   te::Tensor bp;
   const bool batched = g.b_batch > 0;
-  if (g.b_const && !batched) {
-    KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> packed,
-                          PackConstant(*g.b_const, g.b_const_nk, g.n, g.k, nr));
+  if (g.b_const_at && !batched) {
+    KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> packed, PackConstant(g.b_const_at, g.n, g.k, nr));
     bp = ctx.add_constant(packed, absl::StrCat(name, "_packed_weight"));
   } else {
     std::vector<PrimExpr> shape = {IntImm(nb), IntImm(g.k), IntImm(nr)};
@@ -199,6 +193,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
   return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
 }
 
+namespace {
+
 bool AllFloat32(const StrategyComputeCtx& ctx) {
   for (const te::Tensor& t : ctx.base.inputs) {
     if (t.dtype() != DataType::Float(32)) return false;
@@ -232,8 +228,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DenseCompute(const Strate
   };
   g.b = [w](const PrimExpr&, const PrimExpr& nn, const PrimExpr& kk) { return w({nn, kk}); };
   if (ctx.constants.size() == 2 && ctx.constants[1]) {
-    g.b_const = ctx.constants[1];
-    g.b_const_nk = true;
+    g.b_const_at = Matrix(ctx.constants[1], /*nk=*/true, n, k);
   }
   return BuildGemm(ctx, g, "T_dense", "dense", "dense_pack.x86");
 }
@@ -272,8 +267,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> MatmulCompute(
     return tb ? y({nn, kk}) : y({kk, nn});
   };
   if (ctx.constants.size() == 2 && ctx.constants[1]) {
-    g.b_const = ctx.constants[1];
-    g.b_const_nk = tb;
+    g.b_const_at = Matrix(ctx.constants[1], /*nk=*/tb, n, k);
   }
   return BuildGemm(ctx, g, "T_matmul", "matmul", "matmul_pack.x86");
 }
@@ -326,6 +320,8 @@ absl::Status SchedulePack(te::Stage* st, int64_t lanes) {
   KILN_ASSIGN_OR_RETURN(tir::IterVar f, st->fuse(outer));
   return st->parallel(f);
 }
+
+}  // namespace
 
 absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& outputs,
                           const te::Tensor& anchor, const CpuTarget&) {
@@ -382,8 +378,6 @@ absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& output
   KILN_RETURN_IF_ERROR(local->vectorize(lv.inner));
   return absl::OkStatus();
 }
-
-}  // namespace
 
 void RegisterGemmStrategies() {
   RegisterImplementation({"dense_pack.x86", "nn.dense", 20, true, DenseCompute, GemmSchedule});

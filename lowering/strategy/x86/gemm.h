@@ -1,0 +1,49 @@
+// File: lowering/strategy/x86/gemm.h — the packed GEMM of gemm.cc, for the
+// other x86 implementations that are GEMMs in disguise (1x1 convolutions).
+#ifndef KILN_LOWERING_STRATEGY_X86_GEMM_H_
+#define KILN_LOWERING_STRATEGY_X86_GEMM_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "lowering/strategy/strategy.h"
+
+namespace kiln::lowering::strategy::x86 {
+
+// What a GEMM-like operator reads, as functions of output coordinates.
+struct GemmOperands {
+  std::vector<tir::PrimExpr> out_shape;  // [..., N]
+  int64_t n = 0;
+  int64_t k = 0;
+  // A[lead..., k]: `lead` are the output's indices but the last.
+  std::function<tir::PrimExpr(const std::vector<tir::PrimExpr>& lead, const tir::PrimExpr& k)> a;
+  // B(n, k) for the batch index `b` (ignored when B is not batched).
+  std::function<tir::PrimExpr(const tir::PrimExpr& b, const tir::PrimExpr& n,
+                              const tir::PrimExpr& k)>
+      b;
+  // Batched B: its batch extent, and the batch index an output reads.
+  int64_t b_batch = 0;
+  std::function<tir::PrimExpr(const std::vector<tir::PrimExpr>& lead)> b_batch_index;
+  // A constant B, packed at compile time: its element (n, k).
+  std::function<float(int64_t n, int64_t k)> b_const_at;
+};
+
+// C = A B^T packed for the micro-kernel, the anchor of `impl` (whose schedule
+// is GemmSchedule): C[..., n] = sum_k A[..., k] * Bp[n / NR, k, n % NR].
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyComputeCtx& ctx,
+                                                                 const GemmOperands& g,
+                                                                 const std::string& name,
+                                                                 const std::string& tag,
+                                                                 const std::string& impl);
+
+// The register-blocked schedule of a BuildGemm anchor and its epilogue.
+absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& outputs,
+                          const te::Tensor& anchor, const CpuTarget& target);
+
+}  // namespace kiln::lowering::strategy::x86
+
+#endif  // KILN_LOWERING_STRATEGY_X86_GEMM_H_
