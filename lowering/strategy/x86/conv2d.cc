@@ -152,7 +152,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
 }
 
 // A 1x1, stride-1, unpadded convolution whose output block is narrower than
-// a vector (NCHW8c on AVX-512: 24, 40 or 1000 channels) as the packed GEMM
+// a vector (NCHW8c on AVX-512: SqueezeNet's 1000 classes) as the packed GEMM
 // out[n, p, oc] = sum_k x[n, k / ib, p / W, p % W, k % ib] * w[oc, k] over the
 // H * W pixels p: full-width vectors (the direct micro-kernel would use half
 // vectors) and more FMAs per broadcast. The weight is packed at compile time;
@@ -183,6 +183,10 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv1x1GemmCompute(
   if (ws.size() != 6 || ws[2] != 1 || ws[3] != 1 || ws[1] != xs[1] || ws[4] != ib ||
       ws[5] != ob || st != std::vector<int64_t>{1, 1} || pad != std::vector<int64_t>{0, 0, 0, 0})
     return none;
+  // Only for wide layers, where the GEMM's column panels (two vectors) waste
+  // little: 24 or 40 channels would be padded by a third or more.
+  const int64_t oc = os[1] * ob, nr = 2 * lanes;
+  if (oc < 4 * nr || (oc + nr - 1) / nr * nr * 10 > oc * 11) return none;
   const int64_t icb = xs[1], w = xs[3];
   GemmOperands g;
   g.out_shape = {IntImm(xs[0]), IntImm(xs[2] * w), IntImm(os[1] * ob)};
