@@ -18,7 +18,10 @@ of elements of its main operator's output:
 
   nn.conv2d      2 * N * OH * OW * |W|   (|W| = OC * IC/groups * KH * KW;
                  N, OH, OW from the output: dims 0, 2, 3 of NCHW or NCHWc);
-                 the weight is the kernel's first constant (parameter) input
+                 the weight is the kernel's first constant (parameter) input;
+                 a Winograd kernel's transformed weight [16, OC/ob, IC/ib, ib,
+                 ob] counts 9/16 of its size (direct-convolution FLOPs, so a
+                 Winograd kernel may show more GFLOP/s than the FMA peak)
   nn.dense, nn.matmul, nn.batch_matmul
                  2 * M * N * K with M * N (times the batch) = |out| and
                  K = sqrt(|A| * |B| / (|out| * b)), b = the smaller batch of
@@ -89,6 +92,14 @@ def kernel_flops(ops, in_shapes, in_is_param, out_shape):
         w = max(cands, key=_prod) if cands else in_shapes[1]
         if len(out_shape) in (4, 5):  # NCHW / NCHWc
             spatial = out_shape[0] * out_shape[2] * out_shape[3]
+            # A Winograd F(2x2, 3x3) kernel's weight is the transformed one,
+            # [16, OC/ob, IC/ib, ib, ob]: 16 values per 3x3 filter. The work
+            # is counted as the direct convolution's (the usual convention),
+            # so its GFLOP/s can exceed the FMA peak.
+            if len(w) == 5 and w[0] == 16:
+                return (2.0 * spatial * _prod(w) * 9 / 16,
+                        "conv2d (Winograd) 2*N*OH*OW*|W|*9/16: out %s, W %s"
+                        % (_fmt(out_shape), _fmt(w)))
             return (2.0 * spatial * _prod(w),
                     "conv2d 2*N*OH*OW*|W|: out %s, W %s" % (_fmt(out_shape), _fmt(w)))
         return 0.0, "conv2d with a %d-d output: not counted" % len(out_shape)
