@@ -82,6 +82,12 @@ check "graph dot" "$kiln" graph "$model" --format dot
 grep -q "digraph kiln" "$tmp/out" && grep -q "nn.conv2d" "$tmp/out" || { echo "FAIL: graph dot"; fail=1; }
 check "graph svg" "$kiln" graph "$model" --format svg -o "$tmp/model.svg"
 grep -q "<svg" "$tmp/model.svg" || { echo "FAIL: graph svg wrote no SVG"; fail=1; }
+# The output path reaches Graphviz as an argument, never through a shell.
+abs_model="$(realpath "$model")"
+abs_kiln="$(realpath "$kiln")"
+(cd "$tmp" && "$abs_kiln" graph "$abs_model" --format svg -o "q';touch INJECTED;'.svg") >/dev/null 2>&1
+[[ ! -e "$tmp/INJECTED" ]] || { echo "FAIL: graph -o ran a shell command"; fail=1; }
+grep -q "<svg" "$tmp/q';touch INJECTED;'.svg" || { echo "FAIL: graph svg to an odd name wrote no SVG"; fail=1; }
 check "graph --fused" "$kiln" graph "$model" --fused
 grep -q "fused: " "$tmp/out" || { echo "FAIL: graph --fused shows no fused function"; fail=1; }
 

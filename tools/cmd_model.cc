@@ -2,6 +2,7 @@
 //
 // The compiler subcommands of `kiln`: print, check, opt, lower, compile and
 // graph, on the C API (kiln/kiln.h) alone.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include <system_error>
 #include <vector>
 
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +23,8 @@
 #include "absl/strings/strip.h"
 #include "kiln/kiln.h"
 #include "tools/cli.h"
+
+extern char** environ;
 
 namespace kiln::cli {
 namespace {
@@ -453,15 +458,34 @@ int Graph(const std::vector<std::string>& args) {
   std::string tmp = (std::filesystem::temp_directory_path() /
                      absl::StrCat("kiln_graph_", ::getpid(), ".dot")).string();
   if (!WriteFile(tmp, dot, &error)) return Fail("graph", error);
-  std::string cmd = absl::StrCat("dot -Tsvg '", tmp, "'");
-  if (!output.empty()) absl::StrAppend(&cmd, " -o '", output, "'");
-  int rc = std::system(cmd.c_str());
+  // Graphviz is spawned without a shell: the paths are arguments, never
+  // command text (a user's -o value must not run anything).
+  std::vector<std::string> dot_args = {"dot", "-Tsvg", tmp};
+  if (!output.empty()) {
+    dot_args.push_back("-o");
+    dot_args.push_back(output);
+  }
+  std::vector<char*> argv;
+  for (std::string& a : dot_args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ);
+  int wstatus = 0;
+  if (rc == 0) {
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+  }
   std::error_code ec;
   std::filesystem::remove(tmp, ec);
   if (rc != 0) {
-    return Fail("graph",
-                "Graphviz `dot -Tsvg` failed (is Graphviz installed? Debian: apt-get install "
-                "graphviz; or use --format dot)");
+    return Fail("graph", absl::StrCat("cannot run Graphviz `dot`: ", std::strerror(rc),
+                                      " (Debian: apt-get install graphviz; or use --format dot)"));
+  }
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    return Fail("graph", WIFEXITED(wstatus)
+                             ? absl::StrCat("Graphviz `dot -Tsvg` exited with status ",
+                                            WEXITSTATUS(wstatus))
+                             : std::string("Graphviz `dot -Tsvg` was killed by a signal"));
   }
   return 0;
 }
