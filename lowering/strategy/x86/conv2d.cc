@@ -40,27 +40,21 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
     const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
   const ComputeCtx& b = ctx.base;
-  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1) return none;
-  const DataType f32 = DataType::Float(32);
+  const std::optional<BlockedConv> p = ParseBlockedConv(b, ctx.constants);
+  if (!p || p->attrs->groups != 1) return none;
+  const Conv2DAttrs& a = *p->attrs;
+  const int64_t ib = p->ib, ob = p->ob;
+  const std::vector<int64_t>&xs = p->xs, &ws = p->ws, &os = p->os;
+  const std::vector<int64_t>&st = p->st, &dil = p->dil, &pad = p->pad;
+  const std::string& out_layout = p->out_layout;
   const te::Tensor x = b.inputs[0];
   const te::Tensor w = b.inputs[1];
-  if (x.dtype() != f32 || w.dtype() != f32 || b.out_dtypes[0] != f32) return none;
-  const Conv2DAttrs& a = b.Attrs<Conv2DAttrs>();
-  if (a.groups != 1) return none;
-  const int64_t ib = BlockOf(a.data_layout, "NCHW", "c");
-  const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
-  const int64_t ob = BlockOf(out_layout, "NCHW", "c");
-  if (ib == 0 || ob == 0 || a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o")) return none;
-  std::vector<int64_t> xs, ws, os;
-  if (x.ndim() != 5 || w.ndim() != 6 || !Static(x.shape(), &xs) || !Static(w.shape(), &ws) ||
-      !Static(b.out_shapes[0], &os) || os.size() != 5)
+  if (a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o") || ws[4] != ib || ws[5] != ob ||
+      ws[1] != xs[1])
     return none;
-  if (xs[4] != ib || ws[4] != ib || ws[5] != ob || os[4] != ob || ws[1] != xs[1]) return none;
   // Vector-friendly output blocks only.
-  const int64_t lanes = ctx.target.Lanes(f32);
+  const int64_t lanes = ctx.target.Lanes(DataType::Float(32));
   if (ob % lanes != 0 && lanes % ob != 0) return none;
-  std::vector<int64_t> st, dil, pad;
-  if (!Windows(a, &st, &dil, &pad)) return none;
   const int64_t kh = ws[2], kw = ws[3];
 
   const int64_t reg_n = ChooseRegN(ctx.target, os[3], ob);
@@ -102,27 +96,21 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
     const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
   const ComputeCtx& b = ctx.base;
-  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1) return none;
-  const DataType f32 = DataType::Float(32);
+  const std::optional<BlockedConv> p = ParseBlockedConv(b, ctx.constants);
+  if (!p) return none;
+  const Conv2DAttrs& a = *p->attrs;
+  const int64_t cb = p->ib;
+  const std::vector<int64_t>&xs = p->xs, &ws = p->ws, &os = p->os;
+  const std::vector<int64_t>&st = p->st, &dil = p->dil, &pad = p->pad;
+  const std::string& out_layout = p->out_layout;
   const te::Tensor x = b.inputs[0];
   const te::Tensor w = b.inputs[1];
-  if (x.dtype() != f32 || w.dtype() != f32 || b.out_dtypes[0] != f32) return none;
-  const Conv2DAttrs& a = b.Attrs<Conv2DAttrs>();
-  const int64_t cb = BlockOf(a.data_layout, "NCHW", "c");
-  const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
-  if (cb == 0 || out_layout != a.data_layout || a.kernel_layout != absl::StrCat("OIHW1i", cb, "o"))
+  if (out_layout != a.data_layout || a.kernel_layout != absl::StrCat("OIHW1i", cb, "o") ||
+      a.groups != xs[1] * cb || ws[0] != xs[1] || ws[1] != 1 || ws[4] != 1 || ws[5] != cb ||
+      os[1] != xs[1])
     return none;
-  std::vector<int64_t> xs, ws, os;
-  if (x.ndim() != 5 || w.ndim() != 6 || !Static(x.shape(), &xs) || !Static(w.shape(), &ws) ||
-      !Static(b.out_shapes[0], &os) || os.size() != 5)
-    return none;
-  if (a.groups != xs[1] * cb || ws[0] != xs[1] || ws[1] != 1 || ws[4] != 1 || ws[5] != cb ||
-      os[1] != xs[1] || os[4] != cb)
-    return none;
-  const int64_t lanes = ctx.target.Lanes(f32);
+  const int64_t lanes = ctx.target.Lanes(DataType::Float(32));
   if (cb % lanes != 0 && lanes % cb != 0) return none;
-  std::vector<int64_t> st, dil, pad;
-  if (!Windows(a, &st, &dil, &pad)) return none;
   const int64_t reg_n = ChooseRegN(ctx.target, os[3], cb);
   // The output width padded to whole tiles (sliced back after the epilogue).
   const int64_t owp = (os[3] + reg_n - 1) / reg_n * reg_n;
@@ -161,27 +149,16 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv1x1GemmCompute(
     const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
   const ComputeCtx& b = ctx.base;
-  const DataType f32 = DataType::Float(32);
-  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1 || b.out_dtypes[0] != f32 ||
-      b.inputs[0].dtype() != f32 || ctx.constants.size() != 2 || !ctx.constants[1] ||
-      ctx.constants[1]->dtype() != f32)
-    return none;
+  const std::optional<BlockedConv> p = ParseBlockedConv(b, ctx.constants);
+  if (!p || !p->weight || p->attrs->groups != 1) return none;
+  const Conv2DAttrs& a = *p->attrs;
+  const int64_t ib = p->ib, ob = p->ob;
+  const std::vector<int64_t>&xs = p->xs, &ws = p->ws, &os = p->os;
   const te::Tensor x = b.inputs[0];
-  const Conv2DAttrs& a = b.Attrs<Conv2DAttrs>();
-  const int64_t ib = BlockOf(a.data_layout, "NCHW", "c");
-  const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
-  const int64_t ob = BlockOf(out_layout, "NCHW", "c");
-  const int64_t lanes = ctx.target.Lanes(f32);
-  if (a.groups != 1 || ib == 0 || ob == 0 || ob >= lanes || lanes % ob != 0 ||
-      a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o"))
-    return none;
-  std::vector<int64_t> xs, os, st, dil, pad;
-  if (x.ndim() != 5 || !Static(x.shape(), &xs) || !Static(b.out_shapes[0], &os) ||
-      os.size() != 5 || !Windows(a, &st, &dil, &pad))
-    return none;
-  const std::vector<int64_t> ws = ctx.constants[1]->shape();
-  if (ws.size() != 6 || ws[2] != 1 || ws[3] != 1 || ws[1] != xs[1] || ws[4] != ib ||
-      ws[5] != ob || st != std::vector<int64_t>{1, 1} || pad != std::vector<int64_t>{0, 0, 0, 0})
+  const int64_t lanes = ctx.target.Lanes(DataType::Float(32));
+  if (ob >= lanes || lanes % ob != 0 || a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o") ||
+      ws[2] != 1 || ws[3] != 1 || ws[1] != xs[1] || ws[4] != ib || ws[5] != ob ||
+      p->st != std::vector<int64_t>{1, 1} || p->pad != std::vector<int64_t>{0, 0, 0, 0})
     return none;
   // Only for wide layers, where the GEMM's column panels (two vectors) waste
   // little: 24 or 40 channels would be padded by a third or more.
@@ -202,7 +179,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv1x1GemmCompute(
     return wt({tir::FloorDiv(n, IntImm(ob)), tir::FloorDiv(k, IntImm(ib)), IntImm(0), IntImm(0),
                tir::FloorMod(k, IntImm(ib)), tir::FloorMod(n, IntImm(ob))});
   };
-  const Ref<const HostTensor> wd = ctx.constants[1];
+  const Ref<const HostTensor> wd = p->weight;
   g.b_const_at = [wd, icb, ib, ob](int64_t n, int64_t k) {
     return wd->data<float>()[(((n / ob) * icb + k / ib) * ib + k % ib) * ob + n % ob];
   };

@@ -112,4 +112,25 @@ te::Tensor Unpad(const te::Tensor& c, const std::vector<PrimExpr>& shape) {
 }
 
 
+std::optional<BlockedConv> ParseBlockedConv(const ComputeCtx& b,
+                                            const std::vector<Ref<const HostTensor>>& constants) {
+  const DataType f32 = DataType::Float(32);
+  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1 || b.out_dtypes[0] != f32 ||
+      b.inputs[0].dtype() != f32 || b.inputs[1].dtype() != f32)
+    return std::nullopt;
+  BlockedConv c;
+  c.attrs = &b.Attrs<Conv2DAttrs>();
+  const Conv2DAttrs& a = *c.attrs;
+  c.out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
+  c.ib = BlockOf(a.data_layout, "NCHW", "c");
+  c.ob = BlockOf(c.out_layout, "NCHW", "c");
+  if (c.ib == 0 || c.ob == 0 || b.inputs[0].ndim() != 5 || b.inputs[1].ndim() != 6 ||
+      !Static(b.inputs[0].shape(), &c.xs) || !Static(b.inputs[1].shape(), &c.ws) ||
+      !Static(b.out_shapes[0], &c.os) || c.os.size() != 5 || c.xs[4] != c.ib ||
+      c.os[4] != c.ob || !Windows(a, &c.st, &c.dil, &c.pad))
+    return std::nullopt;
+  if (constants.size() == 2 && constants[1] && constants[1]->dtype() == f32) c.weight = constants[1];
+  return c;
+}
+
 }  // namespace kiln::lowering::strategy::x86

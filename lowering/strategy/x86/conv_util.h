@@ -5,10 +5,13 @@
 #define KILN_LOWERING_STRATEGY_X86_CONV_UTIL_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/op_attrs.h"
+#include "ir/tensor.h"
+#include "lowering/compute/op_compute.h"
 #include "ir/tir.h"
 #include "lowering/strategy/target.h"
 #include "lowering/te/te.h"
@@ -36,6 +39,20 @@ te::Tensor PadNCHWc(const te::Tensor& x, const std::vector<int64_t>& xs,
 // right]); false when the attrs are malformed (the generic compute reports it).
 bool Windows(const Conv2DAttrs& a, std::vector<int64_t>* st, std::vector<int64_t>* dil,
              std::vector<int64_t>* pad);
+
+// The facts every x86 convolution implementation starts from: a float32
+// nn.conv2d with data NCHW{ib}c and output NCHW{ob}c, static 5-D data and
+// output, a 6-D weight (static shape), well-formed windows.
+struct BlockedConv {
+  const Conv2DAttrs* attrs = nullptr;
+  std::string out_layout;
+  int64_t ib = 0, ob = 0;
+  std::vector<int64_t> xs, ws, os;  // data, weight, output shapes
+  std::vector<int64_t> st, dil, pad;
+  Ref<const HostTensor> weight;     // the constant weight, or null
+};
+std::optional<BlockedConv> ParseBlockedConv(const ComputeCtx& b,
+                                            const std::vector<Ref<const HostTensor>>& constants);
 
 // `c` cut back to `shape` (its padded output width), or `c` itself.
 te::Tensor Unpad(const te::Tensor& c, const std::vector<tir::PrimExpr>& shape);

@@ -86,26 +86,18 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
     const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
   const ComputeCtx& b = ctx.base;
-  if (b.inputs.size() != 2 || b.out_dtypes.size() != 1) return none;
+  const std::optional<BlockedConv> p = ParseBlockedConv(b, ctx.constants);
+  if (!p || !p->weight || p->attrs->groups != 1) return none;
+  const Conv2DAttrs& a = *p->attrs;
   const DataType f32 = DataType::Float(32);
+  const int64_t ib = p->ib, ob = p->ob;
+  const std::vector<int64_t>&xs = p->xs, &ws = p->ws, &os = p->os, &pad = p->pad;
+  const std::string& out_layout = p->out_layout;
   const te::Tensor x = b.inputs[0];
-  if (x.dtype() != f32 || b.out_dtypes[0] != f32 || ctx.constants.size() != 2 ||
-      !ctx.constants[1] || ctx.constants[1]->dtype() != f32)
+  if (a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o") || ws[2] != 3 || ws[3] != 3 ||
+      ws[1] != xs[1] || ws[4] != ib || ws[5] != ob || p->st != std::vector<int64_t>{1, 1} ||
+      p->dil != std::vector<int64_t>{1, 1})
     return none;
-  const Conv2DAttrs& a = b.Attrs<Conv2DAttrs>();
-  if (a.groups != 1) return none;
-  const int64_t ib = BlockOf(a.data_layout, "NCHW", "c");
-  const std::string out_layout = a.out_layout.empty() ? a.data_layout : a.out_layout;
-  const int64_t ob = BlockOf(out_layout, "NCHW", "c");
-  if (ib == 0 || ob == 0 || a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o")) return none;
-  std::vector<int64_t> xs, ws, os, st, dil, pad;
-  if (x.ndim() != 5 || !Static(x.shape(), &xs) || !Static(b.out_shapes[0], &os) ||
-      os.size() != 5 || !Windows(a, &st, &dil, &pad))
-    return none;
-  ws = ctx.constants[1]->shape();
-  if (ws.size() != 6 || ws[2] != 3 || ws[3] != 3 || ws[1] != xs[1] || ws[4] != ib || ws[5] != ob)
-    return none;
-  if (st != std::vector<int64_t>{1, 1} || dil != std::vector<int64_t>{1, 1}) return none;
   const int64_t lanes = ctx.target.Lanes(f32);
   // Whole vectors per output block, and enough channels for the GEMM to
   // outweigh the transforms.
@@ -118,7 +110,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
   std::vector<int64_t> pad_h = pad;
   pad_h[2] += std::max<int64_t>(0, 2 * th + 2 - (xs[2] + pad[0] + pad[2]));
   const te::Tensor xp = PadNCHWc(x, xs, pad_h, 2 * twp + 2);
-  KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> u_data, TransformWeight(*ctx.constants[1]));
+  KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> u_data, TransformWeight(*p->weight));
   KILN_ASSIGN_OR_RETURN(auto tables, Tables());
   const te::Tensor u = ctx.add_constant(u_data, "winograd_weight");
   const te::Tensor bb = ctx.add_constant(tables.first, "winograd_bt");
