@@ -217,19 +217,7 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
   const int64_t reg_n = IntAttr(op, "kiln.reg_n", 8);
   const int64_t lanes = IntAttr(op, "kiln.lanes", 16);
   KILN_RETURN_IF_ERROR(InlineInjective(s, outputs));
-  // The padded input: (n, icb, h) parallel, the channel block vectorized.
-  for (const te::Tensor& in : op->InputTensors()) {
-    te::Stage* ps = s[in];
-    if (ps == nullptr || ps->is_placeholder() || !IsUntouched(*ps) || in.op()->name != "data_pad")
-      continue;
-    const std::vector<tir::IterVar> pax = ps->op->axis;
-    KILN_ASSIGN_OR_RETURN(tir::IterVar f, ps->fuse({pax[0], pax[1], pax[2]}));
-    KILN_RETURN_IF_ERROR(ps->parallel(f));
-    int64_t cb = 0;
-    if (tir::IsConstInt(pax[4]->dom.extent, &cb) && cb >= 4) {
-      KILN_RETURN_IF_ERROR(ps->vectorize(pax[4]));
-    }
-  }
+  KILN_RETURN_IF_ERROR(SchedulePaddedInput(s, op));
   KILN_ASSIGN_OR_RETURN(AccumulatorStages st, SplitAccumulator(s, anchor, CoveredBy));
   te::Stage* out = st.out;
   te::Stage* local = st.local;
@@ -248,26 +236,7 @@ absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>&
   KILN_RETURN_IF_ERROR(out->vectorize(oc_inner));
 
   KILN_RETURN_IF_ERROR(local->compute_at(out, ws.outer));
-  const std::vector<tir::IterVar> lax = local->op->axis;
-  const std::vector<tir::IterVar> rax = local->op->reduce_axis;  // icb, kh, kw, ic
-  if (lax.size() != 5 || rax.empty()) {
-    return absl::InternalError("conv2d_NCHWc: unexpected accumulator stage axes");
-  }
-  std::vector<tir::IterVar> order = {lax[0], lax[1], lax[2]};
-  order.insert(order.end(), rax.begin(), rax.end());
-  order.push_back(lax[3]);
-  tir::IterVar lv = lax[4];
-  if (ob > lanes) {
-    KILN_ASSIGN_OR_RETURN(te::SplitAxes v, local->split(lax[4], lanes));
-    order.push_back(v.outer);
-    lv = v.inner;
-    KILN_RETURN_IF_ERROR(local->unroll(v.outer));
-  }
-  order.push_back(lv);
-  KILN_RETURN_IF_ERROR(local->reorder(order));
-  KILN_RETURN_IF_ERROR(local->unroll(lax[3]));
-  KILN_RETURN_IF_ERROR(local->vectorize(lv));
-  return absl::OkStatus();
+  return ScheduleRegisterTile(local, lanes);
 }
 
 }  // namespace

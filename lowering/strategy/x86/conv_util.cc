@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
+#include "lowering/strategy/strategy.h"
 
 namespace kiln::lowering::strategy::x86 {
 
@@ -111,6 +113,48 @@ te::Tensor Unpad(const te::Tensor& c, const std::vector<PrimExpr>& shape) {
       absl::StrCat(c.name(), "_unpad"), "injective");
 }
 
+
+absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader) {
+  for (const te::Tensor& in : reader->InputTensors()) {
+    te::Stage* ps = s[in];
+    if (ps == nullptr || ps->is_placeholder() || !IsUntouched(*ps) || in.op()->name != "data_pad")
+      continue;
+    const std::vector<tir::IterVar> pax = ps->op->axis;  // n, cb, h, w, c
+    KILN_ASSIGN_OR_RETURN(tir::IterVar f, ps->fuse({pax[0], pax[1], pax[2]}));
+    KILN_RETURN_IF_ERROR(ps->parallel(f));
+    int64_t cb = 0;
+    if (tir::IsConstInt(pax[4]->dom.extent, &cb) && cb >= 4) {
+      KILN_RETURN_IF_ERROR(ps->vectorize(pax[4]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ScheduleRegisterTile(te::Stage* local, int64_t lanes) {
+  const std::vector<tir::IterVar> lax = local->op->axis;
+  const std::vector<tir::IterVar> rax = local->op->reduce_axis;
+  if (lax.size() < 2 || rax.empty()) {
+    return absl::InternalError(
+        absl::StrCat(local->name(), ": unexpected accumulator stage axes"));
+  }
+  const tir::IterVar& pixel = lax[lax.size() - 2];
+  const tir::IterVar& channel = lax.back();
+  std::vector<tir::IterVar> order(lax.begin(), lax.end() - 2);
+  order.insert(order.end(), rax.begin(), rax.end());
+  order.push_back(pixel);
+  tir::IterVar lv = channel;
+  int64_t width = 0;
+  if (tir::IsConstInt(channel->dom.extent, &width) && width > lanes) {
+    KILN_ASSIGN_OR_RETURN(te::SplitAxes v, local->split(channel, lanes));
+    order.push_back(v.outer);
+    lv = v.inner;
+    KILN_RETURN_IF_ERROR(local->unroll(v.outer));
+  }
+  order.push_back(lv);
+  KILN_RETURN_IF_ERROR(local->reorder(order));
+  KILN_RETURN_IF_ERROR(local->unroll(pixel));
+  return local->vectorize(lv);
+}
 
 std::optional<BlockedConv> ParseBlockedConv(const ComputeCtx& b,
                                             const std::vector<Ref<const HostTensor>>& constants) {

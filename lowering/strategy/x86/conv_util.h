@@ -14,6 +14,7 @@
 #include "lowering/compute/op_compute.h"
 #include "ir/tir.h"
 #include "lowering/strategy/target.h"
+#include "lowering/te/schedule.h"
 #include "lowering/te/te.h"
 
 namespace kiln::lowering::strategy::x86 {
@@ -53,6 +54,17 @@ struct BlockedConv {
 };
 std::optional<BlockedConv> ParseBlockedConv(const ComputeCtx& b,
                                             const std::vector<Ref<const HostTensor>>& constants);
+
+// Schedules the "data_pad" stage `reader` reads (if any, and untouched):
+// (n, channel block, row) fused and parallel, the channel block vectorized.
+absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader);
+
+// The register block of an accumulator stage computed at a tile loop, whose
+// data-parallel axes are [outer..., pixel, channel] (the outer ones one
+// point inside the tile): outer axes, then every reduction axis, then the
+// pixels unrolled and the channels vectorized (split into unrolled vectors
+// of `lanes` when wider).
+absl::Status ScheduleRegisterTile(te::Stage* local, int64_t lanes);
 
 // `c` cut back to `shape` (its padded output width), or `c` itself.
 te::Tensor Unpad(const te::Tensor& c, const std::vector<tir::PrimExpr>& shape);

@@ -189,16 +189,7 @@ absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& ou
     return absl::InternalError("the Winograd output transform must feed one output");
   }
   te::Stage* so = y_readers[0];
-  // The padded input: (n, icb, h) parallel, the channel block vectorized.
-  for (const te::Tensor& in : sv->op->InputTensors()) {
-    te::Stage* ps = s[in];
-    if (ps == nullptr || ps->is_placeholder() || !IsUntouched(*ps) || in.op()->name != "data_pad")
-      continue;
-    const std::vector<tir::IterVar> pax = ps->op->axis;
-    KILN_ASSIGN_OR_RETURN(tir::IterVar f, ps->fuse({pax[0], pax[1], pax[2]}));
-    KILN_RETURN_IF_ERROR(ps->parallel(f));
-    KILN_RETURN_IF_ERROR(ps->vectorize(pax[4]));
-  }
+  KILN_RETURN_IF_ERROR(SchedulePaddedInput(s, sv->op));
   auto vectorize_block = [&](te::Stage* st, const tir::IterVar& oc) -> absl::StatusOr<tir::IterVar> {
     int64_t ob = 0;
     if (tir::IsConstInt(oc->dom.extent, &ob) && ob > lanes) {
@@ -237,23 +228,7 @@ absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& ou
       sm->reorder({max[0], max[1], max[3], max[2], ws.outer, ws.inner, max[5]}));
   KILN_RETURN_IF_ERROR(vectorize_block(sm, max[5]).status());
   KILN_RETURN_IF_ERROR(local->compute_at(sm, ws.outer));
-  {
-    const std::vector<tir::IterVar> lax = local->op->axis;
-    const std::vector<tir::IterVar> rax = local->op->reduce_axis;  // icb, ic
-    std::vector<tir::IterVar> order = {lax[0], lax[1], lax[2], lax[3], rax[0], rax[1], lax[4]};
-    tir::IterVar lv = lax[5];
-    int64_t ob = 0;
-    if (tir::IsConstInt(lax[5]->dom.extent, &ob) && ob > lanes) {
-      KILN_ASSIGN_OR_RETURN(te::SplitAxes vs, local->split(lax[5], lanes));
-      order.push_back(vs.outer);
-      lv = vs.inner;
-      KILN_RETURN_IF_ERROR(local->unroll(vs.outer));
-    }
-    order.push_back(lv);
-    KILN_RETURN_IF_ERROR(local->reorder(order));
-    KILN_RETURN_IF_ERROR(local->unroll(lax[4]));
-    KILN_RETURN_IF_ERROR(local->vectorize(lv));
-  }
+  KILN_RETURN_IF_ERROR(ScheduleRegisterTile(local, lanes));
   // Input transform of one transform point's tile row, at M's point loop.
   KILN_RETURN_IF_ERROR(sv->compute_at(sm, max[0]));
   {
