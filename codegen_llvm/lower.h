@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +24,10 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+
+namespace llvm {
+class MCSubtargetInfo;
+}  // namespace llvm
 
 namespace kiln::codegen::internal {
 
@@ -91,6 +96,13 @@ class FunctionLowering {
   absl::StatusOr<llvm::Value*> EmitLazySelect(const tir::ExprNode* e);
   absl::StatusOr<llvm::Value*> EmitRamp(const tir::ExprNode* e);
   llvm::Value* CallLibmPerLane(absl::string_view base_name, llvm::Value* x);
+  // x * 2^n for float32 x and an integral float32 n (scalars or vectors):
+  // AVX-512's vscalefps where the target has it, else two exponent-field
+  // multiplies (exact for n in [-252, 254]).
+  llvm::Value* EmitLdexp(llvm::Value* x, llvm::Value* n);
+  // Whether the function's target (triple, cpu_, features_) has `feature`
+  // ("+avx512f"); answered by an MCSubtargetInfo made on first use.
+  bool HasTargetFeature(absl::string_view feature);
 
   // ---- Memory (lower_memory.cc) ---------------------------------------------
   absl::StatusOr<Address> ComputeAddress(const tir::Buffer& buf,
@@ -131,6 +143,7 @@ class FunctionLowering {
   tir::PrimFunc func_;
   std::string cpu_;
   std::string features_;
+  std::shared_ptr<const llvm::MCSubtargetInfo> subtarget_;  // made by HasTargetFeature
   Frame frame_;
   std::unordered_map<const tir::ExprNode*, llvm::Value*> vars_;
   // Scoped-noalias metadata per buffer data var: distinct parameters and

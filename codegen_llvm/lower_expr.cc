@@ -11,9 +11,14 @@
 #include "codegen_llvm/lower.h"
 #include "ir/status_macros.h"
 #include "ir/tir_printer.h"
+#include "llvm/Analysis/VectorUtils.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
 #include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/IntrinsicsX86.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/TargetParser/Triple.h"
 
 namespace kiln::codegen::internal {
 
@@ -598,7 +603,8 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitCall(const ExprNode* n) {
                                       "copysign", "exp",   "exp2",  "log",   "log2",    "sin",
                                       "cos",      "pow",   "fmod",  "rsqrt", "sigmoid", "tanh",
                                       "erf",      "log1p", "expm1", "tan",   "asin",    "acos",
-                                      "atan",     "sinh",  "cosh",  "asinh", "acosh",   "atanh"};
+                                      "atan",     "sinh",  "cosh",  "asinh", "acosh",   "atanh",
+                                      "ldexp"};
   for (const char* m : kMath) {
     if (name == m) return EmitMath(n);
   }
@@ -608,7 +614,7 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitCall(const ExprNode* n) {
 // Math on floats; float16/bfloat16 are computed in float32.
 absl::StatusOr<llvm::Value*> FunctionLowering::EmitMath(const ExprNode* n) {
   const std::string& name = n->name;
-  bool binary = name == "pow" || name == "copysign" || name == "fmod";
+  bool binary = name == "pow" || name == "copysign" || name == "fmod" || name == "ldexp";
   size_t arity = binary ? 2 : 1;
   if (n->args.size() != arity) {
     return Invalid(
@@ -667,6 +673,8 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitMath(const ExprNode* n) {
     r = b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, x, xs[1]);
   else if (name == "fmod")
     r = b_.CreateFRem(x, xs[1]);
+  else if (name == "ldexp")
+    r = EmitLdexp(x, xs[1]);
   else if (name == "rsqrt") {
     r = b_.CreateFDiv(llvm::ConstantFP::get(ft, 1.0), unary(llvm::Intrinsic::sqrt));
   } else if (name == "sigmoid") {
@@ -677,6 +685,68 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitMath(const ExprNode* n) {
     r = CallLibmPerLane(name, x);  // tanh, erf, log1p, expm1, tan, asin, ..., atanh
   }
   return IsHalfLike(t) ? NarrowFromF32(r, t) : r;
+}
+
+bool FunctionLowering::HasTargetFeature(absl::string_view feature) {
+  if (subtarget_ == nullptr) {
+    const std::string triple = module_->getTargetTriple();
+    std::string error;
+    const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
+    if (target == nullptr) return false;
+    subtarget_.reset(target->createMCSubtargetInfo(triple, cpu_, features_));
+    if (subtarget_ == nullptr) return false;
+  }
+  return subtarget_->checkFeatures(std::string(feature));
+}
+
+llvm::Value* FunctionLowering::EmitLdexp(llvm::Value* x, llvm::Value* n) {
+  llvm::Type* t = x->getType();
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t);
+  const unsigned lanes = vt != nullptr ? vt->getNumElements() : 1;
+  const bool x86 = llvm::Triple(module_->getTargetTriple()).isX86();
+  if (x86 && t->getScalarType()->isFloatTy() && lanes >= 4 && HasTargetFeature("+avx512f")) {
+    // vscalefps: x * 2^floor(n), correctly rounded (subnormal results,
+    // overflow to infinity), on 16, 8 (AVX512VL) or 4 (AVX512VL) lanes.
+    unsigned width = lanes % 16 == 0 ? 16 : 0;
+    if (width == 0 && HasTargetFeature("+avx512vl")) width = lanes % 8 == 0 ? 8 : (lanes % 4 == 0 ? 4 : 0);
+    if (width != 0) {
+      llvm::Intrinsic::ID id = width == 16 ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_512
+                               : width == 8 ? llvm::Intrinsic::x86_avx512_mask_scalef_ps_256
+                                            : llvm::Intrinsic::x86_avx512_mask_scalef_ps_128;
+      llvm::Function* fn = llvm::Intrinsic::getDeclaration(module_, id);
+      llvm::Type* piece = llvm::FixedVectorType::get(t->getScalarType(), width);
+      llvm::Value* all_ones = width == 16 ? b_.getInt16(0xFFFF) : b_.getInt8(0xFF);
+      auto scalef = [&](llvm::Value* a, llvm::Value* k) -> llvm::Value* {
+        std::vector<llvm::Value*> args = {a, k, llvm::PoisonValue::get(piece), all_ones};
+        if (width == 16) args.push_back(b_.getInt32(4));  // _MM_FROUND_CUR_DIRECTION
+        return b_.CreateCall(fn, args);
+      };
+      if (lanes == width) return scalef(x, n);
+      std::vector<llvm::Value*> parts;
+      std::vector<int> take(width);
+      for (unsigned start = 0; start < lanes; start += width) {
+        for (unsigned l = 0; l < width; ++l) take[l] = static_cast<int>(start + l);
+        parts.push_back(
+            scalef(b_.CreateShuffleVector(x, take), b_.CreateShuffleVector(n, take)));
+      }
+      return llvm::concatenateVectors(b_, parts);
+    }
+  }
+  // 2^k for an integral k in [-126, 127], built in the exponent field from
+  // the low bits of k + 1.5 * 2^23; two factors cover n in [-252, 254] with
+  // every partial product a normal number until the last.
+  llvm::Type* it = vt != nullptr ? llvm::FixedVectorType::get(b_.getInt32Ty(), lanes)
+                                 : static_cast<llvm::Type*>(b_.getInt32Ty());
+  auto fconst = [&](double v) { return llvm::ConstantFP::get(t, v); };
+  auto iconst = [&](uint64_t v) { return llvm::ConstantInt::get(it, v); };
+  auto pow2 = [&](llvm::Value* k) {
+    llvm::Value* bits = b_.CreateBitCast(b_.CreateFAdd(k, fconst(12582912.0)), it);
+    llvm::Value* e = b_.CreateSub(bits, iconst(0x4B400000 - 127));
+    return b_.CreateBitCast(b_.CreateShl(e, iconst(23)), t);
+  };
+  llvm::Value* n1 = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFMul(n, fconst(0.5)));
+  llvm::Value* n2 = b_.CreateFSub(n, n1);
+  return b_.CreateFMul(b_.CreateFMul(x, pow2(n1)), pow2(n2));
 }
 
 // Calls the C library function `base_name` (float: base_name + "f") on every

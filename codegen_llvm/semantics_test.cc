@@ -621,6 +621,62 @@ TEST(SemanticsTest, BinaryMathAndNaN) {
   }
 }
 
+// ldexp(x, n) = x * 2^n for n across [-252, 254]: exactly on the AVX-512
+// path (vscalefps, 16/8/4 lanes and a 32-lane vector split in two: one
+// rounding, subnormal results, overflow to infinity); on the exponent-field
+// path of other targets (scalars, AVX2) exactly for normal, zero and infinite
+// results, within one unit of 2^-149 for subnormal ones (two roundings).
+TEST(SemanticsTest, LdexpIsExactOnEveryPath) {
+  std::vector<float> xs, ns;
+  const float mags[] = {1.0f, 1.5f, 0.75f, 1.9999999f, 3.0e-5f, 6.0e4f, 1.0e-30f, 3.0e38f};
+  for (int n = -252; n <= 254; n += 3) {
+    for (float m : mags) {
+      xs.push_back((n & 1) != 0 ? -m : m);
+      ns.push_back(static_cast<float>(n));
+    }
+  }
+  xs.push_back(0.0f);
+  ns.push_back(100.0f);
+  xs.push_back(std::numeric_limits<float>::infinity());
+  ns.push_back(-10.0f);
+  while (xs.size() % 32 != 0) {
+    xs.push_back(1.25f);
+    ns.push_back(-140.0f);  // a subnormal result
+  }
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<PrimFunc> funcs;
+  for (int lanes : {1, 4, 8, 16, 32}) {
+    DataType t = V(kF32, lanes);
+    funcs.push_back(Binary("ldexp_" + std::to_string(lanes), kF32, kF32, n, lanes,
+                           [t](PrimExpr x, PrimExpr k) { return Call(t, "ldexp", {x, k}); }));
+  }
+  std::vector<const char*> targets = {"llvm -mcpu=haswell", "llvm"};
+  if (__builtin_cpu_supports("avx512f")) targets.push_back("llvm -mcpu=skylake-avx512");
+  for (const char* target : targets) {
+    auto jit = JitHost(funcs, target);
+    ASSERT_TRUE(jit.ok()) << target << ": " << jit.status();
+    const std::string name = target;
+    const bool exact = name == "llvm -mcpu=skylake-avx512" ||
+                       (name == "llvm" && __builtin_cpu_supports("avx512f"));
+    for (int lanes : {1, 4, 8, 16, 32}) {
+      std::vector<float> got = RunBinary<float>(Fn(*jit, "ldexp_" + std::to_string(lanes)), kF32,
+                                                kF32, xs, ns);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        float want = std::ldexp(xs[i], static_cast<int>(ns[i]));
+        bool subnormal = want != 0 && std::fabs(want) < std::numeric_limits<float>::min();
+        // The host's scalar (1-lane) form is the exponent-field path too.
+        if ((exact && lanes >= 4) || !subnormal) {
+          EXPECT_EQ(got[i], want) << target << ", " << lanes << " lanes: ldexp(" << xs[i] << ", "
+                                  << ns[i] << ")";
+        } else {
+          EXPECT_LE(std::fabs(got[i] - want), 1.5e-45f)
+              << target << ", " << lanes << " lanes: ldexp(" << xs[i] << ", " << ns[i] << ")";
+        }
+      }
+    }
+  }
+}
+
 // Y[i] = if_then_else(i < 4, X[i], -1) where X has 4 elements placed just
 // before an inaccessible page: the untaken side must not be evaluated.
 TEST(SemanticsTest, IfThenElseIsLazy) {

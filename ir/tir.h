@@ -93,6 +93,8 @@ enum class ReduceKind : uint8_t {
 //   "exp" "log" "sqrt" "rsqrt" "tanh" "sigmoid" "erf" "pow" "fabs" "floor"
 //   "ceil" "round" (half to even) "trunc" "sin" "cos" "isnan" "fmod"
 //   "copysign" "exp2" "log2" "log1p" "expm1"
+//   "ldexp"(x, n)  x * 2^n for a float x and an integral float n (exact for
+//                  n in [-252, 254]; what it gives outside is unspecified)
 //   "tan" "asin" "acos" "atan" "sinh" "cosh" "asinh" "acosh" "atanh"
 // Builtins:
 //   "if_then_else"(c, t, f)  like Select but only the taken side is evaluated

@@ -91,7 +91,7 @@ bool IsMathIntrinsic(absl::string_view n) {
       "exp",  "log",   "sqrt",  "rsqrt", "tanh",  "sigmoid", "erf",      "pow",
       "fabs", "floor", "ceil",  "round", "trunc", "sin",     "cos",      "isnan",
       "fmod", "exp2",  "log2",  "log1p", "expm1", "copysign", "tan",     "asin",
-      "acos", "atan",  "sinh",  "cosh",  "asinh", "acosh",    "atanh"};
+      "acos", "atan",  "sinh",  "cosh",  "asinh", "acosh",    "atanh",   "ldexp"};
   return kNames->count(std::string(n)) > 0;
 }
 

@@ -159,25 +159,69 @@ void kiln_profile_release(KilnProfile* profile) {
   free(profile);
 }
 
-KilnStatus* kiln_session_profile(KilnSession* session, KilnProfile** out) {
-  if (out != NULL) *out = NULL;
-  if (session == NULL || out == NULL) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_profile: %s is NULL",
-                              session == NULL ? "session" : "out");
+static int compare_doubles(const void* a, const void* b) {
+  const double x = *(const double*)a;
+  const double y = *(const double*)b;
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Reads options (NULL: the defaults) into *opts; checks the ranges. */
+static KilnStatus* read_profile_options(const char* fn, const KilnProfileOptions* options,
+                                        KilnProfileOptions* opts) {
+  memset(opts, 0, sizeof *opts);
+  if (options != NULL) {
+    if (options->struct_size < sizeof(size_t)) {
+      return kiln_status_create(
+          KILN_INVALID_ARGUMENT,
+          "%s: options->struct_size is %zu; set it to sizeof(KilnProfileOptions)", fn,
+          options->struct_size);
+    }
+    size_t n = options->struct_size < sizeof *opts ? options->struct_size : sizeof *opts;
+    memcpy(opts, options, n);
   }
+  if (opts->warmup < 0 || opts->repeat < 0 || opts->repeat > KILN_PROFILE_MAX_RUNS) {
+    return kiln_status_create(
+        KILN_INVALID_ARGUMENT,
+        "%s: warmup (%d) must be >= 0 and repeat (%d) in [0, %d] (0 means one run)", fn,
+        (int)opts->warmup, (int)opts->repeat, KILN_PROFILE_MAX_RUNS);
+  }
+  if (opts->repeat == 0) opts->repeat = 1;
+  return NULL;
+}
+
+static KilnStatus* profile_with(KilnSession* session, const KilnProfileOptions* opts,
+                                KilnProfile** out) {
   const KilnArtifact* art = session->artifact;
   const int32_t n = session->num_steps;
   const size_t count = n > 0 ? (size_t)n : 1;
+  const int32_t repeat = opts->repeat;
   double* starts = (double*)calloc(count, sizeof(double));
   double* times = (double*)calloc(count, sizeof(double));
+  /* runs[i * repeat + r]: node i's time in timed run r. */
+  double* runs = (double*)calloc(count * (size_t)repeat, sizeof(double));
   KilnProfile* p = (KilnProfile*)calloc(1, sizeof(KilnProfile));
   KilnStatus* st = NULL;
-  if (starts == NULL || times == NULL || p == NULL) goto oom;
+  if (starts == NULL || times == NULL || runs == NULL || p == NULL) goto oom;
   p->nodes = (KilnProfileNode*)calloc(count, sizeof(KilnProfileNode));
   if (p->nodes == NULL) goto oom;
 
-  st = run_instrumented(session, starts, times, NULL, NULL);
-  if (st != NULL) goto fail;
+  for (int32_t r = 0; r < opts->warmup; ++r) {
+    st = run_instrumented(session, NULL, NULL, NULL, NULL);
+    if (st != NULL) goto fail;
+  }
+  for (int32_t r = 0; r < repeat; ++r) {
+    st = run_instrumented(session, starts, times, NULL, NULL);
+    if (st != NULL) goto fail;
+    for (int32_t i = 0; i < n; ++i) runs[(size_t)i * (size_t)repeat + (size_t)r] = times[i];
+  }
+  /* Each node's time is its median over the timed runs (the mean of the
+   * middle two for an even count); starts are those of the last run. */
+  for (int32_t i = 0; i < n; ++i) {
+    double* mine = runs + (size_t)i * (size_t)repeat;
+    qsort(mine, (size_t)repeat, sizeof(double), compare_doubles);
+    times[i] = repeat % 2 == 1 ? mine[repeat / 2]
+                               : 0.5 * (mine[repeat / 2 - 1] + mine[repeat / 2]);
+  }
 
   /* Strings: name, op and shape of every node, in one block. */
   {
@@ -213,6 +257,7 @@ KilnStatus* kiln_session_profile(KilnSession* session, KilnProfile** out) {
   p->num_nodes = n;
   free(starts);
   free(times);
+  free(runs);
   *out = p;
   return NULL;
 
@@ -221,8 +266,27 @@ oom:
 fail:
   free(starts);
   free(times);
+  free(runs);
   kiln_profile_release(p);
   return st;
+}
+
+KilnStatus* kiln_session_profile(KilnSession* session, KilnProfile** out) {
+  return kiln_session_profile_with(session, NULL, out);
+}
+
+KilnStatus* kiln_session_profile_with(KilnSession* session, const KilnProfileOptions* options,
+                                      KilnProfile** out) {
+  static const char fn[] = "kiln_session_profile";
+  if (out != NULL) *out = NULL;
+  if (session == NULL || out == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : "out");
+  }
+  KilnProfileOptions opts;
+  KilnStatus* st = read_profile_options(fn, options, &opts);
+  if (st != NULL) return st;
+  return profile_with(session, &opts, out);
 }
 
 int32_t kiln_profile_num_nodes(const KilnProfile* profile) {
@@ -484,12 +548,20 @@ static char* join_path(const char* dir, const char* file) {
 }
 
 KilnStatus* kiln_session_debug_dump(KilnSession* session, const char* dir) {
+  return kiln_session_debug_dump_with(session, dir, NULL);
+}
+
+KilnStatus* kiln_session_debug_dump_with(KilnSession* session, const char* dir,
+                                         const KilnProfileOptions* options) {
   if (session == NULL || dir == NULL || dir[0] == '\0') {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_debug_dump: %s",
                               session == NULL ? "session is NULL" : "dir is NULL or empty");
   }
   const KilnArtifact* art = session->artifact;
-  KilnStatus* st = kiln_session_check_inputs(session);
+  KilnProfileOptions opts;
+  KilnStatus* st = read_profile_options("kiln_session_debug_dump", options, &opts);
+  if (st != NULL) return st;
+  st = kiln_session_check_inputs(session);
   if (st != NULL) return st;
 
   KilnProfile* profile = NULL;
@@ -508,7 +580,7 @@ KilnStatus* kiln_session_debug_dump(KilnSession* session, const char* dir) {
   if (st != NULL) goto done;
 
   /* profile.txt and trace.json, from a clean timed run. */
-  st = kiln_session_profile(session, &profile);
+  st = profile_with(session, &opts, &profile);
   if (st == NULL) st = kiln_profile_table(profile, &table);
   if (st == NULL) st = kiln_profile_chrome_trace(profile, &trace);
   if (st != NULL) goto done;
@@ -522,6 +594,8 @@ KilnStatus* kiln_session_debug_dump(KilnSession* session, const char* dir) {
   if (path == NULL) goto oom;
   st = write_text_file(path, trace);
   if (st != NULL) goto done;
+
+  if (opts.skip_tensors) goto done;
 
   /* tensors/: inputs and parameters first, then every node's outputs right
    * after the node ran. */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
@@ -210,6 +211,74 @@ static void test_profile(void) {
     kiln_session_release(fs);
   }
   kiln_artifact_release(f);
+  kiln_artifact_release(a);
+}
+
+/* kiln_session_profile_with: options checked, warm-up and repeated runs,
+ * the same nodes as one run; kiln_session_debug_dump_with without tensors. */
+static void test_profile_with(void) {
+  KilnArtifact* a = load_fixture("rt_basic");
+  KilnSession* s = basic_session(a, 1);
+  KilnProfile* p = (KilnProfile*)&failures;
+  KilnProfileOptions o;
+  memset(&o, 0, sizeof o);
+  EXPECT_ERROR(kiln_session_profile_with(s, &o, &p), KILN_INVALID_ARGUMENT, "struct_size");
+  CHECK(p == NULL);
+  o.struct_size = sizeof o;
+  o.repeat = -1;
+  EXPECT_ERROR(kiln_session_profile_with(s, &o, &p), KILN_INVALID_ARGUMENT, "repeat (-1)");
+  o.repeat = KILN_PROFILE_MAX_RUNS + 1;
+  EXPECT_ERROR(kiln_session_profile_with(s, &o, &p), KILN_INVALID_ARGUMENT, "repeat");
+  o.repeat = 3;
+  o.warmup = -2;
+  EXPECT_ERROR(kiln_session_profile_with(s, &o, &p), KILN_INVALID_ARGUMENT, "warmup (-2)");
+  EXPECT_ERROR(kiln_session_profile_with(NULL, &o, &p), KILN_INVALID_ARGUMENT, "session");
+
+  for (int32_t repeat = 0; repeat <= 4; ++repeat) {
+    o.warmup = 2;
+    o.repeat = repeat;
+    if (!EXPECT_OK(kiln_session_profile_with(s, &o, &p))) continue;
+    CHECK(kiln_profile_num_nodes(p) == 4);
+    double sum = 0.0;
+    for (int32_t i = 0; i < kiln_profile_num_nodes(p); ++i) {
+      const char* name = NULL;
+      const char* op = NULL;
+      double t = -1.0;
+      if (!EXPECT_OK(kiln_profile_node(p, i, &name, &op, &t))) continue;
+      CHECK(strcmp(name, kOpNodes[i]) == 0 && strcmp(op, kOps[i]) == 0 && t >= 0.0);
+      sum += t;
+    }
+    CHECK(sum - kiln_profile_total_us(p) < 1e-9 && kiln_profile_total_us(p) - sum < 1e-9);
+    char* table = NULL;
+    if (EXPECT_OK(kiln_profile_table(p, &table))) check_table(table, p);
+    kiln_free(table);
+    kiln_profile_release(p);
+  }
+  /* NULL options: one run, as kiln_session_profile. */
+  if (EXPECT_OK(kiln_session_profile_with(s, NULL, &p))) {
+    CHECK(kiln_profile_num_nodes(p) == 4);
+    kiln_profile_release(p);
+  }
+
+  const char* tmp = getenv("TEST_TMPDIR");
+  char dir[1024];
+  (void)snprintf(dir, sizeof dir, "%s/dump_no_tensors", tmp != NULL ? tmp : "/tmp");
+  o.warmup = 1;
+  o.repeat = 3;
+  o.skip_tensors = 1;
+  if (EXPECT_OK(kiln_session_debug_dump_with(s, dir, &o))) {
+    char path[1200];
+    (void)snprintf(path, sizeof path, "%s/profile.txt", dir);
+    char* table = read_text(path);
+    CHECK(table != NULL && strstr(table, "Total_time") != NULL);
+    free(table);
+    struct stat st;
+    (void)snprintf(path, sizeof path, "%s/tensors", dir);
+    CHECK(stat(path, &st) != 0); /* no tensors/ at all */
+  }
+  o.struct_size = 1;
+  EXPECT_ERROR(kiln_session_debug_dump_with(s, dir, &o), KILN_INVALID_ARGUMENT, "struct_size");
+  kiln_session_release(s);
   kiln_artifact_release(a);
 }
 
@@ -409,6 +478,7 @@ int main(int argc, char** argv) {
   g_argc = argc;
   g_argv = argv;
   test_profile();
+  test_profile_with();
   test_dump();
   test_benchmark();
   return test_main_end("runtime_debug_test");

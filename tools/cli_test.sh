@@ -76,6 +76,11 @@ for f in graph.json profile.txt trace.json; do
   [[ -s "$tmp/dbg/$f" ]] || { echo "FAIL: debug wrote no $f"; fail=1; }
 done
 ls "$tmp/dbg/tensors/"*.npy >/dev/null 2>&1 || { echo "FAIL: debug wrote no tensors"; fail=1; }
+# debug --warmup/--repeat (per-node medians) and --no-tensors.
+check "debug --repeat" "$kiln" debug "$tmp/model.so" --dump-dir "$tmp/dbg2" --warmup 2 --repeat 5 --no-tensors
+grep -q "Time(us)" "$tmp/out" || { echo "FAIL: debug --repeat prints no table"; fail=1; }
+[[ -s "$tmp/dbg2/profile.txt" ]] || { echo "FAIL: debug --repeat wrote no profile.txt"; fail=1; }
+[[ ! -e "$tmp/dbg2/tensors" ]] || { echo "FAIL: debug --no-tensors wrote tensors/"; fail=1; }
 
 # graph: dot and svg.
 check "graph dot" "$kiln" graph "$model" --format dot
@@ -111,6 +116,7 @@ expect_error 1 "truncated.so" "$kiln" run "$tmp/truncated.so" --random-inputs
 expect_error 1 "cannot open" "$kiln" bench "$tmp/missing.so"
 expect_error 2 "unknown option '--bogus'" "$kiln" run "$tmp/model.so" --bogus
 expect_error 2 "--dump-dir DIR is required" "$kiln" debug "$tmp/model.so"
+expect_error 2 "--repeat" "$kiln" debug "$tmp/model.so" --dump-dir "$tmp/dbg3" --repeat 0
 expect_error 2 "--format must be dot or svg" "$kiln" graph "$model" --format png
 expect_error 2 "--opt-level must be an integer from 0 to 3, got '9'" "$kiln" compile "$model" -o "$tmp/x.so" -O 9
 expect_error 2 "--emit must be ir, loop, llvm or asm" "$kiln" compile "$model" --emit wasm

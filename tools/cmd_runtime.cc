@@ -51,14 +51,19 @@ constexpr const char kBenchHelp[] =
 
 constexpr const char kDebugHelp[] =
     "usage: kiln debug MODEL.so --dump-dir DIR [--input NAME=FILE.npy ...] [--threads T]\n"
+    "                  [--warmup W] [--repeat N] [--no-tensors]\n"
     "\n"
-    "Runs the model once with the debug executor: prints the per-node time table\n"
-    "and writes DIR/graph.json, DIR/profile.txt, DIR/trace.json (Chrome trace,\n"
-    "open in chrome://tracing or Perfetto) and DIR/tensors/<node>__<i>.npy for\n"
-    "every node's outputs. Inputs are random unless given.\n"
+    "Profiles the model with the debug executor: prints the per-node time table\n"
+    "(each node's median over N timed runs, after W untimed ones) and writes\n"
+    "DIR/graph.json, DIR/profile.txt, DIR/trace.json (Chrome trace, open in\n"
+    "chrome://tracing or Perfetto) and, from one more run, DIR/tensors/<node>__<i>.npy\n"
+    "for every node's outputs. Inputs are random unless given.\n"
     "  --dump-dir DIR          where to write (created if missing)\n"
     "  --input NAME=FILE.npy   the value of input NAME (repeatable)\n"
-    "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n";
+    "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n"
+    "  --warmup W              untimed runs before the timed ones (default 0)\n"
+    "  --repeat N              timed runs; each node's time is its median (default 1)\n"
+    "  --no-tensors            write no tensors/ (and skip the run that dumps them)\n";
 
 // Owns the runtime objects of one command.
 struct Runtime {
@@ -319,13 +324,22 @@ int Debug(const std::vector<std::string>& args) {
   std::string dir = a.Value("--dump-dir");
   std::vector<std::string> inputs = a.Values("--input");
   int threads = a.Int("--threads", nullptr, 0, 0, 4096);
+  int warmup = a.Int("--warmup", nullptr, 0, 0, KILN_PROFILE_MAX_RUNS);
+  int repeat = a.Int("--repeat", nullptr, 1, 1, KILN_PROFILE_MAX_RUNS);
+  bool no_tensors = a.Flag("--no-tensors");
   std::vector<std::string> files = a.Positional();
   if (!a.Finish()) return a.exit_code();
   if (files.size() != 1) return a.Usage("one MODEL.so expected");
   if (dir.empty()) return a.Usage("--dump-dir DIR is required");
   Runtime rt;
   if (int rc = Prepare("debug", files[0], inputs, /*random=*/true, threads, &rt)) return rc;
-  KilnStatus* st = kiln_session_debug_dump(rt.session, dir.c_str());
+  KilnProfileOptions po;
+  std::memset(&po, 0, sizeof po);
+  po.struct_size = sizeof po;
+  po.warmup = warmup;
+  po.repeat = repeat;
+  po.skip_tensors = no_tensors ? 1 : 0;
+  KilnStatus* st = kiln_session_debug_dump_with(rt.session, dir.c_str(), &po);
   if (st != nullptr) return StatusFail("debug", st);
   std::string table_path = dir + "/profile.txt";
   if (std::FILE* f = std::fopen(table_path.c_str(), "rb")) {
@@ -334,7 +348,8 @@ int Debug(const std::vector<std::string>& args) {
     while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) std::fwrite(buf, 1, got, stdout);
     std::fclose(f);
   }
-  std::printf("wrote %s/graph.json, profile.txt, trace.json and tensors/\n", dir.c_str());
+  std::printf("wrote %s/graph.json, profile.txt, trace.json%s\n", dir.c_str(),
+              no_tensors ? "" : " and tensors/");
   return 0;
 }
 

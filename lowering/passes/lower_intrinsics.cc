@@ -89,35 +89,27 @@ const std::vector<double> kErfB = {-1.45660718464996e-05, -2.13374055278905e-04,
                                    -1.68282697438203e-03, -7.37332916720468e-03,
                                    -1.42647390514189e-02};
 
-// p * 2^n for an integral float n in [-152, 130], in two steps so that every
-// partial scale is a normal number.
-PrimExpr Scale2N(Builder& b, const PrimExpr& p, const PrimExpr& n) {
-  PrimExpr n1 = b.Def("n1", b.Floor(Mul(n, b.F(0.5))));
-  PrimExpr n2 = b.Def("n2", Sub(n, n1));
-  // 2^k for an integral float k in [-126, 127] built in the exponent field.
-  // k's integer value comes from the bits of k + 1.5 * 2^23 (whose low
-  // mantissa bits hold k for |k| < 2^22), not from a float -> int cast: a
-  // cast saturates (compares and selects around the conversion), this is one
-  // add and one subtract.
-  auto pow2 = [&](const PrimExpr& k) {
-    PrimExpr ki = Sub(b.AsInt(Add(k, b.F(12582912.0))), b.I(0x4B400000 - 127));
-    return b.AsFloat(Mul(ki, b.I(1 << 23)));
-  };
-  return Mul(Mul(p, pow2(n1)), pow2(n2));
-}
-
-// e^r via the polynomial, for |r| <= ln(2)/2.
+// e^r via the polynomial, for |r| <= ln(2)/2: 1 + r + r^2 P(r) evaluated as
+// ((P(r) r + 1) r + 1), one Horner chain of fused multiply-adds.
 PrimExpr ExpPoly(Builder& b, const PrimExpr& r) {
-  return Add(Add(Mul(b.Horner(r, kExpP), Mul(r, r)), r), b.F(1));
+  std::vector<double> c = kExpP;
+  c.push_back(1);
+  c.push_back(1);
+  return b.Horner(r, c);
 }
 
-// exp(x) for a NaN-free x (a var or constant).
-PrimExpr ExpNoNaN(Builder& b, const PrimExpr& x) {
-  PrimExpr xc = b.Def("xc", Min(Max(x, b.F(-104)), b.F(89)));
+// exp(x) = 2^n e^r with n = round(x log2 e) and r = x - n ln 2 (Cody-Waite),
+// for x clamped to [-104, 89] (`nonpositive`: x <= 0 is known, the upper
+// clamp is left out). The scaling is the "ldexp" intrinsic (n is in
+// [-150, 128]): one vscalefps on AVX-512. A NaN x gives an unspecified
+// value; callers select NaN lanes away.
+PrimExpr ExpCore(Builder& b, const PrimExpr& x, bool nonpositive = false) {
+  PrimExpr lo = Max(x, b.F(-104));
+  PrimExpr xc = b.Def("xc", nonpositive ? lo : Min(lo, b.F(89)));
   PrimExpr n = b.Def("n", b.Floor(Add(Mul(xc, b.F(kLog2e)), b.F(0.5))));
   PrimExpr r = b.Def("r", Sub(Sub(xc, Mul(n, b.F(kLn2Hi))), Mul(n, b.F(kLn2Lo))));
   PrimExpr p = b.Def("p", ExpPoly(b, r));
-  return Scale2N(b, p, n);
+  return Call(b.F32(), "ldexp", {p, n});
 }
 
 PrimExpr Sanitize(Builder& b, const PrimExpr& x) {
@@ -125,7 +117,7 @@ PrimExpr Sanitize(Builder& b, const PrimExpr& x) {
 }
 
 PrimExpr LowerExp(Builder& b, const PrimExpr& x) {
-  PrimExpr e = b.Def("e", ExpNoNaN(b, Sanitize(b, x)));
+  PrimExpr e = b.Def("e", ExpCore(b, x));
   return Select(b.IsNaN(x), x, e);
 }
 
@@ -134,14 +126,14 @@ PrimExpr LowerExp2(Builder& b, const PrimExpr& x) {
   PrimExpr n = b.Def("n", b.Floor(Add(xc, b.F(0.5))));
   PrimExpr r = b.Def("r", Mul(Sub(xc, n), b.F(kLn2)));
   PrimExpr p = b.Def("p", ExpPoly(b, r));
-  PrimExpr e = b.Def("e", Scale2N(b, p, n));
+  PrimExpr e = b.Def("e", Call(b.F32(), "ldexp", {p, n}));
   return Select(b.IsNaN(x), x, e);
 }
 
 PrimExpr LowerExpm1(Builder& b, const PrimExpr& x) {
   PrimExpr xs = Sanitize(b, x);
   PrimExpr small = b.Def("small", Add(Mul(b.Horner(xs, kExpP), Mul(xs, xs)), xs));
-  PrimExpr big = b.Def("big", Sub(ExpNoNaN(b, xs), b.F(1)));
+  PrimExpr big = b.Def("big", Sub(ExpCore(b, xs), b.F(1)));
   PrimExpr r = Select(LT(b.Fabs(xs), b.F(0.5 * kLn2)), small, big);
   return Select(b.IsNaN(x), x, r);
 }
@@ -207,18 +199,19 @@ PrimExpr LowerTanh(Builder& b, const PrimExpr& x) {
   PrimExpr ax = b.Def("ax", b.Fabs(xs));
   PrimExpr z = b.Def("z", Mul(xs, xs));
   PrimExpr small = b.Def("small", Add(Mul(Mul(b.Horner(z, kTanhP), z), xs), xs));
-  PrimExpr e = b.Def("e2", ExpNoNaN(b, Mul(Min(ax, b.F(10)), b.F(2))));
+  PrimExpr e = b.Def("e2", ExpCore(b, Mul(Min(ax, b.F(10)), b.F(2))));
   PrimExpr big = b.Def("big", Sub(b.F(1), Div(b.F(2), Add(e, b.F(1)))));
   PrimExpr r = Select(LT(ax, b.F(0.625)), small, Select(LT(xs, b.F(0)), Sub(b.F(0), big), big));
   return Select(b.IsNaN(x), x, r);
 }
 
 // 1 / (1 + e^-x) for x >= 0, e^x / (1 + e^x) for x < 0: exp never overflows
-// and tiny results keep their subnormal value.
+// and tiny results keep their subnormal value. -|x| is copysign(x, -1) (one
+// OR of the sign bit); NaN lanes are selected away at the end.
 PrimExpr LowerSigmoid(Builder& b, const PrimExpr& x) {
-  PrimExpr xs = Sanitize(b, x);
-  PrimExpr e = b.Def("e", ExpNoNaN(b, Sub(b.F(0), b.Fabs(xs))));
-  PrimExpr r = Div(Select(LT(xs, b.F(0)), e, b.F(1)), Add(b.F(1), e));
+  PrimExpr a = b.Def("a", Call(b.F32(), "copysign", {x, b.F(-1)}));
+  PrimExpr e = b.Def("e", ExpCore(b, a, /*nonpositive=*/true));
+  PrimExpr r = Div(Select(LT(x, b.F(0)), e, b.F(1)), Add(b.F(1), e));
   return Select(b.IsNaN(x), x, r);
 }
 

@@ -634,6 +634,8 @@ class Evaluator {
           r = std::fmod(arg(0), arg(1));
         } else if (name == "copysign") {
           r = std::copysign(arg(0), arg(1));
+        } else if (name == "ldexp") {
+          r = arg(0) * std::exp2(std::floor(arg(1)));
         } else {
           ok = false;
         }

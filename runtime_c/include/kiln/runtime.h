@@ -152,6 +152,21 @@ typedef struct KilnProfile KilnProfile;
 
 /* Runs the graph once, timing each node (the inputs must be set). */
 KilnStatus* kiln_session_profile(KilnSession* session, KilnProfile** out);
+
+#define KILN_PROFILE_MAX_RUNS 100000
+
+typedef struct {
+  size_t struct_size;   /* sizeof(KilnProfileOptions) */
+  int32_t warmup;       /* untimed runs first (0: none) */
+  int32_t repeat;       /* timed runs; each node's time is its median (1 when 0) */
+  int32_t skip_tensors; /* kiln_session_debug_dump_with only: nonzero writes no tensors/ */
+} KilnProfileOptions;
+
+/* As kiln_session_profile, after `warmup` untimed runs, over `repeat` timed
+ * runs: each node's time is its median, its start that of the last run.
+ * options NULL is one timed run and no warm-up, as kiln_session_profile. */
+KilnStatus* kiln_session_profile_with(KilnSession* session, const KilnProfileOptions* options,
+                                      KilnProfile** out);
 void kiln_profile_release(KilnProfile* profile);
 
 int32_t kiln_profile_num_nodes(const KilnProfile* profile);   /* tvm_op nodes timed */
@@ -176,6 +191,11 @@ KilnStatus* kiln_profile_chrome_trace(const KilnProfile* profile, char** json);
  * every output i of every node (inputs and parameters too: tensors/<name>__0.npy).
  * Node names are made file-safe (anything outside [A-Za-z0-9_.-] becomes '_'). */
 KilnStatus* kiln_session_debug_dump(KilnSession* session, const char* dir);
+/* As kiln_session_debug_dump, the profile taken as kiln_session_profile_with
+ * takes it; with options->skip_tensors the second run and tensors/ are left
+ * out. options NULL is kiln_session_debug_dump. */
+KilnStatus* kiln_session_debug_dump_with(KilnSession* session, const char* dir,
+                                         const KilnProfileOptions* options);
 
 /* -------------------------------------------------------------- benchmark */
 
