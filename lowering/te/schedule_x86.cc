@@ -41,24 +41,57 @@ absl::StatusOr<IterVar> FuseParallel(Stage* s, const std::vector<IterVar>& axes,
   return fused;
 }
 
-// Returns the outer (fused, parallel) loop, a good attach point, or null.
-absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel) {
+// The fewest leading loops whose extents multiply to at least this many
+// iterations become the parallel loop; the loops inside it stay loops.
+constexpr int64_t kMinParallelIterations = 32;
+
+// Vectorizes the innermost axis (split by `lanes`) and makes the loops
+// around it one fused parallel loop. With `whole_nest` every outer loop is
+// fused (one vector per iteration: the attach point for a stage computed per
+// element); otherwise only the fewest leading loops with at least
+// kMinParallelIterations iterations are, and the rest stay nested serial
+// loops, so that their indices are affine in the loop variables rather than
+// floordiv/floormod of one fused variable (a broadcast multiply of an NCHWc
+// tensor spent more time on index arithmetic than on memory that way).
+// Returns the fused loop, or null.
+absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel,
+                                          bool whole_nest = true) {
   const std::vector<IterVar> axes = s->op->axis;
   if (axes.empty()) return IterVar();
   const IterVar& inner = axes.back();
   std::vector<IterVar> outer(axes.begin(), axes.end() - 1);
-  PrimExpr outer_extent = Extent(outer);
+  std::vector<PrimExpr> extents;  // of `outer` (a split's leaves have no domain)
+  for (const IterVar& iv : outer) extents.push_back(iv->dom.extent);
   if (IsConstAtLeast(inner->dom.extent, lanes)) {
     KILN_ASSIGN_OR_RETURN(SplitAxes sp, s->split(inner, lanes));
     KILN_RETURN_IF_ERROR(s->vectorize(sp.inner));
     outer.push_back(sp.outer);
-    outer_extent = outer_extent * arith::CeilDiv(inner->dom.extent, tir::IntImm(lanes));
+    extents.push_back(arith::CeilDiv(inner->dom.extent, tir::IntImm(lanes)));
   } else if (outer.empty() || !IsConstAtLeast(inner->dom.extent, 2)) {
     // Nothing to vectorize: the whole nest is one parallel loop.
     outer.push_back(inner);
-    outer_extent = outer_extent * inner->dom.extent;
+    extents.push_back(inner->dom.extent);
   }
-  return FuseParallel(s, outer, outer_extent, parallel);
+  size_t count = outer.size();
+  if (!whole_nest) {
+    int64_t iterations = 1;
+    for (size_t k = 0; k < outer.size(); ++k) {
+      int64_t e = 0;
+      if (!tir::IsConstInt(extents[k], &e)) {
+        count = outer.size();  // symbolic: fuse everything, as before
+        break;
+      }
+      iterations *= e;
+      if (iterations >= kMinParallelIterations) {
+        count = k + 1;
+        break;
+      }
+    }
+  }
+  std::vector<IterVar> head(outer.begin(), outer.begin() + static_cast<long>(count));
+  PrimExpr head_extent = tir::IntImm(1);
+  for (size_t k = 0; k < count; ++k) head_extent = head_extent * extents[k];
+  return FuseParallel(s, head, head_extent, parallel);
 }
 
 absl::Status ScheduleReduce(Stage* s, int lanes, bool parallel) {
@@ -125,8 +158,9 @@ absl::Status ScheduleDefaultX86(Schedule& s, const std::vector<Tensor>& outputs,
       KILN_RETURN_IF_ERROR(ScheduleReduce(out, vector_lanes, /*parallel=*/true));
       continue;
     }
-    KILN_ASSIGN_OR_RETURN(IterVar attach, ScheduleInjective(out, vector_lanes, true));
-    if (!attach) continue;
+    // The reductions of the output's shape that only it reads are computed
+    // per vector of it: the whole nest is then one loop to attach them to.
+    std::vector<Stage*> attached;
     for (Stage* st : s.stages()) {
       if (st->is_placeholder() || st->is_inlined() || is_out.count(st) || !Untouched(*st) ||
           st->op->reduce_axis.empty() || !SameShape(st->op, out->op)) {
@@ -134,6 +168,12 @@ absl::Status ScheduleDefaultX86(Schedule& s, const std::vector<Tensor>& outputs,
       }
       KILN_ASSIGN_OR_RETURN(std::vector<Stage*> readers, s.ReadersOf(st));
       if (readers.size() != 1 || readers[0] != out) continue;
+      attached.push_back(st);
+    }
+    KILN_ASSIGN_OR_RETURN(IterVar attach, ScheduleInjective(out, vector_lanes, true,
+                                                            /*whole_nest=*/!attached.empty()));
+    if (!attach) continue;
+    for (Stage* st : attached) {
       KILN_RETURN_IF_ERROR(st->compute_at(out, attach));
       KILN_RETURN_IF_ERROR(ScheduleReduce(st, vector_lanes, /*parallel=*/false));
       done.insert(st);
@@ -144,7 +184,8 @@ absl::Status ScheduleDefaultX86(Schedule& s, const std::vector<Tensor>& outputs,
   for (Stage* st : s.stages()) {
     if (st->is_placeholder() || st->is_inlined() || done.count(st) || !Untouched(*st)) continue;
     if (st->op->reduce_axis.empty()) {
-      KILN_ASSIGN_OR_RETURN(IterVar unused, ScheduleInjective(st, vector_lanes, true));
+      KILN_ASSIGN_OR_RETURN(IterVar unused,
+                            ScheduleInjective(st, vector_lanes, true, /*whole_nest=*/false));
       (void)unused;
     } else {
       KILN_RETURN_IF_ERROR(ScheduleReduce(st, vector_lanes, true));
