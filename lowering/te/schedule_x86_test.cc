@@ -113,6 +113,33 @@ TEST(ScheduleX86Test, ElementwiseChainIsInlinedFusedParallelAndVectorized) {
   EXPECT_EQ(Loops({w}), "parallel ax0");
 }
 
+// An NCHWc tensor times a per-channel vector (squeeze-and-excitation's
+// scale): only the leading loops up to 32 iterations are fused and parallel,
+// the inner ones stay loops, so the indices are affine in them (after
+// flattening: fused * 96 + ax3 * 16, the channel of G divided out once per
+// parallel iteration, not per vector).
+TEST(ScheduleX86Test, BlockedBroadcastKeepsInnerLoops) {
+  auto make = [](int64_t c, int64_t h, int64_t w) {
+    Tensor x = Placeholder({IntImm(1), IntImm(c), IntImm(h), IntImm(w), IntImm(16)}, kF32, "X");
+    Tensor g = Placeholder({IntImm(1), IntImm(c), IntImm(1), IntImm(1), IntImm(16)}, kF32, "G");
+    Tensor y = Compute(x.shape(), [=](const std::vector<Var>& i) {
+      return x(E(i)) * g({i[0], i[1], IntImm(0), IntImm(0), i[4]});
+    }, "Y", "broadcast");
+    return std::vector<Tensor>{x, g, y};
+  };
+  std::vector<Tensor> big = make(9, 56, 56);
+  EXPECT_EQ(Loops({big[2]}), "parallel ax0.ax1.fused.ax2.fused; for ax3; vectorized ax4.inner");
+  std::vector<Tensor> t = make(2, 32, 6);
+  const size_t n = 2 * 32 * 6 * 16;
+  std::vector<double> xv = RandomData(n, 21), gv = RandomData(2 * 16, 22);
+  std::vector<std::vector<double>> out;
+  std::string text = LowerRun({t[0], t[1]}, {t[2]}, {xv, gv}, &out);
+  EXPECT_EQ(Loops({t[2]}), "parallel ax0.ax1.fused.ax2.fused; for ax3; vectorized ax4.inner");
+  std::vector<double> ref(n);
+  for (size_t i = 0; i < n; ++i) ref[i] = F(xv[i] * gv[(i / (32 * 6 * 16)) * 16 + i % 16]);
+  EXPECT_LT(MaxAbsDiff(out[0], ref), 1e-6);
+}
+
 TEST(ScheduleX86Test, BroadcastBiasAndSymbolicBatch) {
   Var n = tir::MakeVar("n");
   Tensor a = Placeholder({n, IntImm(20)}, kF32, "A");
