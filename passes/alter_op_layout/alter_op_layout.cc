@@ -23,7 +23,52 @@ namespace {
 struct LState {
   std::string orig;
   std::string cur;
+  // A blocked convolution output whose channels were padded to a multiple
+  // of the block (SqueezeNet's 1000 classes as 63 blocks of 16): the true
+  // channel count, or 0. Restoring the original layout slices them off.
+  int64_t channels = 0;
+  bool operator==(const LState& o) const {
+    return orig == o.orig && cur == o.cur && channels == o.channels;
+  }
 };
+
+// Output channels that no block of 16 divides are padded up to one when the
+// layer is wide and the padding small (at most 2%): the convolution then
+// runs with full vectors instead of NCHW8c (or no blocking at all).
+constexpr int64_t kPadBlock = 16;
+constexpr int64_t kMinPaddedChannels = 256;
+
+int64_t PaddedChannels(const Dim& channels) {
+  if (!channels.is_static()) return 0;
+  const int64_t c = channels.value();
+  if (c % kPadBlock == 0 || c < kMinPaddedChannels) return 0;
+  const int64_t padded = (c + kPadBlock - 1) / kPadBlock * kPadBlock;
+  return padded * 50 <= c * 51 ? padded : 0;
+}
+
+// `x` padded with zeros on `axis` from `size` to `padded` entries.
+absl::StatusOr<Expr> PadAxis(const Expr& x, size_t ndim, size_t axis, int64_t size,
+                             int64_t padded) {
+  auto* attrs = new PadAttrs();
+  attrs->pad_width.assign(ndim, {0, 0});
+  attrs->pad_width[axis][1] = padded - size;
+  KILN_ASSIGN_OR_RETURN(Op pad, GetOp("nn.pad"));
+  KILN_ASSIGN_OR_RETURN(
+      Call c, MakeCall(pad, {x, Expr(MakeScalarConstant(DataType::Float(32), 0.0))},
+                       Ref<AttrsNode>(attrs)));
+  return Expr(c);
+}
+
+// The first `channels` channels (axis 1) of a 4-D `x`.
+absl::StatusOr<Expr> SliceChannels(const Expr& x, int64_t channels) {
+  auto* attrs = new StridedSliceAttrs();
+  attrs->begin = {0};
+  attrs->end = {channels};
+  attrs->axes = std::vector<int64_t>{1};
+  KILN_ASSIGN_OR_RETURN(Op slice, GetOp("strided_slice"));
+  KILN_ASSIGN_OR_RETURN(Call c, MakeCall(slice, {x}, Ref<AttrsNode>(attrs)));
+  return Expr(c);
+}
 
 const TensorTypeNode* TT(const Expr& e) {
   return e->checked_type() ? e->checked_type().as<TensorTypeNode>() : nullptr;
@@ -66,7 +111,11 @@ class Blocker : public ExprRewriter {
     if (auto d = restored_.find(pre.get()); d != restored_.end()) return d->second;
     Expr out = Post(pre);
     if (auto it = states_.find(pre.get()); it != states_.end()) {
+      const int64_t channels = it->second.channels;
       KILN_ASSIGN_OR_RETURN(out, Transform(out, it->second.cur, it->second.orig));
+      if (channels > 0) {
+        KILN_ASSIGN_OR_RETURN(out, SliceChannels(out, channels));
+      }
     }
     restored_[pre.get()] = out;
     return out;
@@ -108,10 +157,11 @@ class Blocker : public ExprRewriter {
       const int64_t axis = ca == nullptr ? 0 : (ca->axis < 0 ? ca->axis + 4 : ca->axis);
       if (tup != nullptr && axis == 1 && !tup->fields.empty()) {
         const LState* f0 = StateOf(tup->fields[0]);
-        bool same = f0 != nullptr && f0->orig == "NCHW";
+        // Padded channels would land between the fields: not for those.
+        bool same = f0 != nullptr && f0->orig == "NCHW" && f0->channels == 0;
         for (const Expr& f : tup->fields) {
           const LState* sf = StateOf(f);
-          same = same && sf != nullptr && sf->orig == f0->orig && sf->cur == f0->cur;
+          same = same && sf != nullptr && *sf == *f0;
         }
         if (same) {
           const LState st = *f0;
@@ -134,7 +184,7 @@ class Blocker : public ExprRewriter {
           bt->shape[0] == out_t->shape[1]) {
         const LState st = *s0;
         KILN_ASSIGN_OR_RETURN(Expr b, Restore(c->args[1]));
-        KILN_ASSIGN_OR_RETURN(b, ChannelVector(b, out_t->shape[1].value(), st.cur));
+        KILN_ASSIGN_OR_RETURN(b, ChannelVector(b, out_t->shape[1].value(), st));
         KILN_ASSIGN_OR_RETURN(Op add, GetOp("add"));
         KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(add, {Post(c->args[0]), b}));
         states_[pre.get()] = st;
@@ -152,11 +202,12 @@ class Blocker : public ExprRewriter {
       const LState* so = StateOf(other);
       std::vector<Expr> args(2);
       args[t] = Post(c->args[t]);
-      if (so != nullptr && so->cur == st.cur) {
+      if (so != nullptr && *so == st) {
         args[1 - t] = Post(other);
       } else if (ot != nullptr && ot->ndim() == 0) {
         args[1 - t] = Post(other);
-      } else if (ot != nullptr && ot->shape == out_t->shape && ot->dtype == out_t->dtype) {
+      } else if (ot != nullptr && ot->shape == out_t->shape && ot->dtype == out_t->dtype &&
+                 st.channels == 0) {
         KILN_ASSIGN_OR_RETURN(Expr r, Restore(other));
         KILN_ASSIGN_OR_RETURN(args[1 - t], Transform(r, st.orig, st.cur));
       } else if (ot != nullptr && st.orig == "NCHW" && out_t->ndim() == 4 &&
@@ -164,7 +215,7 @@ class Blocker : public ExprRewriter {
         // A per-channel operand ([C, 1, 1] or [1, C, 1, 1]: batch-norm's
         // scale and shift, a bias) follows the blocked layout.
         KILN_ASSIGN_OR_RETURN(Expr r, Restore(other));
-        KILN_ASSIGN_OR_RETURN(args[1 - t], ChannelVector(r, out_t->shape[1].value(), st.cur));
+        KILN_ASSIGN_OR_RETURN(args[1 - t], ChannelVector(r, out_t->shape[1].value(), st));
       } else {
         return Generic(pre, std::move(post));
       }
@@ -226,9 +277,11 @@ class Blocker : public ExprRewriter {
   }
 
   // `v` (C elements as [C], [C, 1, 1] or [1, C, 1, 1]) as a [1, C, 1, 1]
-  // tensor in `layout` (NCHW{c}c): [1, C/c, 1, 1, c]. FoldConstant folds it
-  // when `v` is a constant.
-  absl::StatusOr<Expr> ChannelVector(const Expr& v, int64_t channels, const std::string& layout) {
+  // tensor in the state's layout (NCHW{c}c): [1, C/c, 1, 1, c], zero-padded
+  // first when the state's channels are. FoldConstant folds it when `v` is a
+  // constant.
+  absl::StatusOr<Expr> ChannelVector(const Expr& v, int64_t channels, const LState& st) {
+    const std::string& layout = st.cur;
     const TensorTypeNode* vt = TT(v);
     Expr r = v;
     if (vt == nullptr || vt->ndim() != 4) {
@@ -237,6 +290,9 @@ class Blocker : public ExprRewriter {
       KILN_ASSIGN_OR_RETURN(Op reshape, GetOp("reshape"));
       KILN_ASSIGN_OR_RETURN(Call rc, MakeCall(reshape, {v}, Ref<AttrsNode>(attrs)));
       r = rc;
+    }
+    if (st.channels > 0) {
+      KILN_ASSIGN_OR_RETURN(r, PadAxis(r, 4, 1, channels, PaddedChannels(Dim(channels))));
     }
     return LayoutTransform(r, "NCHW", layout);
   }
@@ -280,31 +336,43 @@ class Blocker : public ExprRewriter {
     if (ic == 0 && dt->shape[1].is_static() && dt->shape[1].value() <= 16) {
       ic = dt->shape[1].value();
     }
-    const int64_t oc = BlockFactor(ot->shape[1]);
+    int64_t oc = BlockFactor(ot->shape[1]);
+    const int64_t padded = PaddedChannels(ot->shape[1]);
+    if (padded > 0) oc = kPadBlock;
     if (ic == 0 || oc == 0) return Generic(pre, std::move(post));
     return Blocked(pre, c, absl::StrCat("NCHW", ic, "c"), absl::StrCat("OIHW", ic, "i", oc, "o"),
-                   absl::StrCat("NCHW", oc, "c"));
+                   absl::StrCat("NCHW", oc, "c"), padded);
   }
 
-  // The convolution `c` rewritten to the given blocked layouts.
+  // The convolution `c` rewritten to the given blocked layouts; with
+  // `padded_channels` its output channels are padded to that many (the
+  // weight gets zero filters).
   absl::StatusOr<Expr> Blocked(const Expr& pre, const CallNode* c, const std::string& in_layout,
-                               const std::string& kernel_layout, const std::string& out_layout) {
+                               const std::string& kernel_layout, const std::string& out_layout,
+                               int64_t padded_channels = 0) {
     Expr data;
-    if (const LState* s = StateOf(c->args[0]); s != nullptr && s->cur == in_layout) {
+    if (const LState* s = StateOf(c->args[0]);
+        s != nullptr && s->cur == in_layout && s->channels == 0) {
       data = Post(c->args[0]);
     } else {
       KILN_ASSIGN_OR_RETURN(Expr r, Restore(c->args[0]));
       KILN_ASSIGN_OR_RETURN(data, Transform(r, "NCHW", in_layout));
     }
     KILN_ASSIGN_OR_RETURN(Expr w, Restore(c->args[1]));
-    KILN_ASSIGN_OR_RETURN(w, Transform(w, "OIHW", kernel_layout));
     Ref<AttrsNode> cloned = c->attrs->Clone();
     auto* na = static_cast<Conv2DAttrs*>(cloned.get());
+    int64_t true_channels = 0;
+    if (padded_channels > 0) {
+      true_channels = TT(pre)->shape[1].value();
+      KILN_ASSIGN_OR_RETURN(w, PadAxis(w, 4, 0, true_channels, padded_channels));
+      if (na->channels) na->channels = padded_channels;
+    }
+    KILN_ASSIGN_OR_RETURN(w, Transform(w, "OIHW", kernel_layout));
     na->data_layout = in_layout;
     na->kernel_layout = kernel_layout;
     na->out_layout = out_layout;
     KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {data, w}, cloned));
-    states_[pre.get()] = LState{"NCHW", out_layout};
+    states_[pre.get()] = LState{"NCHW", out_layout, true_channels};
     return Expr(nc);
   }
 

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
@@ -176,6 +177,94 @@ def @main(%x: Tensor[(1, 3, 8, 8), float32], %w1: Tensor[(16, 3, 3, 3), float32]
   layout_transform(%5, src_layout="NCHW16c", dst_layout="NCHW")
 }
 )");
+}
+
+// A wide layer whose output channels no block of 16 divides (SqueezeNet's
+// 1000 classes = 16 * 62.5) is padded to 1008 with zero filters
+// (at most 2% more work) and runs NCHW16c; the bias is padded alike, the
+// ReLU and the global pool stay blocked, and the slice back to 1000 channels
+// comes only where the layout is restored.
+constexpr char kPaddedHead[] = R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w: Tensor[(1000, 16, 1, 1), float32],
+          %b: Tensor[(1000,), float32]) {
+  %0 = nn.conv2d(%x, %w, channels=1000, kernel_size=[1, 1]);
+  %1 = nn.relu(nn.bias_add(%0, %b));
+  nn.global_avg_pool2d(%1)
+}
+)";
+
+TEST(AlterOpLayoutTest, WideOutputChannelsArePaddedToFullBlocks) {
+  ExpectRewrite(kPaddedHead, R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w: Tensor[(1000, 16, 1, 1), float32],
+          %b: Tensor[(1000,), float32]) {
+  %0 = layout_transform(%x, src_layout="NCHW", dst_layout="NCHW16c");
+  %1 = nn.pad(%w, 0f, pad_width=[[0, 8], [0, 0], [0, 0], [0, 0]]);
+  %2 = layout_transform(%1, src_layout="OIHW", dst_layout="OIHW16i16o");
+  %3 = nn.conv2d(%0, %2, channels=1008, kernel_size=[1, 1], data_layout="NCHW16c",
+                 kernel_layout="OIHW16i16o", out_layout="NCHW16c");
+  %4 = reshape(%b, newshape=[1, 1000, 1, 1]);
+  %5 = nn.pad(%4, 0f, pad_width=[[0, 0], [0, 8], [0, 0], [0, 0]]);
+  %6 = layout_transform(%5, src_layout="NCHW", dst_layout="NCHW16c");
+  %7 = nn.relu(add(%3, %6));
+  %8 = nn.global_avg_pool2d(%7, layout="NCHW16c", out_layout="NCHW16c");
+  %9 = layout_transform(%8, src_layout="NCHW16c", dst_layout="NCHW");
+  strided_slice(%9, begin=[0], end=[1000], axes=[1])
+}
+)");
+}
+
+TEST(AlterOpLayoutTest, PaddedChannelsMatchInterpreter) {
+  Function f = Typed(kPaddedHead);
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_NE(PrintExpr(*g).find("strided_slice"), std::string::npos);
+  std::vector<Ref<const HostTensor>> args = {Filled({1, 16, 4, 4}, 4), Filled({1000, 16, 1, 1}, 5),
+                                             Filled({1000}, 6)};
+  std::vector<double> want = RunMain(f, args);
+  std::vector<double> got = RunMain(*g, args);
+  ASSERT_EQ(want.size(), 1000u);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+}
+
+// Narrow layers (24, 40 channels) and those whose padding would exceed 2%
+// keep the largest dividing block.
+TEST(AlterOpLayoutTest, NarrowOrWastefulChannelsAreNotPadded) {
+  for (int oc : {40, 520}) {  // 520 = 16 * 32.5: padding to 528 is 1.5%, padded
+    std::string text = absl::StrCat(R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w: Tensor[()", oc, R"(, 16, 1, 1), float32]) {
+  nn.conv2d(%x, %w)
+}
+)");
+    Function f = Typed(text);
+    AlterOpLayoutOptions opts;
+    opts.require_type_support = false;
+    auto g = AlterOpLayoutFunction(f, opts);
+    ASSERT_TRUE(g.ok()) << g.status();
+    std::string printed = PrintExpr(*g);
+    if (oc == 40) {
+      EXPECT_NE(printed.find("NCHW8c"), std::string::npos) << printed;
+      EXPECT_EQ(printed.find("nn.pad"), std::string::npos) << printed;
+    } else {
+      EXPECT_NE(printed.find("pad_width=[[0, 8]"), std::string::npos) << printed;
+      EXPECT_NE(printed.find("end=[520]"), std::string::npos) << printed;
+    }
+  }
+  // 264 = 8 * 33: padding to 272 would be 3% more work; stays NCHW8c.
+  Function f = Typed(R"(
+def @main(%x: Tensor[(1, 16, 4, 4), float32], %w: Tensor[(264, 16, 1, 1), float32]) {
+  nn.conv2d(%x, %w)
+}
+)");
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  std::string printed = PrintExpr(*g);
+  EXPECT_NE(printed.find("NCHW8c"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find("nn.pad"), std::string::npos) << printed;
 }
 
 // Pools and channel concatenation keep the blocked layout: one transform in,
