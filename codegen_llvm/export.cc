@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -192,6 +193,108 @@ bool OnPath(const std::string& name) {
   return false;
 }
 
+// The ELF machine of a little-endian 64-bit target kiln writes relocatable
+// objects for itself (0: use the assembler).
+uint16_t ElfMachine(const std::string& triple) {
+  if (triple.rfind("x86_64", 0) == 0) return 62;  // EM_X86_64
+  if (triple.rfind("aarch64", 0) == 0 && triple.rfind("aarch64_be", 0) != 0) return 183;
+  return 0;
+}
+
+// Writes an ELF64 little-endian relocatable object holding `size` bytes of
+// `data` in the read-only section .rodata.kiln_artifact as the exported,
+// 64-byte aligned object `kiln_artifact`, plus an empty .note.GNU-stack: the
+// object BlobAssembly's assembly gives, without the assembler's pass over
+// the whole blob. Sections: null, .rodata.kiln_artifact, .note.GNU-stack,
+// .symtab, .strtab, .shstrtab.
+absl::Status WriteBlobObject(const std::string& path, const uint8_t* data, uint64_t size,
+                             uint16_t machine) {
+  auto put = [](std::string& b, uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  };
+  // String tables: a leading NUL, then NUL-terminated names.
+  auto table = [](std::initializer_list<const char*> names) {
+    std::string t(1, '\0');
+    for (const char* n : names) {
+      t += n;
+      t.push_back('\0');
+    }
+    return t;
+  };
+  const std::string strtab = table({KILN_ARTIFACT_SYMBOL});
+  const std::string shstrtab =
+      table({".rodata.kiln_artifact", ".note.GNU-stack", ".symtab", ".strtab", ".shstrtab"});
+  auto name_at = [&](const char* n) { return static_cast<uint64_t>(shstrtab.find(n)); };
+  const uint64_t blob_off = 64;  // right after the 64-byte header: 64-aligned
+  const uint64_t sym_off = (blob_off + size + 7) / 8 * 8;
+  const uint64_t sym_size = 2 * 24;
+  const uint64_t str_off = sym_off + sym_size;
+  const uint64_t shstr_off = str_off + strtab.size();
+  const uint64_t sh_off = (shstr_off + shstrtab.size() + 7) / 8 * 8;
+
+  std::string head;
+  head.append("\x7f" "ELF", 4);
+  head.push_back(2);  // ELFCLASS64
+  head.push_back(1);  // ELFDATA2LSB
+  head.push_back(1);  // EV_CURRENT
+  head.append(9, '\0');
+  put(head, 1, 2);        // ET_REL
+  put(head, machine, 2);  // e_machine
+  put(head, 1, 4);        // e_version
+  put(head, 0, 8);        // e_entry
+  put(head, 0, 8);        // e_phoff
+  put(head, sh_off, 8);   // e_shoff
+  put(head, 0, 4);        // e_flags
+  put(head, 64, 2);       // e_ehsize
+  put(head, 0, 2);        // e_phentsize
+  put(head, 0, 2);        // e_phnum
+  put(head, 64, 2);       // e_shentsize
+  put(head, 6, 2);        // e_shnum
+  put(head, 5, 2);        // e_shstrndx
+
+  std::string tail(sym_off - (blob_off + size), '\0');
+  // .symtab: the null symbol, then kiln_artifact (GLOBAL OBJECT in section 1).
+  tail.append(24, '\0');
+  put(tail, 1, 4);                // st_name
+  tail.push_back((1 << 4) | 1);   // STB_GLOBAL, STT_OBJECT
+  tail.push_back(0);              // STV_DEFAULT
+  put(tail, 1, 2);                // st_shndx
+  put(tail, 0, 8);                // st_value
+  put(tail, size, 8);             // st_size
+  tail += strtab;
+  tail += shstrtab;
+  tail.append(sh_off - (shstr_off + shstrtab.size()), '\0');
+  auto section = [&](uint64_t name, uint64_t type, uint64_t flags, uint64_t off, uint64_t sz,
+                     uint64_t link, uint64_t info, uint64_t align, uint64_t entsize) {
+    put(tail, name, 4);
+    put(tail, type, 4);
+    put(tail, flags, 8);
+    put(tail, 0, 8);  // sh_addr
+    put(tail, off, 8);
+    put(tail, sz, 8);
+    put(tail, link, 4);
+    put(tail, info, 4);
+    put(tail, align, 8);
+    put(tail, entsize, 8);
+  };
+  section(0, 0, 0, 0, 0, 0, 0, 0, 0);
+  section(name_at(".rodata.kiln_artifact"), 1, 2, blob_off, size, 0, 0, KILN_ARTIFACT_ALIGNMENT,
+          0);                                                          // PROGBITS, SHF_ALLOC
+  section(name_at(".note.GNU-stack"), 1, 0, sym_off, 0, 0, 0, 1, 0);   // PROGBITS
+  section(name_at(".symtab"), 2, 0, sym_off, sym_size, 4, 1, 8, 24);  // SYMTAB, first global 1
+  section(name_at(".strtab"), 3, 0, str_off, strtab.size(), 0, 0, 1, 0);
+  section(name_at(".shstrtab"), 3, 0, shstr_off, shstrtab.size(), 0, 0, 1, 0);
+
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
+  out.write(head.data(), static_cast<std::streamsize>(head.size()));
+  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  out.write(tail.data(), static_cast<std::streamsize>(tail.size()));
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path, " (disk full?)"));
+  return absl::OkStatus();
+}
+
 // The assembly file that places the blob in a read-only section as the
 // exported, 64-byte aligned object `kiln_artifact`. `%` types work for both
 // x86 and AArch64 GNU assemblers.
@@ -225,7 +328,18 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
 
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> tmp, TempDir::Create(options.keep_temps));
   const std::string dir = tmp->path();
-  std::vector<std::string> link = {options.cc, "-shared", "-o", dir + "/model.so"};
+  // Linked straight to a file beside `path` (then sealed and renamed into
+  // place: never a half-written file at `path`, and no copy of a large
+  // library from the temporary directory).
+  const std::string staged = path + ".kiln_tmp";
+  {
+    std::ofstream probe(staged, std::ios::binary | std::ios::trunc);
+    if (!probe) {
+      return absl::InternalError(
+          absl::StrCat("cannot write ", path, ": cannot create ", staged, ": ", std::strerror(errno)));
+    }
+  }
+  std::vector<std::string> link = {options.cc, "-shared", "-o", staged};
   for (size_t i = 0; i < objects.size(); ++i) {
     std::string obj = absl::StrCat(dir, "/kernels", i, ".o");
     KILN_RETURN_IF_ERROR(WriteFile(obj, objects[i].data(), objects[i].size()));
@@ -234,28 +348,30 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
   const std::string model = options.model_name.empty() ? Stem(path) : options.model_name;
   {
     KILN_ASSIGN_OR_RETURN(Blob blob, BuildBlob(plan, target, model));
-    KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.bin", blob.data.get(), blob.size));
+    if (uint16_t machine = ElfMachine(target.triple); machine != 0) {
+      KILN_RETURN_IF_ERROR(
+          WriteBlobObject(dir + "/blob.o", blob.data.get(), blob.size, machine));
+    } else {
+      KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.bin", blob.data.get(), blob.size));
+      std::string asm_text = BlobAssembly(dir + "/blob.bin");
+      KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.S", asm_text.data(), asm_text.size()));
+      KILN_RETURN_IF_ERROR(
+          RunTool({options.cc, "-c", dir + "/blob.S", "-o", dir + "/blob.o"}, dir + "/as.log"));
+    }
   }
-  std::string asm_text = BlobAssembly(dir + "/blob.bin");
-  KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.S", asm_text.data(), asm_text.size()));
-  KILN_RETURN_IF_ERROR(
-      RunTool({options.cc, "-c", dir + "/blob.S", "-o", dir + "/blob.o"}, dir + "/as.log"));
   link.push_back(dir + "/blob.o");
   if (options.prefer_lld && options.cc == "cc" && OnPath("ld.lld")) link.push_back("-fuse-ld=lld");
   // Kernels call libm; the kiln_* runtime functions stay undefined and
   // resolve against libkiln_runtime.so (or the loading program) at load time.
   link.insert(link.end(), {"-lm", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu"});
-  KILN_RETURN_IF_ERROR(RunTool(link, dir + "/link.log"));
-  KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_seal_file((dir + "/model.so").c_str()),
-                                "sealing the artifact"));
-
-  // Into place: never leave a half-written file at `path`.
   std::error_code ec;
-  std::string staged = path + ".kiln_tmp";
-  std::filesystem::copy_file(dir + "/model.so", staged,
-                             std::filesystem::copy_options::overwrite_existing, ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  absl::Status linked = RunTool(link, dir + "/link.log");
+  if (linked.ok()) {
+    linked = FromKiln(kiln_artifact_seal_file(staged.c_str()), "sealing the artifact");
+  }
+  if (!linked.ok()) {
+    std::filesystem::remove(staged, ec);
+    return linked;
   }
   std::filesystem::rename(staged, path, ec);
   if (ec) {

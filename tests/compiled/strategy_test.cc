@@ -133,10 +133,16 @@ std::vector<StrategyCase> Cases() {
          "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(40, 16, 3, 3), float32], %b: Tensor[(40,), float32]",
          "nn.relu(nn.bias_add(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1]), %b))", {"w", "b"},
          "conv2d_NCHWc.x86", 3});
-    // 1000 channels are 8-wide blocks: narrower than an AVX-512 vector, so the
-    // 1x1 runs as a GEMM there; on AVX2 a block is one vector (direct).
+    // 1000 channels: AlterOpLayout pads them to 63 blocks of 16 (0.8% more
+    // work), so the direct kernel runs with full vectors on either ISA.
     add({"conv1x1_1000_channels_o3",
          "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(1000, 32, 1, 1), float32]",
+         "nn.relu(nn.conv2d(%x, %w))", {"w"}, "conv2d_NCHWc.x86", 3});
+    // 264 channels (8 * 33; padding to 272 would be 3%): 8-wide blocks,
+    // narrower than an AVX-512 vector, so the 1x1 runs as a GEMM there; on
+    // AVX2 a block is one vector (direct).
+    add({"conv1x1_264_channels_o3",
+         "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(264, 32, 1, 1), float32]",
          "nn.relu(nn.conv2d(%x, %w))", {"w"},
          VectorBits(t) >= 512 ? "conv2d_1x1_gemm.x86" : "conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
