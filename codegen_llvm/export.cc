@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -315,6 +316,86 @@ std::string BlobAssembly(const std::string& blob_path) {
       "  .section .note.GNU-stack,\"\",%progbits\n");
 }
 
+// An existing `path` must be a regular file or a symlink (which the rename
+// replaces, not its target).
+absl::Status CheckOutputPath(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "cannot write ", path, ": it exists and is not a regular file (",
+      S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket",
+      "); kiln only replaces regular files"));
+}
+
+// Moves the finished library `from` (in the private temporary directory) to
+// `to` atomically: a rename when both are on one file system; otherwise a
+// copy into a fresh file created exclusively beside `to` (mkstemp: no
+// symlink or existing file at a guessable name is ever opened), then a
+// rename of that onto `to`. Never a half-written file at `to`.
+absl::Status MoveIntoPlace(const std::string& from, const std::string& to) {
+  if (std::rename(from.c_str(), to.c_str()) == 0) return absl::OkStatus();
+  if (errno != EXDEV) {
+    return absl::InternalError(absl::StrCat("cannot write ", to, ": ", std::strerror(errno)));
+  }
+  std::vector<char> name(to.begin(), to.end());
+  const std::string suffix = ".kiln_tmp.XXXXXX";
+  name.insert(name.end(), suffix.begin(), suffix.end());
+  name.push_back('\0');
+  const int out = mkstemp(name.data());
+  if (out < 0) {
+    return absl::InternalError(absl::StrCat("cannot write ", to, ": cannot create a file beside it: ",
+                                            std::strerror(errno)));
+  }
+  const std::string staged(name.data());
+  auto fail = [&](const char* what) {
+    const std::string msg = absl::StrCat("cannot write ", to, ": ", what, ": ", std::strerror(errno));
+    close(out);
+    unlink(staged.c_str());
+    return absl::InternalError(msg);
+  };
+  const int in = open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return fail("cannot reopen the linked library");
+  std::vector<char> buf(1 << 20);
+  for (;;) {
+    ssize_t n = read(in, buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      close(in);
+      return fail("read failed");
+    }
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = write(out, buf.data() + done, static_cast<size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        close(in);
+        return fail("write failed");
+      }
+      done += w;
+    }
+  }
+  // mkstemp makes the file 0600: give it the linked file's mode (the linker
+  // honoured the umask).
+  struct stat st;
+  const bool have_mode = fstat(in, &st) == 0;
+  close(in);
+  if (have_mode && fchmod(out, st.st_mode & 0777) != 0) return fail("chmod failed");
+  if (close(out) != 0) {
+    unlink(staged.c_str());
+    return absl::InternalError(absl::StrCat("cannot write ", to, ": ", std::strerror(errno)));
+  }
+  if (std::rename(staged.c_str(), to.c_str()) != 0) {
+    const std::string msg = absl::StrCat("cannot write ", to, ": ", std::strerror(errno));
+    unlink(staged.c_str());
+    return absl::InternalError(msg);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Target& target,
@@ -328,17 +409,13 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
 
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> tmp, TempDir::Create(options.keep_temps));
   const std::string dir = tmp->path();
-  // Linked straight to a file beside `path` (then sealed and renamed into
-  // place: never a half-written file at `path`, and no copy of a large
-  // library from the temporary directory).
-  const std::string staged = path + ".kiln_tmp";
-  {
-    std::ofstream probe(staged, std::ios::binary | std::ios::trunc);
-    if (!probe) {
-      return absl::InternalError(
-          absl::StrCat("cannot write ", path, ": cannot create ", staged, ": ", std::strerror(errno)));
-    }
-  }
+  // The output may replace a regular file (or a symlink, itself), never a
+  // device, directory or FIFO: renaming onto /dev/null as root would
+  // replace the device.
+  KILN_RETURN_IF_ERROR(CheckOutputPath(path));
+  // Linked and sealed inside the private temporary directory (mode 0700:
+  // nothing can be planted there), then moved into place.
+  const std::string staged = dir + "/model.so";
   std::vector<std::string> link = {options.cc, "-shared", "-o", staged};
   for (size_t i = 0; i < objects.size(); ++i) {
     std::string obj = absl::StrCat(dir, "/kernels", i, ".o");
@@ -364,20 +441,10 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
   // Kernels call libm; the kiln_* runtime functions stay undefined and
   // resolve against libkiln_runtime.so (or the loading program) at load time.
   link.insert(link.end(), {"-lm", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu"});
-  std::error_code ec;
-  absl::Status linked = RunTool(link, dir + "/link.log");
-  if (linked.ok()) {
-    linked = FromKiln(kiln_artifact_seal_file(staged.c_str()), "sealing the artifact");
-  }
-  if (!linked.ok()) {
-    std::filesystem::remove(staged, ec);
-    return linked;
-  }
-  std::filesystem::rename(staged, path, ec);
-  if (ec) {
-    std::filesystem::remove(staged, ec);
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", ec.message()));
-  }
+  KILN_RETURN_IF_ERROR(RunTool(link, dir + "/link.log"));
+  KILN_RETURN_IF_ERROR(
+      FromKiln(kiln_artifact_seal_file(staged.c_str()), "sealing the artifact"));
+  KILN_RETURN_IF_ERROR(MoveIntoPlace(staged, path));
   auto t2 = std::chrono::steady_clock::now();
   if (stats != nullptr) {
     stats->codegen_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();

@@ -123,6 +123,27 @@ expect_error 2 "--emit must be ir, loop, llvm or asm" "$kiln" compile "$model" -
 expect_error 1 "error:" "$kiln" compile "$input" -o "$tmp/x.so"
 expect_error 2 "unknown command 'frobnicate'" "$kiln" frobnicate
 
+# Where the output goes (issue 15): never through a symlink planted at a
+# guessable staging name, never replacing a FIFO, directory or device; across
+# file systems (temporary directory elsewhere) still one atomic rename.
+echo "victim" > "$tmp/victim.txt"
+ln -sf "$tmp/victim.txt" "$tmp/planted.so.kiln_tmp"
+check "compile beside a planted symlink" "$kiln" compile "$model" -o "$tmp/planted.so"
+[[ "$(cat "$tmp/victim.txt")" == "victim" ]] || { echo "FAIL: compile wrote through a planted symlink"; fail=1; }
+check "run the artifact written beside a planted symlink" "$kiln" run "$tmp/planted.so" --random-inputs --quiet
+mkfifo "$tmp/fifo.so"
+expect_error 1 "is not a regular file (a FIFO)" "$kiln" compile "$model" -o "$tmp/fifo.so"
+[[ -p "$tmp/fifo.so" ]] || { echo "FAIL: compile replaced a FIFO"; fail=1; }
+mkdir -p "$tmp/adir.so"
+expect_error 1 "is not a regular file (a directory)" "$kiln" compile "$model" -o "$tmp/adir.so"
+if [[ -d /dev/shm && -w /dev/shm ]]; then
+  shm_tmp=$(mktemp -d /dev/shm/kiln_cli_test.XXXXXX)
+  check "compile with the temporary directory on another file system" env TMPDIR="$shm_tmp" "$kiln" compile "$model" -o "$tmp/moved.so"
+  check "run the moved artifact" "$kiln" run "$tmp/moved.so" --random-inputs --quiet
+  ls "$tmp"/moved.so.kiln_tmp.* >/dev/null 2>&1 && { echo "FAIL: a staging file was left behind"; fail=1; }
+  rm -rf "$shm_tmp"
+fi
+
 if (( fail )); then exit 1; fi
 echo "PASS: kiln CLI"
 
