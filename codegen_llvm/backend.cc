@@ -19,6 +19,7 @@
 #include "codegen_llvm/codegen_llvm.h"
 #include "codegen_llvm/lower.h"
 #include "ir/status_macros.h"
+#include "ir/tir_functor.h"
 #include "kiln/kernel_abi.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/ExecutionEngine/Orc/Core.h"
@@ -363,14 +364,53 @@ absl::StatusOr<std::string> EmitObject(const std::vector<tir::PrimFunc>& funcs, 
   return EmitFile(funcs, t, llvm::CodeGenFileType::ObjectFile);
 }
 
+namespace {
+
+// A rough measure of how long LLVM takes over a kernel: its statement and
+// expression nodes, an explicitly unrolled loop's body counted once per
+// iteration (LLVM sees that many copies).
+int64_t StmtCost(const tir::Stmt& s) {
+  if (!s) return 0;
+  int64_t own = 1;
+  auto expr = [&own](const tir::PrimExpr& e) {
+    if (e) tir::PostOrderVisit(e, [&own](const tir::ExprNode*) { ++own; });
+  };
+  expr(s->a);
+  expr(s->b);
+  for (const tir::PrimExpr& i : s->indices) expr(i);
+  int64_t kids = 0;
+  for (const tir::Stmt& b : s->body) kids += StmtCost(b);
+  int64_t extent = 0;
+  if (s->kind == tir::StmtKind::kFor && s->for_kind == tir::ForKind::kUnrolled &&
+      tir::IsConstInt(s->b, &extent) && extent > 1) {
+    kids *= extent;
+  }
+  return own + kids;
+}
+
+}  // namespace
+
+int64_t EstimateCodegenCost(const tir::PrimFunc& f) { return 1 + StmtCost(f->body); }
+
 absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::PrimFunc>& funcs,
                                                      const Target& t, int max_shards) {
   InitializeLLVM();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   const size_t limit = max_shards > 0 ? static_cast<size_t>(max_shards) : std::min(hw, size_t{8});
   const size_t num_shards = std::max<size_t>(1, std::min(funcs.size(), limit));
+  // Longest first, each to the least loaded shard (LPT): the shards finish
+  // together instead of one waiting on a thread that drew the big kernels.
+  std::vector<std::pair<int64_t, size_t>> order;
+  for (size_t i = 0; i < funcs.size(); ++i) order.emplace_back(EstimateCodegenCost(funcs[i]), i);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
   std::vector<std::vector<tir::PrimFunc>> shards(num_shards);
-  for (size_t i = 0; i < funcs.size(); ++i) shards[i % num_shards].push_back(funcs[i]);
+  std::vector<int64_t> load(num_shards, 0);
+  for (const auto& [cost, i] : order) {
+    const size_t s = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    shards[s].push_back(funcs[i]);
+    load[s] += cost;
+  }
   std::vector<absl::StatusOr<std::string>> objects(num_shards, std::string());
   {
     // One LLVMContext and TargetMachine per thread (EmitFile makes its own).

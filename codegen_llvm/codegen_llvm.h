@@ -89,9 +89,15 @@ absl::StatusOr<std::string> EmitObject(const std::vector<tir::PrimFunc>& funcs, 
 // The same code as several object files compiled on parallel threads (one
 // shard of the functions each; at most `max_shards`, 0 = the hardware
 // concurrency capped at 8, never more than there are functions; at least one
-// object, possibly empty of functions). Compile time of a whole model.
+// object, possibly empty of functions). Compile time of a whole model: the
+// functions are spread over the shards by EstimateCodegenCost, longest first
+// to the least loaded shard.
 absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::PrimFunc>& funcs,
                                                      const Target& t, int max_shards = 0);
+
+// A rough, relative measure of LLVM's time over `f` (its loop-IR nodes, an
+// unrolled loop's body once per iteration).
+int64_t EstimateCodegenCost(const tir::PrimFunc& f);
 
 // Compiled kernels loaded into this process (host targets only). The kiln_*
 // runtime functions resolve to //runtime_c:threadpool's implementations linked

@@ -205,3 +205,55 @@ TEST(EmitTest, ModuleLevelErrors) {
 
 }  // namespace
 }  // namespace kiln::codegen
+
+namespace kiln::codegen {
+namespace {
+
+PrimFunc Loop(const std::string& name, ForKind kind, int64_t extent) {
+  Buffer a = MakeBuffer("A", kF32, {I(1024)});
+  Buffer c = MakeBuffer("C", kF32, {I(1024)});
+  Var i = MakeVar("i");
+  return MakePrimFunc(name, {a, c},
+                      For(i, I(0), I(extent), kind, Store(c, Mul(Load(a, {i}), Load(a, {i})), {i})));
+}
+
+// The cost that spreads kernels over the parallel codegen shards: an
+// unrolled loop counts its body once per iteration, a serial one once.
+TEST(EmitTest, CodegenCostCountsUnrolledCopies) {
+  const int64_t serial = EstimateCodegenCost(Loop("s", ForKind::kSerial, 8));
+  const int64_t unrolled = EstimateCodegenCost(Loop("u", ForKind::kUnrolled, 8));
+  // The function (1) and the loop's own node with its min and extent (3).
+  const int64_t body = serial - 4;
+  EXPECT_GT(body, 3);
+  EXPECT_EQ(unrolled - 4, 8 * body);
+  EXPECT_GT(EstimateCodegenCost(Loop("u16", ForKind::kUnrolled, 16)), unrolled);
+  // Sharded emission keeps every function whatever the shard sizes.
+  std::vector<PrimFunc> funcs = {
+      Loop("kcost_big", ForKind::kUnrolled, 64), Loop("kcost_alpha", ForKind::kSerial, 4),
+      Loop("kcost_beta", ForKind::kSerial, 4), Loop("kcost_gamma", ForKind::kSerial, 4)};
+  absl::StatusOr<Target> t = ParseTarget("llvm");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<std::vector<std::string>> objs = EmitObjects(funcs, *t, 2);
+  ASSERT_TRUE(objs.ok()) << objs.status();
+  ASSERT_EQ(objs->size(), 2u);
+  size_t found = 0;
+  for (const char* name : {"kcost_big", "kcost_alpha", "kcost_beta", "kcost_gamma"}) {
+    const std::string symbol = std::string(name) + std::string(1, '\0');  // in .strtab
+    size_t in = 0;
+    for (const std::string& o : *objs) in += o.find(symbol) != std::string::npos;
+    EXPECT_EQ(in, 1u) << name;
+    found += in;
+  }
+  EXPECT_EQ(found, 4u);
+  // The big kernel is alone in its shard: the other object holds all three
+  // small ones.
+  for (const std::string& o : *objs) {
+    if (o.find(std::string("kcost_big") + '\0') == std::string::npos) {
+      EXPECT_NE(o.find(std::string("kcost_alpha") + '\0'), std::string::npos);
+      EXPECT_NE(o.find(std::string("kcost_gamma") + '\0'), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::codegen
