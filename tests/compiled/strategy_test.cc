@@ -111,6 +111,12 @@ std::vector<StrategyCase> Cases() {
     add({"depthwise_stride2_o3", "%x: Tensor[(1, 48, 14, 14), float32], %w: Tensor[(48, 1, 3, 3), float32]",
          "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=48)", {"w"},
          "depthwise_conv2d_NCHWc.x86", 3});
+    // Strided depthwise pads the input rows per output row (inside the
+    // parallel loop): a 5x5, stride 2, asymmetric padding, odd sizes.
+    add({"depthwise_5x5_stride2_asym_o3",
+         "%x: Tensor[(1, 32, 15, 13), float32], %w: Tensor[(32, 1, 5, 5), float32]",
+         "nn.conv2d(%x, %w, strides=[2, 2], padding=[2, 1, 1, 2], groups=32)", {"w"},
+         "depthwise_conv2d_NCHWc.x86", 3});
     add({"depthwise_5x5_c24_o3", "%x: Tensor[(1, 24, 11, 11), float32], %w: Tensor[(24, 1, 5, 5), float32]",
          "nn.relu(nn.conv2d(%x, %w, padding=[2, 2], groups=24))", {"w"},
          "depthwise_conv2d_NCHWc.x86", 3});

@@ -265,15 +265,16 @@ def time_ort(onnx_path, feeds, threads, runs, warmup):
 # Per kernel
 # --------------------------------------------------------------------------
 
-def kernel_profile(kiln, so_path, input_args, threads, dumps, work, name):
-    """`kiln debug` `dumps` times; the kernels with their median times."""
+def kernel_profile(kiln, so_path, input_args, threads, dumps, repeat, work, name):
+    """`kiln debug` `dumps` times, each after 2 warm-up runs with per-node
+    medians over `repeat` timed runs (--no-tensors: the tensors are not
+    needed); the kernels with their median times over the dumps."""
     dirs = []
     for r in range(dumps):
         d = os.path.join(work, "debug", "%s-t%d-%d" % (name, threads, r))
         shutil.rmtree(d, ignore_errors=True)
-        run([kiln, "debug", so_path, "--dump-dir", d, "--threads", str(threads), *input_args])
-        # The tensors (every node's outputs and the weights) are not needed.
-        shutil.rmtree(os.path.join(d, "tensors"), ignore_errors=True)
+        run([kiln, "debug", so_path, "--dump-dir", d, "--threads", str(threads),
+             "--warmup", "2", "--repeat", str(repeat), "--no-tensors", *input_args])
         dirs.append(d)
     return kernels.read_debug_dumps(dirs)
 
@@ -298,7 +299,10 @@ def parse_args(argv):
                    help="models for the per-kernel tables (default: resnet50,bert; "
                         "'none' for none)")
     p.add_argument("--kernel-dumps", type=int, default=None,
-                   help="kiln debug runs per model and thread count, median taken (3)")
+                   help="kiln debug invocations per model and thread count, median taken (1)")
+    p.add_argument("--kernel-repeat", type=int, default=None,
+                   help="timed runs inside each kiln debug (after 2 warm-up runs); each "
+                        "kernel's time is its median (20; --quick: 3)")
     p.add_argument("--out", default=os.path.join(REPO, "docs", "performance.md"),
                    help="the Markdown report (docs/performance.md)")
     p.add_argument("--work-dir", default=os.environ.get("KILN_BENCH_DIR", "/tmp/kiln-bench"),
@@ -328,8 +332,11 @@ def parse_args(argv):
     if a.warmup is None:
         a.warmup = 1 if a.quick else 5
     if a.kernel_dumps is None:
-        a.kernel_dumps = 1 if a.quick else 3
-    if a.runs < 1 or a.warmup < 1 or a.kernel_dumps < 1 or a.rounds < 1:
+        a.kernel_dumps = 1
+    if a.kernel_repeat is None:
+        a.kernel_repeat = 3 if a.quick else 20
+    if (a.runs < 1 or a.warmup < 1 or a.kernel_dumps < 1 or a.kernel_repeat < 1 or
+            a.rounds < 1):
         p.error("--runs, --warmup, --rounds and --kernel-dumps must be at least 1")
     if a.kernels is None:
         a.kernels = [m for m in a.models if models.SPECS[m].per_kernel]
@@ -415,7 +422,7 @@ def measure_model(a, name, res):
             for t in a.threads:
                 log("%s: kiln debug x%d, %d thread%s" % (name, a.kernel_dumps, t,
                                                          "" if t == 1 else "s"))
-                ks = kernel_profile(a.kiln, so_path, input_args, t, a.kernel_dumps,
+                ks = kernel_profile(a.kiln, so_path, input_args, t, a.kernel_dumps, a.kernel_repeat,
                                     a.work_dir, name)
                 m["kernels"][t] = [vars(k) | {"time_us": k.time_us} for k in ks]
         m["stage"] = None
@@ -441,7 +448,7 @@ def main(argv):
         "cpu": cpu_info(),
         "versions": versions(),
         "runs": a.runs, "warmup": a.warmup, "threads": a.threads, "seed": a.seed,
-        "kernel_dumps": a.kernel_dumps, "tolerance": a.tolerance, "quick": a.quick,
+        "kernel_dumps": a.kernel_dumps, "kernel_repeat": a.kernel_repeat, "tolerance": a.tolerance, "quick": a.quick,
         "rounds": a.rounds,
         "models": [],
     }

@@ -89,10 +89,12 @@ def kernel_section(res, m, t):
     bench = tm.get("kiln", {}).get("median")
     out = ["### %s, %s" % (m["title"], _plural(t, "thread")), ""]
     out.append(
-        "%d kernel calls; sum of kernel times %.2f ms (median of %s per kernel; "
+        "%d kernel calls; sum of kernel times %.2f ms (median of %s per kernel, "
+        "after 2 warm-up runs; "
         "`kiln bench` median %s ms); %.2f GFLOP counted; %.1f GFLOP/s overall, %s of the "
         "%s-core FMA peak (%.1f GFLOP/s)."
-        % (len(ks), total / 1e3, _plural(res["kernel_dumps"], "`kiln debug` run"),
+        % (len(ks), total / 1e3,
+           _plural(res.get("kernel_repeat", 1) * res["kernel_dumps"], "timed `kiln debug` run"),
            _ms(bench), flops / 1e9, flops / (total * 1e3) if total else 0.0,
            "%.1f%%" % (100.0 * flops / (total * 1e3) / peak) if total and peak else "-",
            t, peak or 0.0))
@@ -193,9 +195,10 @@ def render(res):
     kernel_models = [m for m in res["models"] if m.get("kernels")]
     if kernel_models:
         out += ["", "## Per kernel", "",
-                "From `kiln debug MODEL.so --dump-dir DIR --threads T` (graph.json: every "
-                "kernel's op names and its inputs' and output's shapes; trace.json: each "
-                "kernel call's time in one run, the first of its session). FLOPs "
+                "From `kiln debug MODEL.so --dump-dir DIR --threads T --warmup 2 --repeat N "
+                "--no-tensors` (graph.json: every kernel's op names and its inputs' and "
+                "output's shapes; trace.json: each kernel call's median time over the N "
+                "timed runs). FLOPs "
                 "(`tools/bench/kernels.py`): conv2d `2*N*OH*OW*|W|` "
                 "(= `2*N*OC*OH*OW*IC/groups*KH*KW`), "
                 "dense/matmul/batch_matmul `2*M*N*K`; every other operator (elementwise, "

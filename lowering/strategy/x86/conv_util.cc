@@ -114,12 +114,23 @@ te::Tensor Unpad(const te::Tensor& c, const std::vector<PrimExpr>& shape) {
 }
 
 
-absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader) {
+absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader,
+                                 te::Stage* attach_stage, const tir::IterVar& attach_axis) {
   for (const te::Tensor& in : reader->InputTensors()) {
     te::Stage* ps = s[in];
     if (ps == nullptr || ps->is_placeholder() || !IsUntouched(*ps) || in.op()->name != "data_pad")
       continue;
     const std::vector<tir::IterVar> pax = ps->op->axis;  // n, cb, h, w, c
+    if (attach_stage != nullptr) {
+      // The rows one iteration of attach_axis reads, padded right there
+      // (a few rows in cache) instead of a padded copy of the whole input.
+      KILN_RETURN_IF_ERROR(ps->compute_at(attach_stage, attach_axis));
+      int64_t cb = 0;
+      if (tir::IsConstInt(pax[4]->dom.extent, &cb) && cb >= 4) {
+        KILN_RETURN_IF_ERROR(ps->vectorize(pax[4]));
+      }
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(tir::IterVar f, ps->fuse({pax[0], pax[1], pax[2]}));
     KILN_RETURN_IF_ERROR(ps->parallel(f));
     int64_t cb = 0;

@@ -56,8 +56,12 @@ std::optional<BlockedConv> ParseBlockedConv(const ComputeCtx& b,
                                             const std::vector<Ref<const HostTensor>>& constants);
 
 // Schedules the "data_pad" stage `reader` reads (if any, and untouched):
-// (n, channel block, row) fused and parallel, the channel block vectorized.
-absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader);
+// (n, channel block, row) fused and parallel, the channel block vectorized;
+// or, with `attach_stage`, computed at `attach_axis` of it (the part one
+// iteration reads), the channel block vectorized.
+absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader,
+                                 te::Stage* attach_stage = nullptr,
+                                 const tir::IterVar& attach_axis = tir::IterVar());
 
 // The register block of an accumulator stage computed at a tile loop, whose
 // data-parallel axes are [outer..., pixel, channel] (the outer ones one
