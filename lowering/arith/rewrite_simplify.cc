@@ -438,9 +438,19 @@ PrimExpr Analyzer::Impl::Simplify(const PrimExpr& e) {
         DataType st = a->args[0]->dtype;
         PrimExpr rem = SimplifyFloorMod(a->args[0], MakeInt(c, st), st);
         ConstIntBound rb = Bound(rem);
+        int64_t hi = rb.max_value;
+        // The base's residues: base = coeff * k + r with coeff dividing c
+        // means base mod c = coeff * k' + r too, at most c - coeff + r (a
+        // ramp of 16 lanes from a multiple of 16 never crosses a multiple
+        // of 16384, whatever the bounds say).
+        const ModularSet m = Modular(a->args[0]);
+        if (m.coeff > 0 && c % m.coeff == 0) {
+          const int64_t r = ((m.base % m.coeff) + m.coeff) % m.coeff;
+          hi = std::min(hi, c - m.coeff + r);
+        }
         int64_t span = 0;
         if (rb.min_value >= 0 && !__builtin_mul_overflow(s, lanes - 1, &span) &&
-            BoundAdd(rb.max_value, span) < c) {
+            BoundAdd(hi, span) < c) {
           if (k == ExprKind::kFloorMod) return MakeRamp(rem, a->args[1], lanes);
           return tir::Broadcast(SimplifyFloorDiv(a->args[0], MakeInt(c, st), st), lanes);
         }

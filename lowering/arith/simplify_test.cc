@@ -246,6 +246,14 @@ TEST_F(SimplifyTest, VectorsOfRampsAndBroadcasts) {
   // Crosses a block of 16: left alone.
   Check("floordiv(ramp(i * 16 + 14, 1, 4), broadcast(16, 4))",
         "floordiv(ramp(i * 16 + 14, 1, 4), broadcast(16, 4))");
+  // Unbounded bases: the residue of the base (a multiple of 16, plus 3)
+  // keeps the ramp inside one block of a multiple of 16.
+  Check("floordiv(ramp(n * 16, 1, 16), broadcast(16384, 16))", "broadcast(floordiv(n, 1024), 16)");
+  Check("floormod(ramp(n * 16 + 3, 1, 8), broadcast(4096, 8))",
+        "ramp(floormod(n * 16 + 3, 4096), 1, 8)");
+  // 9 + 7 lanes reaches the next multiple of 16: left alone.
+  Check("floordiv(ramp(n * 16 + 9, 1, 8), broadcast(4096, 8))",
+        "floordiv(ramp(n * 16 + 9, 1, 8), broadcast(4096, 8))");
   Check("broadcast(x, 4) * broadcast(2f, 4)", "broadcast(x * 2f, 4)");
   Check("F[i, ramp(j - j, 1, 4)]", "F[i, ramp(0, 1, 4)]");
 }
