@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "ir/tir_functor.h"
 #include "lowering/te/arith.h"
 
 namespace kiln::te {
@@ -94,6 +95,68 @@ absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel,
   return FuseParallel(s, head, head_extent, parallel);
 }
 
+// A reduction over one axis that every tensor access of its body indexes
+// last, and only there (softmax, mean, layer norm over the innermost axis):
+// vectorizing its data-parallel axes would read one vector lane per row
+// (gathers); its rows are contiguous instead.
+bool ReducesContiguousAxis(const Stage& s, int lanes) {
+  if (s.op->reduce_axis.size() != 1 || s.op->body.size() != 1 || s.op->axis.empty()) return false;
+  const IterVar& k = s.op->reduce_axis[0];
+  int64_t extent = 0;
+  if (!tir::IsConstInt(k->dom.extent, &extent) || extent < 2 * lanes || extent % lanes != 0)
+    return false;
+  const tir::ExprNode* kv = k->var.get();
+  auto uses_k = [kv](const PrimExpr& e) {
+    return tir::UsesVar(e, [kv](const tir::ExprNode* v) { return v == kv; });
+  };
+  bool any = false, ok = true;
+  tir::PostOrderVisit(s.op->body[0], [&](const tir::ExprNode* e) {
+    if (e->kind != tir::ExprKind::kProducerLoad || e->args.empty()) return;
+    for (size_t i = 0; i + 1 < e->args.size(); ++i) ok = ok && !uses_k(e->args[i]);
+    if (uses_k(e->args.back())) {
+      any = true;
+      ok = ok && e->args.back().get() == kv;
+    }
+  });
+  return any && ok;
+}
+
+// Such a reduction as TVM's rfactor would vectorize it: the axis split by
+// `lanes` and factored into a stage of `lanes` partial results per row (one
+// contiguous vector load per step of the outer part), which the original
+// stage then reduces. Returns the factored stage (to be attached by the
+// caller); `s` becomes the lanes' reduction.
+absl::StatusOr<Stage*> FactorContiguousReduce(Schedule& sch, Stage* s, int lanes) {
+  const Tensor t = s->op->output(0);
+  const size_t ndim = s->op->axis.size();
+  KILN_ASSIGN_OR_RETURN(SplitAxes ks, s->split(s->op->reduce_axis[0], lanes));
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> rf, sch.rfactor(t, ks.inner, static_cast<int>(ndim)));
+  Stage* srf = sch[rf[0]];
+  if (srf == nullptr || srf->op->axis.size() != ndim + 1) {
+    return absl::InternalError(absl::StrCat("rfactor of ", t.name(), " lost its axes"));
+  }
+  const std::vector<IterVar> rax = srf->op->axis;  // the rows' axes, then the lanes
+  std::vector<IterVar> order(rax.begin(), rax.end() - 1);
+  order.insert(order.end(), srf->op->reduce_axis.begin(), srf->op->reduce_axis.end());
+  order.push_back(rax.back());
+  KILN_RETURN_IF_ERROR(srf->reorder(order));
+  KILN_RETURN_IF_ERROR(srf->vectorize(rax.back()));
+  return srf;
+}
+
+// A contiguous reduction at the root: its rows fused into one parallel loop,
+// the partial results computed inside it.
+absl::Status ScheduleContiguousReduce(Schedule& sch, Stage* s, int lanes, bool parallel) {
+  const Tensor t = s->op->output(0);
+  KILN_ASSIGN_OR_RETURN(Stage* srf, FactorContiguousReduce(sch, s, lanes));
+  Stage* st = sch[t];
+  if (st == nullptr) return absl::InternalError("rfactor lost a stage");
+  const std::vector<IterVar> rows = st->op->axis;
+  KILN_ASSIGN_OR_RETURN(IterVar fused, FuseParallel(st, rows, Extent(rows), parallel));
+  if (!fused) return absl::InternalError("row reduction without rows");
+  return srf->compute_at(st, fused);
+}
+
 absl::Status ScheduleReduce(Stage* s, int lanes, bool parallel) {
   const std::vector<IterVar> dp = s->op->axis;
   const std::vector<IterVar> rd = s->op->reduce_axis;
@@ -155,7 +218,11 @@ absl::Status ScheduleDefaultX86(Schedule& s, const std::vector<Tensor>& outputs,
     if (out->is_placeholder() || !Untouched(*out)) continue;
     done.insert(out);
     if (!out->op->reduce_axis.empty()) {
-      KILN_RETURN_IF_ERROR(ScheduleReduce(out, vector_lanes, /*parallel=*/true));
+      if (ReducesContiguousAxis(*out, vector_lanes)) {
+        KILN_RETURN_IF_ERROR(ScheduleContiguousReduce(s, out, vector_lanes, /*parallel=*/true));
+      } else {
+        KILN_RETURN_IF_ERROR(ScheduleReduce(out, vector_lanes, /*parallel=*/true));
+      }
       continue;
     }
     // The reductions of the output's shape that only it reads are computed
@@ -174,19 +241,35 @@ absl::Status ScheduleDefaultX86(Schedule& s, const std::vector<Tensor>& outputs,
                                                             /*whole_nest=*/!attached.empty()));
     if (!attach) continue;
     for (Stage* st : attached) {
+      if (ReducesContiguousAxis(*st, vector_lanes)) {
+        // mean(x, axis=-1) and the like: the partial results and their
+        // reduction both computed per element of the output.
+        const Tensor t = st->op->output(0);
+        KILN_ASSIGN_OR_RETURN(Stage* srf, FactorContiguousReduce(s, st, vector_lanes));
+        Stage* sr = s[t];
+        if (sr == nullptr) return absl::InternalError("rfactor lost a stage");
+        KILN_RETURN_IF_ERROR(srf->compute_at(out, attach));
+        KILN_RETURN_IF_ERROR(sr->compute_at(out, attach));
+        done.insert(sr);
+        done.insert(srf);
+        continue;
+      }
       KILN_RETURN_IF_ERROR(st->compute_at(out, attach));
       KILN_RETURN_IF_ERROR(ScheduleReduce(st, vector_lanes, /*parallel=*/false));
       done.insert(st);
     }
   }
   // 3. Whatever else stays at the root (reductions read by several stages,
-  //    "no_inline" stages).
-  for (Stage* st : s.stages()) {
+  //    "no_inline" stages). The list as it is now: rfactor adds stages.
+  const std::vector<Stage*> root_stages = s.stages();
+  for (Stage* st : root_stages) {
     if (st->is_placeholder() || st->is_inlined() || done.count(st) || !Untouched(*st)) continue;
     if (st->op->reduce_axis.empty()) {
       KILN_ASSIGN_OR_RETURN(IterVar unused,
                             ScheduleInjective(st, vector_lanes, true, /*whole_nest=*/false));
       (void)unused;
+    } else if (ReducesContiguousAxis(*st, vector_lanes)) {
+      KILN_RETURN_IF_ERROR(ScheduleContiguousReduce(s, st, vector_lanes, true));
     } else {
       KILN_RETURN_IF_ERROR(ScheduleReduce(st, vector_lanes, true));
     }

@@ -252,6 +252,49 @@ TEST(ScheduleX86Test, ReductionOutputsAndSharedReductions) {
   EXPECT_LT(MaxAbsDiff(out[1], rq), 1e-6);
 }
 
+// A reduction along the innermost axis of its input with at least two
+// vectors per row (softmax's max and sum, mean over the last axis) is
+// factored: a vector of partial results per row, accumulated from
+// contiguous loads, then its lanes reduced; as an output, at the root, and
+// computed per element inside an output that divides it.
+TEST(ScheduleX86Test, ContiguousRowReductionsAreFactoredAndVectorized) {
+  Tensor a = Placeholder({IntImm(6), IntImm(64)}, kF32, "A");
+  IterVar k = ReduceAxis({IntImm(0), IntImm(64)}, "k");
+  Tensor rs = Compute({IntImm(6)}, [&](const std::vector<Var>& i) { return Sum(a({i[0], k->var}), {k}); },
+                      "rowsum", "comm_reduce");
+  EXPECT_EQ(Loops({rs}), "parallel ax0; allocate rowsum.rf; vectorized k.inner.init; for k.outer; "
+                         "vectorized k.inner; for k.inner.v");
+  std::vector<double> av = RandomData(6 * 64, 41, 0.5, 1.5);
+  std::vector<double> ref(6);
+  for (int i = 0; i < 6; ++i) {
+    double acc = 0;
+    for (int j = 0; j < 64; ++j) acc += F(av[static_cast<size_t>(i * 64 + j)]);
+    ref[static_cast<size_t>(i)] = acc;
+  }
+  std::vector<std::vector<double>> out;
+  LowerRun({a}, {rs}, {av}, &out);
+  EXPECT_LT(MaxAbsDiff(out[0], ref), 1e-4);
+  // mean: the sum attached per element of the division.
+  IterVar k2 = ReduceAxis({IntImm(0), IntImm(64)}, "k2");
+  Tensor sum = Compute({IntImm(6)}, [&](const std::vector<Var>& i) { return Sum(a({i[0], k2->var}), {k2}); },
+                       "sum", "comm_reduce");
+  Tensor mean = Compute({IntImm(6)}, [&](const std::vector<Var>& i) { return tir::Div(sum({i[0]}), tir::FloatImm(64.0)); },
+                        "mean", "elemwise");
+  std::string loops = Loops({mean});
+  EXPECT_NE(loops.find("sum.rf"), std::string::npos) << loops;
+  EXPECT_NE(loops.find("vectorized k2.inner"), std::string::npos) << loops;
+  out.clear();
+  LowerRun({a}, {mean}, {av}, &out);
+  for (double& r : ref) r /= 64;
+  EXPECT_LT(MaxAbsDiff(out[0], ref), 1e-5);
+  // A row of one vector only, or a reduction over a strided axis: as before.
+  Tensor b = Placeholder({IntImm(64), IntImm(6)}, kF32, "B");
+  IterVar kc = ReduceAxis({IntImm(0), IntImm(64)}, "kc");
+  Tensor cs = Compute({IntImm(6)}, [&](const std::vector<Var>& i) { return Sum(b({kc->var, i[0]}), {kc}); },
+                      "colsum", "comm_reduce");
+  EXPECT_EQ(Loops({cs}), "parallel ax0; for kc");
+}
+
 TEST(ScheduleX86Test, ArgMaxOutputAndNoInlineAttr) {
   Tensor x = Placeholder({IntImm(3), IntImm(4)}, kF32, "X");
   Tensor neg = Compute(x.shape(), [&](const std::vector<Var>& i) { return x(E(i)) * -1.0f; }, "neg", "elemwise",
