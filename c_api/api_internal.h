@@ -39,6 +39,9 @@ struct KilnModel {
   std::vector<KilnTensorSignature> inputs;
   std::vector<KilnTensorSignature> outputs;
   bool has_main = false;  // false: a library of functions (prints, optimizes; no compile)
+  // What the import warned about, one line each ('\n'-terminated); "" for
+  // none (kiln_model_warnings).
+  std::string warnings;
 };
 
 namespace kiln::capi {

@@ -27,6 +27,7 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
+#include "ir/text_file.h"
 #include "ir/type.h"
 #include "kiln/kiln.h"
 #include "passes/infra/pass.h"
@@ -61,6 +62,17 @@ void FlattenOutputs(const kiln::Type& type, std::vector<KilnTensorSignature>* ou
     return;
   }
   out->push_back(Signature(absl::StrCat("output", out->size()), type));
+}
+
+// Import warnings as kiln_model_warnings gives them: one '\n'-terminated line
+// each (a line break inside a warning becomes a space).
+std::string WarningText(const std::vector<std::string>& warnings) {
+  std::string text;
+  for (std::string w : warnings) {
+    std::replace(w.begin(), w.end(), '\n', ' ');
+    absl::StrAppend(&text, w, "\n");
+  }
+  return text;
 }
 
 // Type-checks `module` and wraps it with its signature.
@@ -196,8 +208,11 @@ KilnStatus* kiln_model_load_onnx_file(const char* path, const KilnImportOptions*
   kiln::onnx_frontend::ImportOptions o;
   if (KilnStatus* st = ImportOptionsFromC(kFn, options, &o)) return st;
   return Guard(kFn, [&]() -> absl::Status {
+    std::vector<std::string> warnings;
+    o.warnings = &warnings;
     KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::onnx_frontend::ImportOnnxFile(path, o));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
+    model->warnings = WarningText(warnings);
     Publish(std::move(model), out_model);
     return absl::OkStatus();
   });
@@ -212,8 +227,11 @@ KilnStatus* kiln_model_load_onnx_bytes(const void* data, size_t size,
   if (KilnStatus* st = ImportOptionsFromC(kFn, options, &o)) return st;
   return Guard(kFn, [&]() -> absl::Status {
     absl::string_view bytes(static_cast<const char*>(data), size);
+    std::vector<std::string> warnings;
+    o.warnings = &warnings;
     KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::onnx_frontend::ImportOnnxBytes(bytes, o));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
+    model->warnings = WarningText(warnings);
     Publish(std::move(model), out_model);
     return absl::OkStatus();
   });
@@ -242,28 +260,10 @@ KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* opti
   if (n > 5 && std::strcmp(path + n - 5, ".onnx") == 0) {
     return kiln_model_load_onnx_file(path, options, out_model);
   }
-  FILE* f = std::fopen(path, "rb");
-  if (f == nullptr) {
-    int err = errno;
-    return kiln_status_create(err == ENOENT || err == ENOTDIR ? KILN_NOT_FOUND
-                                                              : KILN_INVALID_ARGUMENT,
-                              "%s: cannot open '%s': %s", kFn, path, std::strerror(err));
-  }
-  std::string text;
-  char buf[65536];
-  size_t got = 0;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
-  bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) return kiln_status_create(KILN_INTERNAL, "%s: cannot read '%s'", kFn, path);
-  if (text.find('\0') != std::string::npos) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT,
-                              "%s: '%s' is not a text-IR file (it holds a NUL byte; ONNX models "
-                              "need the .onnx extension)",
-                              kFn, path);
-  }
+  // A regular file only, of bounded size (ir/text_file.h): a FIFO or a
+  // device is refused before anything is read.
   return Guard(kFn, [&]() -> absl::Status {
-    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::ParseModule(text, path));
+    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::ParseModuleFile(path));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
     Publish(std::move(model), out_model);
     return absl::OkStatus();
@@ -271,6 +271,16 @@ KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* opti
 }
 
 void kiln_model_release(KilnModel* model) { delete model; }
+
+KilnStatus* kiln_model_warnings(const KilnModel* model, const char** out_text) {
+  if (out_text != nullptr) *out_text = nullptr;
+  if (KilnStatus* st = RequireNonNull("kiln_model_warnings",
+                                      {{"model", model}, {"out_text", out_text}})) {
+    return st;
+  }
+  *out_text = model->warnings.c_str();
+  return nullptr;
+}
 
 KilnStatus* kiln_model_print(const KilnModel* model, int32_t show_types, char** out_text) {
   static const char kFn[] = "kiln_model_print";

@@ -240,6 +240,14 @@ TEST(KilnApi, ModelQueriesRejectNullsAndBadIndices) {
   EXPECT_KILN_ERROR(kiln_model_to_dot(nullptr, &dot), KILN_INVALID_ARGUMENT, "model is NULL");
   EXPECT_EQ(dot, nullptr);
   EXPECT_KILN_ERROR(kiln_model_to_dot(model, nullptr), KILN_INVALID_ARGUMENT, "out_dot");
+  const char* warnings = "garbage";
+  EXPECT_KILN_ERROR(kiln_model_warnings(nullptr, &warnings), KILN_INVALID_ARGUMENT,
+                    "model is NULL");
+  EXPECT_EQ(warnings, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_warnings(model, nullptr), KILN_INVALID_ARGUMENT, "out_text");
+  // A text-IR model has no import warnings.
+  ASSERT_EQ(kiln_model_warnings(model, &warnings), nullptr);
+  EXPECT_STREQ(warnings, "");
   kiln_model_release(model);
 }
 

@@ -1,5 +1,7 @@
 // Tests of the IR core: data types, dims, tensors, attributes, checked
 // factories, the operator registry, Module and traversals.
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -56,6 +58,26 @@ TEST(DimTest, ArithmeticFoldsConstantsAndIdentities) {
   EXPECT_EQ(Dim::Var("n"), Dim::Var("n"));  // symbolic dims are identified by name
   EXPECT_EQ(Dim::Var("n").Hash(), Dim::Var("n").Hash());
   EXPECT_EQ(ShapeNumElements({Dim(2), Dim(3), Dim(4)}).value(), 24);
+}
+
+// Issue 15: static dims are combined with checked arithmetic; a result that
+// does not fit in int64 is `?`, never a wrapped (or, in C++, undefined) number.
+TEST(DimTest, OverflowingArithmeticIsUnknownNotWrapped) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  EXPECT_TRUE((Dim(max) * Dim(5)).is_any());
+  EXPECT_TRUE((Dim(max) + Dim(1)).is_any());
+  EXPECT_TRUE((Dim(min) - Dim(1)).is_any());
+  EXPECT_TRUE(Dim::FloorDiv(Dim(min), Dim(-1)).is_any());
+  EXPECT_EQ(Dim::FloorMod(Dim(min), Dim(-1)).value(), 0);
+  // ShapeNumElements of float32[2^62 + 1, 4] (ReshapeRel computes it).
+  EXPECT_TRUE(ShapeNumElements({Dim((int64_t{1} << 62) + 1), Dim(4)}).is_any());
+  EXPECT_EQ(ShapeNumElements({Dim(int64_t{1} << 31), Dim(int64_t{1} << 31)}).value(),
+            int64_t{1} << 62);
+  // (n * c1) * c2 folds c1 * c2 only when it fits.
+  const Dim n = Dim::Var("n");
+  EXPECT_EQ(((n * Dim(max)) * Dim(2)).ToString(), "((n * 9223372036854775807) * 2)");
+  EXPECT_EQ(((n * Dim(3)) * Dim(2)).ToString(), "(n * 6)");
 }
 
 TEST(HostTensorTest, CreateChecksShapeAndSize) {

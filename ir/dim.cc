@@ -1,5 +1,8 @@
 #include "ir/dim.h"
 
+#include <cstdint>
+#include <optional>
+
 #include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -8,6 +11,30 @@ namespace kiln {
 namespace {
 
 using Op = DimExprNode::Op;
+
+// Static dims are combined with checked arithmetic: a result that does not
+// fit in int64 (INT64_MAX * 5, from ShapeNumElements of a huge shape) is `?`,
+// never a wrapped number; type inference (types/infer_type.cc) refuses such
+// shapes as too large before anything else computes with them.
+std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> CheckedSub(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> CheckedMul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+Dim StaticOrAny(std::optional<int64_t> v) { return v ? Dim(*v) : Dim::Any(); }
 
 int64_t FloorDivInt(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -45,7 +72,7 @@ Dim MakeBinary(Op op, const Dim& a, const Dim& b);
 
 Dim operator+(const Dim& a, const Dim& b) {
   if (a.is_any() || b.is_any()) return Dim::Any();
-  if (a.is_static() && b.is_static()) return Dim(a.value() + b.value());
+  if (a.is_static() && b.is_static()) return StaticOrAny(CheckedAdd(a.value(), b.value()));
   if (a.is_static() && a.value() == 0) return b;
   if (b.is_static() && b.value() == 0) return a;
   if (a.is_static()) return MakeBinary(Op::kAdd, b, a);  // constants on the right
@@ -54,7 +81,7 @@ Dim operator+(const Dim& a, const Dim& b) {
 
 Dim operator-(const Dim& a, const Dim& b) {
   if (a.is_any() || b.is_any()) return Dim::Any();
-  if (a.is_static() && b.is_static()) return Dim(a.value() - b.value());
+  if (a.is_static() && b.is_static()) return StaticOrAny(CheckedSub(a.value(), b.value()));
   if (b.is_static() && b.value() == 0) return a;
   if (a == b) return Dim(0);
   // (x + c) - c == x
@@ -66,13 +93,15 @@ Dim operator*(const Dim& a, const Dim& b) {
   if (a.is_static() && a.value() == 0) return Dim(0);
   if (b.is_static() && b.value() == 0) return Dim(0);
   if (a.is_any() || b.is_any()) return Dim::Any();
-  if (a.is_static() && b.is_static()) return Dim(a.value() * b.value());
+  if (a.is_static() && b.is_static()) return StaticOrAny(CheckedMul(a.value(), b.value()));
   if (a.is_static() && a.value() == 1) return b;
   if (b.is_static() && b.value() == 1) return a;
   if (a.is_static()) return b * a;
   // (x * c1) * c2 == x * (c1 * c2)
-  if (b.is_static() && a.expr()->op == Op::kMul && a.expr()->b.is_static())
-    return a.expr()->a * Dim(a.expr()->b.value() * b.value());
+  if (b.is_static() && a.expr()->op == Op::kMul && a.expr()->b.is_static()) {
+    if (std::optional<int64_t> c = CheckedMul(a.expr()->b.value(), b.value()))
+      return a.expr()->a * Dim(*c);
+  }
   return MakeBinary(Op::kMul, a, b);
 }
 
@@ -80,13 +109,15 @@ Dim Dim::FloorDiv(const Dim& a, const Dim& b) {
   if (a.is_static() && a.value() == 0) return Dim(0);
   if (a.is_any() || b.is_any()) return Dim::Any();
   if (a.is_static() && b.is_static()) {
-    if (b.value() == 0) return Dim::Any();
+    // x / 0 is unknown; INT64_MIN / -1 does not fit.
+    if (b.value() == 0 || (b.value() == -1 && a.value() == INT64_MIN)) return Dim::Any();
     return Dim(FloorDivInt(a.value(), b.value()));
   }
   if (b.is_static() && b.value() == 1) return a;
   if (a == b) return Dim(1);
   // (x * c) / c == x ; (x * c1) / c2 == x * (c1 / c2) when c2 divides c1.
-  if (a.is_symbolic() && a.expr()->op == Op::kMul && b.is_static() && b.value() != 0) {
+  if (a.is_symbolic() && a.expr()->op == Op::kMul && b.is_static() && b.value() != 0 &&
+      b.value() != -1) {
     const Dim& c = a.expr()->b;
     if (c.is_static() && c.value() % b.value() == 0) return a.expr()->a * Dim(c.value() / b.value());
   }
@@ -98,11 +129,13 @@ Dim Dim::FloorMod(const Dim& a, const Dim& b) {
   if (a.is_any() || b.is_any()) return Dim::Any();
   if (a.is_static() && b.is_static()) {
     if (b.value() == 0) return Dim::Any();
+    if (b.value() == -1) return Dim(0);  // also INT64_MIN % -1, which C++ leaves undefined
     return Dim(FloorModInt(a.value(), b.value()));
   }
   if (b.is_static() && b.value() == 1) return Dim(0);
   if (a == b) return Dim(0);
-  if (a.is_symbolic() && a.expr()->op == Op::kMul && b.is_static() && b.value() != 0) {
+  if (a.is_symbolic() && a.expr()->op == Op::kMul && b.is_static() && b.value() != 0 &&
+      b.value() != -1) {
     const Dim& c = a.expr()->b;
     if (c.is_static() && c.value() % b.value() == 0) return Dim(0);
   }

@@ -248,38 +248,53 @@ namespace {
 bool BothConstInt(const PrimExpr& a, const PrimExpr& b, int64_t* x, int64_t* y) {
   return IsConstInt(a, x) && IsConstInt(b, y) && a->dtype == b->dtype;
 }
+
+// Constants fold with checked arithmetic: a result that does not fit in
+// int64 (an extent product of a huge shape, IMul in lowering/compute) is not
+// folded but left as the operation, never wrapped.
+bool FoldAdd(int64_t x, int64_t y, int64_t* r) { return !__builtin_add_overflow(x, y, r); }
+bool FoldSub(int64_t x, int64_t y, int64_t* r) { return !__builtin_sub_overflow(x, y, r); }
+bool FoldMul(int64_t x, int64_t y, int64_t* r) { return !__builtin_mul_overflow(x, y, r); }
+
+// An integer constant of `t`'s kind, exact for every int64 (MakeConst goes
+// through a double, which rounds large values and overflows at INT64_MAX).
+PrimExpr IntConstLike(DataType t, int64_t v) {
+  if (t.is_float()) return MakeConst(t, static_cast<double>(v));
+  PrimExpr c = IntImm(v, DataType(t.code(), t.bits(), 1));
+  return t.lanes() > 1 ? Broadcast(c, t.lanes()) : c;
+}
 }  // namespace
 
 PrimExpr operator+(const PrimExpr& a, const PrimExpr& b) {
-  int64_t x = 0, y = 0;
-  if (BothConstInt(a, b, &x, &y)) return IntImm(x + y, a->dtype);
+  int64_t x = 0, y = 0, r = 0;
+  if (BothConstInt(a, b, &x, &y) && FoldAdd(x, y, &r)) return IntImm(r, a->dtype);
   if (IsConstValue(b, 0) && b->dtype == a->dtype) return a;
   if (IsConstValue(a, 0) && b->dtype == a->dtype) return b;
   return Add(a, b);
 }
 PrimExpr operator-(const PrimExpr& a, const PrimExpr& b) {
-  int64_t x = 0, y = 0;
-  if (BothConstInt(a, b, &x, &y)) return IntImm(x - y, a->dtype);
+  int64_t x = 0, y = 0, r = 0;
+  if (BothConstInt(a, b, &x, &y) && FoldSub(x, y, &r)) return IntImm(r, a->dtype);
   if (IsConstValue(b, 0) && b->dtype == a->dtype) return a;
   return Sub(a, b);
 }
 PrimExpr operator*(const PrimExpr& a, const PrimExpr& b) {
-  int64_t x = 0, y = 0;
-  if (BothConstInt(a, b, &x, &y)) return IntImm(x * y, a->dtype);
+  int64_t x = 0, y = 0, r = 0;
+  if (BothConstInt(a, b, &x, &y) && FoldMul(x, y, &r)) return IntImm(r, a->dtype);
   if (IsConstValue(b, 1) && b->dtype == a->dtype) return a;
   if (IsConstValue(a, 1) && b->dtype == a->dtype) return b;
   return Mul(a, b);
 }
 PrimExpr operator-(const PrimExpr& a) {
-  int64_t x = 0;
-  if (IsConstInt(a, &x)) return IntImm(-x, a->dtype);
+  int64_t x = 0, r = 0;
+  if (IsConstInt(a, &x) && FoldSub(0, x, &r)) return IntImm(r, a->dtype);
   return Sub(MakeConst(a->dtype, 0), a);
 }
-PrimExpr operator+(const PrimExpr& a, int64_t b) { return a + MakeConst(a->dtype, static_cast<double>(b)); }
-PrimExpr operator-(const PrimExpr& a, int64_t b) { return a - MakeConst(a->dtype, static_cast<double>(b)); }
-PrimExpr operator*(const PrimExpr& a, int64_t b) { return a * MakeConst(a->dtype, static_cast<double>(b)); }
-PrimExpr operator+(int64_t a, const PrimExpr& b) { return MakeConst(b->dtype, static_cast<double>(a)) + b; }
-PrimExpr operator*(int64_t a, const PrimExpr& b) { return MakeConst(b->dtype, static_cast<double>(a)) * b; }
+PrimExpr operator+(const PrimExpr& a, int64_t b) { return a + IntConstLike(a->dtype, b); }
+PrimExpr operator-(const PrimExpr& a, int64_t b) { return a - IntConstLike(a->dtype, b); }
+PrimExpr operator*(const PrimExpr& a, int64_t b) { return a * IntConstLike(a->dtype, b); }
+PrimExpr operator+(int64_t a, const PrimExpr& b) { return IntConstLike(b->dtype, a) + b; }
+PrimExpr operator*(int64_t a, const PrimExpr& b) { return IntConstLike(b->dtype, a) * b; }
 
 // ---- Statements -------------------------------------------------------------
 

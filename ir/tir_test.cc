@@ -1,6 +1,9 @@
 // File: ir/tir_test.cc
 #include "ir/tir.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "gtest/gtest.h"
 #include "ir/tir_functor.h"
 #include "ir/tir_printer.h"
@@ -14,6 +17,23 @@ TEST(TirTest, ConstantFoldingOperators) {
   EXPECT_EQ((x + 0).get(), x.get());
   EXPECT_EQ((x * 1).get(), x.get());
   EXPECT_EQ((x + 1)->kind, ExprKind::kAdd);
+}
+
+// Issue 15: constants fold with checked arithmetic; a product that does not
+// fit in int64 (the extent product of a huge shape, from IMul in
+// lowering/compute/tensor) stays a multiplication instead of wrapping.
+TEST(TirTest, ConstantFoldingNeverOverflows) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const int64_t min = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ((IntImm(max) * IntImm(5))->kind, ExprKind::kMul);
+  EXPECT_EQ((IntImm((int64_t{1} << 62) + 1) * IntImm(4))->kind, ExprKind::kMul);
+  EXPECT_EQ((IntImm(max) + IntImm(1))->kind, ExprKind::kAdd);
+  EXPECT_EQ((IntImm(min) - IntImm(1))->kind, ExprKind::kSub);
+  EXPECT_EQ((-IntImm(min))->kind, ExprKind::kSub);
+  EXPECT_TRUE(IsConstValue(IntImm(int64_t{1} << 31) * IntImm(int64_t{1} << 31), int64_t{1} << 62));
+  // Integer operands given as int64 stay exact (no detour through a double).
+  EXPECT_TRUE(IsConstValue(IntImm(0) + max, max));
+  EXPECT_EQ((IntImm(2) * max)->kind, ExprKind::kMul);
 }
 
 TEST(TirTest, TypesOfBuiltNodes) {

@@ -263,6 +263,18 @@ static KilnStatus* open_library(Loader* L) {
 /* kiln_artifact_load                                                         */
 /* ------------------------------------------------------------------------ */
 
+/* "not a kiln artifact (not a regular file: a FIFO)". */
+static KilnStatus* kiln_loader_not_regular(const char* path, mode_t mode) {
+  const char* kind = S_ISDIR(mode)    ? "a directory"
+                     : S_ISFIFO(mode) ? "a FIFO"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                                      : "not a file";
+  return kiln_status_create(KILN_DATA_LOSS, "%s: not a kiln artifact (not a regular file: %s)",
+                            path, kind);
+}
+
 KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   if (out != NULL) *out = NULL;
   if (path == NULL || out == NULL) {
@@ -276,13 +288,23 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   uint8_t* image = MAP_FAILED;
   uint64_t image_size = 0;
 
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* A regular file only, looked at before it is opened: opening a FIFO
+   * waits for a writer (kiln_artifact_load(FIFO) once blocked forever), and
+   * opening a device may act on it. O_NONBLOCK keeps a FIFO swapped in
+   * meanwhile from blocking; the fstat below refuses it. */
+  struct stat sb;
+  if (stat(path, &sb) != 0) {
+    int err = errno;
+    return kiln_status_create((err == ENOENT || err == ENOTDIR) ? KILN_NOT_FOUND : KILN_INTERNAL,
+                              "%s: cannot open: %s", path, strerror(err));
+  }
+  if (!S_ISREG(sb.st_mode)) return kiln_loader_not_regular(path, sb.st_mode);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     int err = errno;
     return kiln_status_create((err == ENOENT || err == ENOTDIR) ? KILN_NOT_FOUND : KILN_INTERNAL,
                               "%s: cannot open: %s", path, strerror(err));
   }
-  struct stat sb;
   if (fstat(fd, &sb) != 0) {
     int err = errno;
     close(fd);
@@ -290,7 +312,7 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   }
   if (!S_ISREG(sb.st_mode)) {
     close(fd);
-    return kiln_status_create(KILN_DATA_LOSS, "%s: not a kiln artifact (not a regular file)", path);
+    return kiln_loader_not_regular(path, sb.st_mode);
   }
   if (sb.st_size <= 0) {
     close(fd);

@@ -19,7 +19,7 @@
  * checks, and the data size is checked against the file size before it is
  * allocated.
  */
-#define _POSIX_C_SOURCE 200809L /* open, fstat, read */
+#define _POSIX_C_SOURCE 200809L /* open, stat, fstat, fcntl, read */
 
 #include "kiln/npy.h"
 
@@ -419,12 +419,25 @@ static int kiln_read_full(int fd, void* buf, size_t n, size_t* got) {
   return 0;
 }
 
+/* What a non-regular file is, for messages. */
+static const char* kiln_npy_file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
+}
+
+static KilnStatus* kiln_npy_not_regular(const char* path, mode_t mode) {
+  return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: not a regular file (%s)", path,
+                            kiln_npy_file_kind(mode));
+}
+
 static KilnStatus* kiln_npy_read_fd(const char* path, int fd, KilnNpyTensor** out) {
   struct stat info;
   if (fstat(fd, &info) != 0) return kiln_npy_errno(path, "cannot stat", errno);
-  if (!S_ISREG(info.st_mode)) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: not a regular file", path);
-  }
+  if (!S_ISREG(info.st_mode)) return kiln_npy_not_regular(path, info.st_mode);
   const uint64_t file_size = (uint64_t)info.st_size;
 
   uint8_t prefix[12];
@@ -574,8 +587,17 @@ KilnStatus* kiln_npy_read(const char* path, KilnNpyTensor** out) {
   if (path == NULL || out == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_npy_read: NULL path or output");
   }
-  int fd = open(path, O_RDONLY);
+  /* Regular files only: a FIFO or a device is refused before it is opened
+   * (opening a FIFO waits for a writer; /dev/zero never ends), and
+   * O_NONBLOCK keeps a FIFO swapped in meanwhile from blocking the open
+   * (kiln_npy_read_fd checks the opened file again). */
+  struct stat info;
+  if (stat(path, &info) != 0) return kiln_npy_errno(path, "cannot open", errno);
+  if (!S_ISREG(info.st_mode)) return kiln_npy_not_regular(path, info.st_mode);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return kiln_npy_errno(path, "cannot open", errno);
+  int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   KilnStatus* st = kiln_npy_read_fd(path, fd, out);
   (void)close(fd);
   return st;

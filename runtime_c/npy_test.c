@@ -2,10 +2,14 @@
  * several shapes, NumPy-style headers written by hand (versions 1.0, 2.0,
  * 3.0, key order, quotes, spacing), and malformed files (never a crash).
  * main returns 0 on success. */
+#define _POSIX_C_SOURCE 200809L /* mkfifo, unlink, alarm */
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kiln/npy.h"
 #include "kiln/status.h"
@@ -357,7 +361,21 @@ static void test_errors(void) {
   CHECK(r == NULL);
   CHECK_STATUS(kiln_npy_read(NULL, &r), KILN_INVALID_ARGUMENT, "NULL");
   CHECK_STATUS(kiln_npy_read(path, NULL), KILN_INVALID_ARGUMENT, "NULL");
-  CHECK_STATUS(kiln_npy_read("/", &r), KILN_INVALID_ARGUMENT, "not a regular file");
+  CHECK_STATUS(kiln_npy_read("/", &r), KILN_INVALID_ARGUMENT, "not a regular file (a directory)");
+  /* Issue 15: `kiln run M.so --input x=FIFO` waited for a writer forever
+   * (the alarm ends the test with SIGALRM if it still does); /dev/zero is
+   * refused by its kind. */
+  char fifo[4200];
+  snprintf(fifo, sizeof fifo, "%s.fifo", path);
+  (void)unlink(fifo);
+  CHECK(mkfifo(fifo, 0600) == 0);
+  alarm(20);
+  CHECK_STATUS(kiln_npy_read(fifo, &r), KILN_INVALID_ARGUMENT, "not a regular file (a FIFO)");
+  alarm(0);
+  CHECK(r == NULL);
+  (void)unlink(fifo);
+  CHECK_STATUS(kiln_npy_read("/dev/zero", &r), KILN_INVALID_ARGUMENT,
+               "not a regular file (a character device)");
 }
 
 int main(void) {

@@ -201,6 +201,17 @@ ModelPtr LoadModel(const std::string& path,
   options.num_input_shapes = static_cast<int32_t>(shapes.size());
   KilnModel* model = nullptr;
   *status = kiln_model_load_file(path.c_str(), &options, &model);
+  // What the import accepted but warns about (kiln_model_warnings), on stderr.
+  const char* warnings = nullptr;
+  if (*status == nullptr && model != nullptr) {
+    kiln_status_free(kiln_model_warnings(model, &warnings));
+  }
+  if (warnings != nullptr) {
+    for (absl::string_view line : absl::StrSplit(warnings, '\n', absl::SkipEmpty())) {
+      std::fprintf(stderr, "kiln: warning: %s: %.*s\n", path.c_str(),
+                   static_cast<int>(line.size()), line.data());
+    }
+  }
   return ModelPtr(model);
 }
 

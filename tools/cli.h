@@ -80,7 +80,9 @@ bool ParseInputShape(const std::string& spec, std::map<std::string, std::vector<
                      std::string* error);
 
 // A model: ONNX (by the .onnx extension; `input_shapes` bind its symbolic
-// dims) or the text IR. On failure: NULL, and the status in `*status`.
+// dims) or the text IR. On failure: NULL, and the status in `*status`. What
+// the import warns about (kiln_model_warnings) goes to stderr as
+// "kiln: warning: PATH: ...".
 ModelPtr LoadModel(const std::string& path,
                    const std::map<std::string, std::vector<int64_t>>& input_shapes,
                    KilnStatus** status);

@@ -144,6 +144,69 @@ if [[ -d /dev/shm && -w /dev/shm ]]; then
   rm -rf "$shm_tmp"
 fi
 
+# Paths that are not regular files (issue 15): refused at once by what they
+# are, never waited on (a FIFO blocked kiln forever) nor read without end
+# (/dev/zero). `timeout` turns a hang into a failure (exit 124).
+mkfifo "$tmp/fifo.kir" "$tmp/fifo.onnx" "$tmp/fifo.npy" "$tmp/fifo_model.so"
+expect_error 1 "is not a regular file (a FIFO)" timeout 60 "$kiln" check "$tmp/fifo.kir"
+expect_error 1 "is not a regular file (a FIFO)" timeout 60 "$kiln" check "$tmp/fifo.onnx"
+expect_error 1 "'/dev/zero' is not a regular file (a character device)" timeout 60 "$kiln" check /dev/zero
+expect_error 1 "is not a regular file (a directory)" timeout 60 "$kiln" check "$tmp"
+expect_error 1 "not a regular file (a FIFO)" timeout 60 "$kiln" run "$tmp/model.so" --input "input=$tmp/fifo.npy"
+expect_error 1 "not a regular file: a FIFO" timeout 60 "$kiln" run "$tmp/fifo_model.so" --random-inputs
+expect_error 1 "not a regular file: a character device" timeout 60 "$kiln" bench /dev/zero
+
+# Lenient ONNX (issue 15): what ONNX Runtime only warns about is a warning
+# (on stderr, the command succeeds), what it refuses is an error.
+check "write models with wrong declarations" /usr/bin/python3 -c "
+import sys, onnx
+m = onnx.load(sys.argv[1])
+m.graph.output[0].type.tensor_type.shape.dim[1].dim_value = 11
+onnx.save(m, sys.argv[2])
+m.graph.output[0].type.tensor_type.elem_type = onnx.TensorProto.INT64
+onnx.save(m, sys.argv[3])
+" "$model" "$tmp/wrong_shape.onnx" "$tmp/wrong_dtype.onnx"
+check "check a model with a wrong declared output shape" "$kiln" check "$tmp/wrong_shape.onnx"
+grep -qF "kiln: warning: $tmp/wrong_shape.onnx: graph output 'softmax_40' is declared with shape [1, 11]" "$tmp/err" ||
+  { echo "FAIL: no warning for a wrong declared output shape:"; cat "$tmp/err"; fail=1; }
+expect_error 1 "is declared as INT64 but the graph computes float32" "$kiln" check "$tmp/wrong_dtype.onnx"
+
+# An interrupted compile leaves nothing in TMPDIR (issue 15): the kiln_export_*
+# folder used to stay. Each signal is sent while the export folder exists
+# (the link is under way); a compile that ends first is tried again.
+for sig in TERM INT; do
+  caught=0
+  for attempt in 1 2 3 4 5; do
+    sig_tmp="$tmp/sig_tmp_$sig"
+    rm -rf "$sig_tmp" && mkdir -p "$sig_tmp"
+    set -m  # job control: the background job keeps SIGINT's default action
+    TMPDIR="$sig_tmp" "$kiln" compile "$model" -o "$tmp/sig.so" >/dev/null 2>&1 &
+    pid=$!
+    set +m
+    seen=0
+    for _ in $(seq 1 4000); do
+      if [[ -n "$(find "$sig_tmp" -name 'kiln_export_*' -print -quit 2>/dev/null)" ]]; then
+        seen=1
+        break
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.005
+    done
+    (( seen )) && kill -s "$sig" "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    (( seen )) || continue
+    (( rc == 0 )) && continue  # it finished before the signal came
+    caught=1
+    want=$((128 + $(kill -l "$sig")))
+    (( rc == want )) || { echo "FAIL: compile after SIG$sig exited $rc, not $want"; fail=1; }
+    left=$(find "$sig_tmp" -mindepth 1 2>/dev/null | head -5)
+    [[ -z "$left" ]] || { echo "FAIL: SIG$sig during compile left in TMPDIR:"; echo "$left"; fail=1; }
+    break
+  done
+  (( caught )) || { echo "FAIL: could not interrupt a compile with SIG$sig while it was linking"; fail=1; }
+done
+
 if (( fail )); then exit 1; fi
 echo "PASS: kiln CLI"
 

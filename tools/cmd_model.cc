@@ -2,6 +2,7 @@
 //
 // The compiler subcommands of `kiln`: print, check, opt, lower, compile and
 // graph, on the C API (kiln/kiln.h) alone.
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -10,10 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
+#include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,7 +86,9 @@ constexpr const char kCompileHelp[] =
     "  --dump-ir DIR           write every stage to DIR: 0_input.kir, 1_fused.kir,\n"
     "                          2_kernels.tir, 3_kernels.ll, 4_kernels.s\n"
     "  --no-memory-plan        one storage per tensor (no sharing)\n"
-    "  --timing                print phase times and sizes to stderr\n";
+    "  --timing                print phase times and sizes to stderr\n"
+    "Interrupted (Ctrl-C, SIGTERM, SIGHUP), it removes its temporary files in $TMPDIR\n"
+    "before it ends.\n";
 
 constexpr const char kGraphHelp[] =
     "usage: kiln graph MODEL [--format dot|svg] [-o FILE] [--fused] [-O N]\n"
@@ -153,6 +160,101 @@ std::string TakeText(char* text) {
   kiln_free(text);
   return s;
 }
+
+// ---- Interrupted compiles (issue 15) -------------------------------------
+//
+// The library links in a kiln_export_* folder under $TMPDIR and removes it
+// when it is done; a compile ended by Ctrl-C or `kill` used to leave it
+// behind (up to 196 MB). So `kiln compile` gives the library a private
+// TMPDIR of its own (kiln_compile_XXXXXX under the real one), blocks SIGINT,
+// SIGTERM and SIGHUP in every thread (the mask is set before any thread
+// exists, and threads inherit it) and waits for them on a watcher thread.
+// The cleanup therefore runs as ordinary code on that thread, not in a signal
+// handler, where removing a folder tree would not be async-signal-safe: on a
+// signal the watcher removes the private folder, then ends the process by
+// the same signal (its exit status says so). A signal the caller set to be
+// ignored (nohup) stays ignored.
+class InterruptCleanup {
+ public:
+  InterruptCleanup() {
+    const char* base = std::getenv("TMPDIR");
+    if (base != nullptr) saved_tmpdir_ = base;
+    std::string tmpl = absl::StrCat(base != nullptr && base[0] != '\0' ? base : "/tmp",
+                                    "/kiln_compile_XXXXXX");
+    if (::mkdtemp(tmpl.data()) == nullptr) return;  // the compile reports TMPDIR's problem
+    dir_ = tmpl;
+    ::setenv("TMPDIR", dir_.c_str(), 1);
+    sigemptyset(&signals_);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+      struct sigaction current {};
+      if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
+      sigaddset(&signals_, sig);
+      if (wake_signal_ == 0) wake_signal_ = sig;
+    }
+    if (wake_signal_ == 0) return;  // all ignored: nothing can interrupt the compile
+    ::pthread_sigmask(SIG_BLOCK, &signals_, &saved_mask_);
+    watcher_ = std::thread([this] { Watch(); });
+  }
+
+  ~InterruptCleanup() {
+    if (dir_.empty()) return;
+    if (watcher_.joinable()) {
+      // Wake the watcher with a signal aimed at it alone; `done_` tells it
+      // apart from a real one.
+      done_.store(true);
+      ::pthread_kill(watcher_.native_handle(), wake_signal_);
+      watcher_.join();
+    }
+    RemoveDir();
+    if (saved_tmpdir_) {
+      ::setenv("TMPDIR", saved_tmpdir_->c_str(), 1);
+    } else {
+      ::unsetenv("TMPDIR");
+    }
+    // A signal that came meanwhile is delivered now, with its default action.
+    if (wake_signal_ != 0) ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
+  }
+
+  InterruptCleanup(const InterruptCleanup&) = delete;
+  InterruptCleanup& operator=(const InterruptCleanup&) = delete;
+
+ private:
+  void Watch() {
+    int sig = 0;
+    while (::sigwait(&signals_, &sig) != 0) {
+    }
+    if (done_.load()) return;
+    RemoveDir();
+    // Die by the signal: default action, unblocked on this thread, raised.
+    ::signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+    ::raise(sig);
+    ::_exit(128 + sig);
+  }
+
+  // The compile may still be writing there (other threads run on): retry
+  // until the folder is gone. Once it is, the library cannot recreate it (it
+  // only makes folders inside it).
+  void RemoveDir() {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+      if (!std::filesystem::exists(dir_, ec)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+  std::string dir_;
+  std::optional<std::string> saved_tmpdir_;
+  sigset_t signals_{};
+  sigset_t saved_mask_{};
+  int wake_signal_ = 0;  // a member of signals_; 0 when there is no watcher
+  std::atomic<bool> done_{false};
+  std::thread watcher_;
+};
 
 
 
@@ -332,6 +434,8 @@ int Lower(const std::vector<std::string>& args) {
 }
 
 int Compile(const std::vector<std::string>& args) {
+  // First, before the library starts any thread (see InterruptCleanup).
+  InterruptCleanup cleanup;
   Args a("compile", args, kCompileHelp);
   std::string output = a.Value("--output", "-o");
   std::string target = a.Value("--target");

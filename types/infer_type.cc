@@ -1,5 +1,7 @@
 #include "types/infer_type.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <utility>
@@ -65,6 +67,66 @@ std::string Show(const Expr& e) {
 absl::Status InExpr(const absl::Status& s, const Expr& e) {
   if (s.ok()) return s;
   return absl::Status(s.code(), absl::StrCat(s.message(), "\n  in ", Show(e)));
+}
+
+// ---- Tensors too large to address --------------------------------------------
+
+// The most bytes a tensor's static dims may describe: 2^48 (256 TiB), beyond
+// any machine's memory, and small enough that every size computed from a
+// shape (element counts, byte sizes, strides, the arena offsets of thousands
+// of tensors) stays inside int64. A shape beyond it is refused here, before
+// a relation or a later pass multiplies its dims (issue 15: float32[2^62+1, 4]
+// wrapped around in ReshapeRel and was accepted).
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 48;
+
+// Whether tensor type `t`'s static dims fit in kMaxTensorBytes (symbolic and
+// `?` dims are counted as 1; a static 0 makes the tensor empty).
+bool TensorFits(const TensorTypeNode* t) {
+  for (const Dim& d : t->shape) {
+    if (d.is_static() && d.value() == 0) return true;
+  }
+  int64_t bytes = std::max<int64_t>(t->dtype.bytes(), 1);
+  for (const Dim& d : t->shape) {
+    if (!d.is_static() || d.value() < 0) continue;
+    if (__builtin_mul_overflow(bytes, d.value(), &bytes) || bytes > kMaxTensorBytes) return false;
+  }
+  return true;
+}
+
+// An error when `t` holds (anywhere inside a tuple, function or reference
+// type) a tensor type that is too large; `what` says where `t` came from.
+absl::Status CheckTensorSizes(const Type& t, absl::string_view what) {
+  std::vector<const TypeNode*> work = {t.get()};
+  while (!work.empty()) {
+    const TypeNode* n = work.back();
+    work.pop_back();
+    if (n == nullptr) continue;
+    switch (n->kind) {
+      case TypeKind::kTensor: {
+        const auto* tt = static_cast<const TensorTypeNode*>(n);
+        if (!TensorFits(tt)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              what, " has type ", TypeToString(Type(tt)),
+              ", which is too large: its static dims hold more than 2^48 bytes (256 TiB), the "
+              "most kiln addresses in one tensor"));
+        }
+        break;
+      }
+      case TypeKind::kTuple:
+        for (const Type& f : static_cast<const TupleTypeNode*>(n)->fields) work.push_back(f.get());
+        break;
+      case TypeKind::kFunc:
+        for (const Type& f : static_cast<const FuncTypeNode*>(n)->arg_types) work.push_back(f.get());
+        work.push_back(static_cast<const FuncTypeNode*>(n)->ret_type.get());
+        break;
+      case TypeKind::kTypeCall:
+        for (const Type& f : static_cast<const TypeCallNode*>(n)->args) work.push_back(f.get());
+        break;
+      case TypeKind::kRef: work.push_back(static_cast<const RefTypeNode*>(n)->value.get()); break;
+      default: break;
+    }
+  }
+  return absl::OkStatus();
 }
 
 // ---- The solver --------------------------------------------------------------
@@ -353,6 +415,7 @@ class Inferencer {
         return absl::InvalidArgumentError(absl::StrCat("cannot infer the type of ", Show(e),
                                                        ": got ", TypeToString(t), hint));
       }
+      KILN_RETURN_IF_ERROR(InExpr(CheckTensorSizes(t, "the expression"), e));
       out.emplace_back(e, std::move(t));
     }
     return out;
@@ -629,6 +692,11 @@ class Inferencer {
                       r.expr);
       KILN_RETURN_IF_ERROR(InExpr(solver_.Unify(r.args[1], tt->fields[r.index]), r.expr));
       return true;
+    }
+    // A relation never sees a shape too large to multiply out.
+    for (size_t i = 0; i + 1 < r.args.size(); ++i) {
+      KILN_RETURN_IF_ERROR(InExpr(
+          CheckTensorSizes(r.args[i], absl::StrCat("argument ", i, " of ", r.op->name)), r.expr));
     }
     const CallNode* call = r.expr.as<CallNode>();
     RelationCall rc{r.op->name, r.args, static_cast<int>(r.args.size()) - 1, call->attrs};

@@ -281,5 +281,37 @@ TEST(InferTypeErrorTest, FailureLeavesTypesUnset) {
   EXPECT_FALSE(main->body->checked_type());
 }
 
+// Issue 15: a shape whose element count does not fit in 64 bits used to wrap
+// around in ReshapeRel (ShapeNumElements) and type-check; it is "too large",
+// said before any relation multiplies its dims.
+TEST(InferTypeErrorTest, ShapesTooLargeToAddressAreRefused) {
+  std::string msg = TypeErrorOf(R"(
+def @main(%x: Tensor[(4611686018427387905, 4), float32]) {
+  reshape(%x, newshape=[-1])
+}
+)");
+  EXPECT_THAT(msg, HasSubstr("argument 0 of reshape has type "
+                             "Tensor[(4611686018427387905, 4), float32], which is too large"));
+  EXPECT_THAT(msg, HasSubstr("2^48 bytes"));
+  // With an explicit newshape too, and for a parameter no operator reads.
+  EXPECT_THAT(TypeErrorOf(R"(
+def @main(%x: Tensor[(4611686018427387905, 4), float32]) {
+  reshape(%x, newshape=[2, 9223372036854775807])
+}
+)"),
+              HasSubstr("too large"));
+  EXPECT_THAT(TypeErrorOf("def @main(%x: Tensor[(65536, 65536, 65536), float32]) { %x }"),
+              HasSubstr("too large"));
+  // Symbolic dims count as 1, a zero dim makes the tensor empty, and 2^46
+  // float32 elements (256 TiB) is still allowed.
+  EXPECT_EQ(TypeErrorOf(R"(
+def @main(%x: Tensor[(n, 65536, 65536), float32], %y: Tensor[(0, 4611686018427387905, 4), float32],
+          %z: Tensor[(70368744177664,), float32]) {
+  (%x, %y, %z)
+}
+)"),
+            "no error");
+}
+
 }  // namespace
 }  // namespace kiln::types

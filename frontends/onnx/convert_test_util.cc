@@ -126,7 +126,7 @@ onnx::ModelProto NodeModel(int64_t opset, const onnx::NodeProto& node,
   }
   std::vector<onnx::ValueInfoProto> outputs;
   for (const std::string& out : node.output())
-    if (!out.empty()) outputs.push_back(MakeValueInfoNoShape(out, onnx::TensorProto::FLOAT));
+    if (!out.empty()) outputs.push_back(MakeValueInfoNoShape(out, onnx::TensorProto::UNDEFINED));
   return MakeModel(opset, {node}, std::move(graph_inputs), std::move(outputs), std::move(inits));
 }
 

@@ -2,14 +2,9 @@
 // the nodes in order, each converted by the converter its opset selects.
 #include "frontends/onnx/importer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstring>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +19,8 @@
 #include "frontends/onnx/context.h"
 #include "frontends/onnx/converter.h"
 #include "frontends/onnx/tensor_proto.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "ir/file.h"
 #include "ir/status_macros.h"
 #include "onnx/onnx_pb.h"
 #include "types/infer_type.h"
@@ -53,40 +50,11 @@ std::string DirName(const std::string& path) {
   return path.substr(0, slash);
 }
 
-// Reads a whole file; errors name the path.
+// Reads a whole model or tensor file: a regular file of at most 2 GB (a
+// FIFO or a device is refused before anything is read; ir/file.h).
 absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    const std::string message =
-        absl::StrCat("cannot open ", what, " '", path, "': ", std::strerror(err));
-    return err == ENOENT ? absl::NotFoundError(message) : absl::InvalidArgumentError(message);
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(what, " '", path, "' is not a regular file"));
-  }
-  if (static_cast<int64_t>(st.st_size) > kMaxProtoBytes) {
-    ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " '", path, "' is ", st.st_size,
-        " bytes; protobuf files are limited to 2 GB (store large weights as external data)"));
-  }
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      const std::string why = got < 0 ? std::strerror(errno) : "unexpected end of file";
-      ::close(fd);
-      return absl::DataLossError(absl::StrCat("reading ", what, " '", path, "' failed: ", why));
-    }
-    done += static_cast<size_t>(got);
-  }
-  ::close(fd);
-  return bytes;
+  return ReadRegularFile(path, what, kMaxProtoBytes,
+                         "protobuf files are limited to 2 GB; store large weights as external data");
 }
 
 // A dim_param as a symbolic-dim name the text format can print: letters,
@@ -101,12 +69,15 @@ std::string DimVarName(absl::string_view raw) {
 // Converts one graph.
 class GraphImporter {
  public:
-  GraphImporter(onnx::ModelProto* model, const ImportOptions& options, std::string base_dir)
+  GraphImporter(onnx::ModelProto* model, const ImportOptions& options, std::string base_dir,
+                std::string model_real_dir)
       : model_(*model),
         had_graph_(model->has_graph()),
         graph_(*model->mutable_graph()),
         options_(options) {
     state_.tensor_options.base_dir = std::move(base_dir);
+    state_.tensor_options.model_real_dir = std::move(model_real_dir);
+    state_.tensor_options.warnings = options.warnings;
   }
 
   absl::StatusOr<Module> Run() {
@@ -144,19 +115,54 @@ class GraphImporter {
  private:
   // ---- model header --------------------------------------------------------
 
+  void Warn(std::string message) const {
+    if (options_.warnings != nullptr) options_.warnings->push_back(std::move(message));
+  }
+
   absl::Status ReadOpsets() {
-    if (model_.ir_version() <= 0) {
+    if (!model_.has_ir_version()) {
       return absl::InvalidArgumentError(
           "not an ONNX model: ir_version is missing (ModelProto field 1); the bytes may not be "
           "an .onnx file, or the file is truncated");
     }
+    if (model_.ir_version() <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model's ir_version is ", model_.ir_version(),
+          "; ONNX IR versions start at 1 (a model written by an exporter has 3 or more)"));
+    }
+    absl::flat_hash_map<std::string, std::string> spelled;  // domain -> as first written
     for (const onnx::OperatorSetIdProto& o : model_.opset_import()) {
-      if (o.version() <= 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("opset_import for domain '", o.domain(), "' has version ", o.version()));
+      if (o.version() <= 0 || o.version() > kMaxOpsetVersion) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "opset_import for domain '", o.domain(), "' has version ", o.version(),
+            o.version() <= 0 ? "" : absl::StrCat(", which is no opset version (ONNX has defined "
+                                                 "about 25 since 2017; over ",
+                                                 kMaxOpsetVersion, " is a corrupt field)")));
       }
-      int64_t& v = opsets_[std::string(NormalizeDomain(o.domain()))];
-      v = std::max(v, o.version());
+      const std::string domain(NormalizeDomain(o.domain()));
+      auto [it, fresh] = opsets_.emplace(domain, o.version());
+      if (!fresh) {
+        const std::string same =
+            spelled[domain] != o.domain() ? " ('' and 'ai.onnx' are the same domain)" : "";
+        if (it->second != o.version()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "opset_import lists domain '", o.domain(), "' twice, at versions ", it->second,
+              " and ", o.version(), same, "; which one the nodes mean is ambiguous: list each "
+              "domain once"));
+        }
+        Warn(absl::StrCat("opset_import lists domain '", o.domain(), "' twice at version ",
+                          o.version(), same, "; the duplicate is ignored"));
+        continue;
+      }
+      spelled.emplace(domain, o.domain());
+      if (domain.empty() && o.version() > kNewestKnownOpset) {
+        Warn(absl::StrCat("the model imports ONNX opset ", o.version(),
+                          ", newer than the newest kiln's converters are written against (",
+                          kNewestKnownOpset,
+                          "); each node is converted by the newest converter kiln has for it, "
+                          "which may miss what later opsets changed (ONNX Runtime also accepts "
+                          "newer opsets with a warning)"));
+      }
     }
     if (!opsets_.contains("")) {
       return absl::InvalidArgumentError(
@@ -603,6 +609,7 @@ class GraphImporter {
             "graph output '", out.name(),
             "' is not defined: no graph input, initializer or node output has that name"));
       }
+      KILN_RETURN_IF_ERROR(CheckDeclaredOutput(out, it->second->checked_type()));
       fields.push_back(it->second);
       types.push_back(it->second->checked_type());
     }
@@ -610,6 +617,53 @@ class GraphImporter {
     KILN_ASSIGN_OR_RETURN(Tuple t, MakeTuple(std::move(fields)));
     t->set_checked_type(MakeTupleType(std::move(types)));
     return Expr(t);
+  }
+
+  // A graph output's declared type against the one the graph computes: a
+  // different dtype is an error (ONNX Runtime refuses it too); a different
+  // rank or static dim is a warning, and the computed shape is what the
+  // model outputs (ONNX Runtime also only warns, "Error merging shape info").
+  absl::Status CheckDeclaredOutput(const onnx::ValueInfoProto& out, const Type& got) {
+    if (!out.has_type() || !out.type().has_tensor_type()) return absl::OkStatus();
+    const auto* computed = got.as<TensorTypeNode>();
+    if (computed == nullptr) return absl::OkStatus();
+    const onnx::TypeProto::Tensor& tt = out.type().tensor_type();
+    if (tt.elem_type() != 0) {
+      absl::StatusOr<DataType> declared = FromOnnxDataType(tt.elem_type());
+      if (declared.ok() && *declared != computed->dtype) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "graph output '", out.name(), "' is declared as ", OnnxDataTypeName(tt.elem_type()),
+            " but the graph computes ", computed->dtype.ToString(), " (", TypeToString(got),
+            "); fix the output's declared elem_type"));
+      }
+    }
+    if (!tt.has_shape()) return absl::OkStatus();
+    const auto& dims = tt.shape().dim();
+    std::string mismatch;
+    if (dims.size() != static_cast<int>(computed->shape.size())) {
+      mismatch = absl::StrCat("rank ", dims.size(), " vs ", computed->shape.size());
+    } else {
+      for (int i = 0; i < dims.size() && mismatch.empty(); ++i) {
+        const Dim& d = computed->shape[static_cast<size_t>(i)];
+        if (dims.Get(i).has_dim_value() && d.is_static() && d.value() != dims.Get(i).dim_value()) {
+          mismatch = absl::StrCat("dim ", i, ": ", dims.Get(i).dim_value(), " declared, ",
+                                  d.value(), " computed");
+        }
+      }
+    }
+    if (!mismatch.empty()) {
+      std::vector<std::string> declared;
+      for (const auto& d : dims) {
+        declared.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value())
+                           : d.has_dim_param() ? d.dim_param()
+                                               : std::string("?"));
+      }
+      Warn(absl::StrCat("graph output '", out.name(), "' is declared with shape [",
+                        absl::StrJoin(declared, ", "), "] but the graph computes ",
+                        TypeToString(got), " (", mismatch,
+                        "); the computed shape is used (ONNX Runtime also only warns here)"));
+    }
+    return absl::OkStatus();
   }
 
   onnx::ModelProto& model_;
@@ -633,8 +687,27 @@ class GraphImporter {
   std::vector<Var> params_;
 };
 
+// Protobuf's default recursion limit, which the import keeps: a model nested
+// deeper is refused (kiln's own passes never recurse on nesting, but the
+// protobuf parser does, on the C++ stack).
+constexpr int kProtoNestingLimit = 100;
+// How deep the diagnosis below looks: bounded, so that it cannot overflow the
+// stack itself (a few hundred bytes of parser frame per level).
+constexpr int kDiagnosisNestingLimit = 1000;
+
+// After a failed parse: whether the bytes are a well-formed ModelProto that
+// only nests deeper than kProtoNestingLimit (the failure's real reason, which
+// protobuf does not report).
+bool NestedTooDeep(absl::string_view bytes) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  in.SetRecursionLimit(kDiagnosisNestingLimit);
+  onnx::ModelProto deep;
+  return deep.ParseFromCodedStream(&in);
+}
+
 absl::StatusOr<Module> ImportBytes(absl::string_view bytes, const ImportOptions& options,
-                                   std::string base_dir) {
+                                   std::string base_dir, std::string model_real_dir = "") {
   if (static_cast<uint64_t>(bytes.size()) > static_cast<uint64_t>(kMaxProtoBytes)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the model is ", bytes.size(),
@@ -642,11 +715,19 @@ absl::StatusOr<Module> ImportBytes(absl::string_view bytes, const ImportOptions&
   }
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    if (NestedTooDeep(bytes)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the model nests its messages more than ", kProtoNestingLimit,
+          " levels deep (subgraphs inside subgraphs: each If, Loop or Scan body is 3 levels "
+          "below its node, so about ", kProtoNestingLimit / 3,
+          " nested subgraphs), beyond protobuf's recursion limit, which kiln keeps; the file "
+          "itself is well-formed. Flatten the nested control flow"));
+    }
     return absl::InvalidArgumentError(
         absl::StrCat("not a valid ONNX model: the ", bytes.size(),
                      " bytes do not parse as an onnx.ModelProto (a truncated or corrupt file?)"));
   }
-  GraphImporter importer(&model, options, std::move(base_dir));
+  GraphImporter importer(&model, options, std::move(base_dir), std::move(model_real_dir));
   return importer.Run();
 }
 
@@ -656,7 +737,16 @@ absl::StatusOr<Module> ImportOnnxFile(const std::string& path, const ImportOptio
   KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, "ONNX model file"));
   std::string base_dir =
       options.external_data_dir.empty() ? DirName(path) : options.external_data_dir;
-  absl::StatusOr<Module> m = ImportBytes(bytes, options, std::move(base_dir));
+  // A model that is a symbolic link may keep its data beside its real file.
+  std::string model_real_dir;
+  if (options.external_data_dir.empty()) {
+    if (char* real = ::realpath(path.c_str(), nullptr); real != nullptr) {
+      model_real_dir = DirName(real);
+      std::free(real);
+    }
+  }
+  absl::StatusOr<Module> m =
+      ImportBytes(bytes, options, std::move(base_dir), std::move(model_real_dir));
   if (!m.ok()) return WithWhere(m.status(), path);
   return m;
 }

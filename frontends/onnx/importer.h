@@ -12,7 +12,10 @@
 //
 // - Initializers become Constants; external-data tensors (weights in side
 //   files, `location`/`offset`/`length`) are read relative to the model's
-//   directory (or options.external_data_dir), bounds-checked.
+//   directory (or options.external_data_dir), bounds-checked, and must really
+//   lie inside it (symbolic links resolved).
+// - Model and tensor files are read only when they are regular files (a
+//   FIFO or a device is refused before anything is read).
 // - Dynamic dims (`dim_param` "N", or no value) become symbolic dims
 //   (Dim::Var(name), or a fresh name), unless options.input_shapes binds them.
 // - Opset versions are honoured: each node's converter is chosen by the
@@ -24,7 +27,18 @@
 //   domain, opset, node name), not one at a time.
 // - A malformed model (protobuf that does not parse, a dangling edge, a value
 //   defined twice, a cycle, a wrong attribute type, a tensor whose data does
-//   not match its dims) gives an InvalidArgument status naming the node.
+//   not match its dims) gives an InvalidArgument status naming the node. So
+//   does a header that is corrupt or ambiguous: ir_version 0, an opset
+//   version above kMaxOpsetVersion, a domain imported twice at different
+//   versions, a declared output dtype the graph does not compute (ONNX
+//   Runtime refuses that too); messages nested deeper than protobuf's limit
+//   (subgraphs inside subgraphs) are named as such, not as a corrupt file.
+// - Warnings (options.warnings), for what ONNX Runtime accepts with a
+//   warning or ignores: a declared output shape that differs from the
+//   inferred one (the inferred shape is used), an ai.onnx opset newer than
+//   kNewestKnownOpset (the newest converters are used), a tensor with both
+//   raw_data and a typed field (raw_data is used), and a domain imported
+//   twice at the same version (redundant).
 // Nothing here aborts, whatever the bytes.
 #ifndef KILN_FRONTENDS_ONNX_IMPORTER_H_
 #define KILN_FRONTENDS_ONNX_IMPORTER_H_
@@ -58,7 +72,15 @@ struct ImportOptions {
   // Run InferType on the result (the converters need types as they go, so
   // the graph is always typed; this only controls the final check).
   bool type_check = true;
+  // Where warnings are appended (one sentence each, see above); null drops
+  // them.
+  std::vector<std::string>* warnings = nullptr;
 };
+
+// The newest ai.onnx opset kiln's converters are written against. A newer
+// one imports with a warning; a version over kMaxOpsetVersion is an error.
+inline constexpr int64_t kNewestKnownOpset = 18;
+inline constexpr int64_t kMaxOpsetVersion = 1000;
 
 absl::StatusOr<Module> ImportOnnxFile(const std::string& path, const ImportOptions& options = {});
 absl::StatusOr<Module> ImportOnnxBytes(absl::string_view bytes, const ImportOptions& options = {});

@@ -5,9 +5,16 @@
 // Malformed models are in malformed_test.cc.
 #include "frontends/onnx/importer.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -467,6 +474,92 @@ TEST_F(ExternalDataTest, PathsMustStayInsideTheFolder) {
   }
   absl::Status missing = Import(ExternalTensor("w", {3}, "no_such_file.bin", 0, 12)).status();
   EXPECT_THAT(missing.message(), HasSubstr("no_such_file.bin"));
+}
+
+// Issue 15: a symbolic link inside the model's folder must not reach a file
+// outside it (a model once compiled /etc/hostname into its weights), whether
+// the link is the file itself or a folder on the way; links that stay inside
+// are fine.
+TEST_F(ExternalDataTest, SymlinksMustNotLeaveTheFolder) {
+  const std::string folder = dir_ + "/linked_model";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder + "/sub");
+  WriteFile(folder + "/sub/inside.bin", FloatBytes({4, 5, 6}));
+  ASSERT_EQ(::symlink((dir_ + "/weights.bin").c_str(), (folder + "/escape.bin").c_str()), 0);
+  ASSERT_EQ(::symlink(dir_.c_str(), (folder + "/up").c_str()), 0);
+  ASSERT_EQ(::symlink("sub/inside.bin", (folder + "/inside_link.bin").c_str()), 0);
+  const auto import = [&](const std::string& location, int64_t offset) {
+    ImportOptions o;
+    o.external_data_dir = folder;
+    return ImportOnnxBytes(Serialize(ExternalModel(ExternalTensor("w", {3}, location, offset, 12))),
+                           o);
+  };
+  for (const std::string& bad : {std::string("escape.bin"), std::string("up/weights.bin")}) {
+    absl::Status s = import(bad, 16).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(s.message(), HasSubstr("tensor 'w': external data location '" + bad + "'"));
+    EXPECT_THAT(s.message(), HasSubstr("outside the model's folder")) << bad;
+  }
+  absl::StatusOr<Module> ok = import("inside_link.bin", 0);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_THAT(RunFloats(*ok, {F32({3}, {0, 0, 0})}), ElementsAre(4, 5, 6));
+  // The model file's own folder is the default, through ImportOnnxFile too.
+  const std::string model_path = folder + "/model.onnx";
+  WriteFile(model_path, Serialize(ExternalModel(ExternalTensor("w", {3}, "escape.bin", 16, 12))));
+  EXPECT_THAT(ImportOnnxFile(model_path).status().message(), HasSubstr("outside the model's folder"));
+  // A model that is itself a link into a folder holding its data (a Bazel
+  // runfiles tree: every file a link into bazel-out) may use the data beside
+  // its real file, and only that: an escape from there is still refused.
+  const std::string real_folder = dir_ + "/real_model";
+  const std::string farm = dir_ + "/link_farm";
+  std::filesystem::remove_all(real_folder);
+  std::filesystem::remove_all(farm);
+  std::filesystem::create_directories(real_folder);
+  std::filesystem::create_directories(farm);
+  WriteFile(real_folder + "/data.bin", FloatBytes({7, 8, 9}));
+  WriteFile(real_folder + "/model.onnx",
+            Serialize(ExternalModel(ExternalTensor("w", {3}, "data.bin", 0, 12))));
+  WriteFile(real_folder + "/escaping.onnx",
+            Serialize(ExternalModel(ExternalTensor("w", {3}, "escape.bin", 16, 12))));
+  ASSERT_EQ(::symlink((dir_ + "/weights.bin").c_str(), (real_folder + "/escape.bin").c_str()), 0);
+  for (const char* f : {"model.onnx", "data.bin", "escaping.onnx", "escape.bin"}) {
+    ASSERT_EQ(::symlink((real_folder + "/" + f).c_str(), (farm + "/" + f).c_str()), 0) << f;
+  }
+  absl::StatusOr<Module> linked = ImportOnnxFile(farm + "/model.onnx");
+  ASSERT_TRUE(linked.ok()) << linked.status();
+  EXPECT_THAT(RunFloats(*linked, {F32({3}, {0, 0, 0})}), ElementsAre(7, 8, 9));
+  EXPECT_THAT(ImportOnnxFile(farm + "/escaping.onnx").status().message(),
+              HasSubstr("outside the model's folder"));
+}
+
+// Issue 15: an external data file or a model file that is a FIFO is refused
+// at once (opening it used to wait for a writer forever).
+TEST_F(ExternalDataTest, FifosAreRefusedWithoutBlocking) {
+  const std::string fifo = dir_ + "/fifo.bin";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string model_fifo = dir_ + "/fifo.onnx";
+  ::unlink(model_fifo.c_str());
+  ASSERT_EQ(::mkfifo(model_fifo.c_str(), 0600), 0);
+  // Runs `f`; if it blocks for 20 s, fails and releases it with a writer.
+  const auto unblocked = [](const std::string& path, auto f) {
+    auto result = std::async(std::launch::async, f);
+    if (result.wait_for(std::chrono::seconds(20)) == std::future_status::timeout) {
+      ADD_FAILURE() << "opening " << path << " blocked";
+      const int w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);
+      if (w >= 0) ::close(w);
+    }
+    return result.get();
+  };
+  absl::Status s = unblocked(fifo, [&] { return Import(ExternalTensor("w", {3}, "fifo.bin", 0, 12)).status(); });
+  EXPECT_THAT(s.message(), HasSubstr("is not a regular file (a FIFO)"));
+  s = unblocked(model_fifo, [&] { return ImportOnnxFile(model_fifo).status(); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("is not a regular file (a FIFO)"));
+  s = unblocked(model_fifo, [&] { return ReadTensorProtoFile(model_fifo).status(); });
+  EXPECT_THAT(s.message(), HasSubstr("is not a regular file (a FIFO)"));
+  EXPECT_THAT(ImportOnnxFile("/dev/zero").status().message(),
+              HasSubstr("is not a regular file (a character device)"));
 }
 
 TEST_F(ExternalDataTest, OutOfBoundsAndSizeMismatch) {

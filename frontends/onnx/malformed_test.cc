@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "frontends/onnx/importer.h"
 #include "frontends/onnx/onnx_test_util.h"
 #include "frontends/onnx/test_converters.h"
@@ -19,6 +20,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace ::kiln::onnx_frontend::testing;  // NOLINT: test helpers
 
 constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
@@ -303,6 +305,149 @@ TEST(MalformedTest, ModelLevelProblems) {
   onnx::ModelProto sparse = ValidModel();
   sparse.mutable_graph()->add_sparse_initializer()->mutable_values()->set_name("sp");
   EXPECT_EQ(ImportStatus(sparse).code(), absl::StatusCode::kUnimplemented);
+}
+
+// ---- lenient headers and declarations (issue 15) ------------------------------
+
+// Imports `m`; the status, and the warnings in `*warnings`.
+absl::Status ImportWarned(const onnx::ModelProto& m, std::vector<std::string>* warnings) {
+  ImportOptions o;
+  o.warnings = warnings;
+  return ImportOnnxBytes(Serialize(m), o).status();
+}
+
+TEST(LenientImportTest, IrVersionZeroIsRefused) {
+  onnx::ModelProto m = ValidModel();
+  m.set_ir_version(0);
+  EXPECT_THAT(ImportStatus(m).message(), HasSubstr("the model's ir_version is 0"));
+}
+
+TEST(LenientImportTest, ImpossibleOpsetsAreRefusedNewerOnesWarned) {
+  for (int64_t v : {int64_t{1} << 62, int64_t{1001}}) {
+    onnx::ModelProto m = ValidModel();
+    SetOpset(&m, "", v);
+    absl::Status s = ImportStatus(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << v;
+    EXPECT_THAT(s.message(), AllOf(HasSubstr(absl::StrCat("has version ", v)),
+                                   HasSubstr("which is no opset version")));
+  }
+  onnx::ModelProto m = ValidModel();
+  SetOpset(&m, "", 99);
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(ImportWarned(m, &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], AllOf(HasSubstr("imports ONNX opset 99, newer than"),
+                                 HasSubstr("ONNX Runtime also accepts")));
+}
+
+TEST(LenientImportTest, DuplicateOpsetImports) {
+  onnx::ModelProto m = ValidModel();  // "" at 13
+  onnx::OperatorSetIdProto* dup = m.add_opset_import();
+  dup->set_domain("ai.onnx");
+  dup->set_version(14);
+  EXPECT_THAT(ImportStatus(m).message(),
+              AllOf(HasSubstr("lists domain 'ai.onnx' twice, at versions 13 and 14"),
+                    HasSubstr("'' and 'ai.onnx' are the same domain")));
+  dup->set_version(13);
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(ImportWarned(m, &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("twice at version 13"));
+}
+
+TEST(LenientImportTest, RawAndTypedDataWarnsAndUsesRawData) {
+  onnx::ModelProto m = ValidModel();
+  onnx::TensorProto* w = m.mutable_graph()->mutable_initializer(0);  // raw_data {1, 2, 3}
+  w->add_float_data(7);
+  w->add_float_data(8);
+  w->add_float_data(9);
+  std::vector<std::string> warnings;
+  ImportOptions o;
+  o.warnings = &warnings;
+  absl::StatusOr<Module> module = ImportOnnxBytes(Serialize(m), o);
+  ASSERT_TRUE(module.ok()) << module.status();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], AllOf(HasSubstr("tensor 'w' has both raw_data and float_data"),
+                                 HasSubstr("raw_data is used"), HasSubstr("ONNX Runtime")));
+}
+
+TEST(LenientImportTest, DeclaredOutputsAreCheckedAgainstTheGraph) {
+  // y is computed as float32 (N, 3).
+  onnx::ModelProto wrong_dtype = ValidModel();
+  wrong_dtype.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  absl::Status s = ImportStatus(wrong_dtype);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("graph output 'y' is declared as INT64 but the graph computes float32"));
+
+  onnx::ModelProto wrong_dim = ValidModel();
+  *wrong_dim.mutable_graph()->mutable_output(0) = MakeValueInfo("y", kFloat, {"N", 4});
+  std::vector<std::string> warnings;
+  EXPECT_TRUE(ImportWarned(wrong_dim, &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], AllOf(HasSubstr("graph output 'y' is declared with shape [N, 4]"),
+                                 HasSubstr("dim 1: 4 declared, 3 computed"),
+                                 HasSubstr("ONNX Runtime also only warns")));
+
+  onnx::ModelProto wrong_rank = ValidModel();
+  *wrong_rank.mutable_graph()->mutable_output(0) = MakeValueInfo("y", kFloat, {3});
+  warnings.clear();
+  EXPECT_TRUE(ImportWarned(wrong_rank, &warnings).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("rank 1 vs 2"));
+
+  // Symbolic and unknown dims agree with anything; no warning.
+  warnings.clear();
+  EXPECT_TRUE(ImportWarned(ValidModel(), &warnings).ok());
+  EXPECT_TRUE(warnings.empty());
+}
+
+// A model whose graph is an If whose then_branch is an If ... `depth` deep.
+onnx::ModelProto NestedIfModel(int depth) {
+  onnx::GraphProto g;
+  g.set_name("innermost");
+  *g.add_node() = MakeNode("Identity", {"c"}, {"y"});
+  *g.add_output() = MakeValueInfo("y", onnx::TensorProto::BOOL, {});
+  for (int level = 0; level < depth; ++level) {
+    onnx::GraphProto outer;
+    outer.set_name("level" + std::to_string(level));
+    onnx::NodeProto* n = outer.add_node();
+    n->set_op_type("If");
+    n->add_input("c");
+    n->add_output("y");
+    onnx::AttributeProto* a = n->add_attribute();
+    a->set_name("then_branch");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = std::move(g);
+    *outer.add_output() = MakeValueInfo("y", onnx::TensorProto::BOOL, {});
+    g = std::move(outer);
+  }
+  *g.add_input() = MakeValueInfo("c", onnx::TensorProto::BOOL, {});
+  onnx::ModelProto m = MakeModel(13, {}, {}, {});
+  *m.mutable_graph() = std::move(g);
+  return m;
+}
+
+// An If nested 100 deep is well-formed protobuf, but deeper than protobuf's
+// recursion limit: the message says so (it used to say "truncated or
+// corrupt file").
+TEST(LenientImportTest, DeeplyNestedSubgraphsAreNamedNotCorrupt) {
+  // Ten levels parse: the import reaches the converters (If is unsupported).
+  absl::Status shallow = ImportStatus(NestedIfModel(10));
+  EXPECT_EQ(shallow.code(), absl::StatusCode::kUnimplemented) << shallow;
+  EXPECT_THAT(shallow.message(), HasSubstr("If"));
+
+  const onnx::ModelProto deep = NestedIfModel(100);
+  absl::Status s = ImportStatus(deep);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("nests its messages more than 100 levels deep"),
+                                 HasSubstr("the file itself is well-formed")));
+  EXPECT_THAT(s.message(), Not(HasSubstr("corrupt")));
+  // Real damage is still reported as such.
+  std::string bytes = Serialize(deep);
+  bytes.resize(bytes.size() / 2);
+  EXPECT_THAT(ImportOnnxBytes(bytes).status().message(), HasSubstr("truncated or corrupt"));
 }
 
 TEST(MalformedTest, ShapeErrorsNameTheNodeAndOperator) {

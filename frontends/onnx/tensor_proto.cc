@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -20,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "frontends/onnx/converter.h"
+#include "ir/file.h"
 #include "ir/status_macros.h"
 #include "onnx/onnx_pb.h"
 
@@ -192,6 +194,90 @@ struct FdCloser {
   }
 };
 
+// The canonical absolute path of `path` (every symbolic link, "." and ".."
+// resolved), or errno.
+std::optional<std::string> RealPath(const std::string& path, int* err) {
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (real == nullptr) {
+    *err = errno;
+    return std::nullopt;
+  }
+  std::string out(real);
+  std::free(real);
+  return out;
+}
+
+// Whether the canonical path `real` names something strictly inside the
+// canonical folder `dir`.
+bool IsInside(const std::string& real, const std::string& dir) {
+  if (dir == "/") return real.size() > 1 && real[0] == '/';
+  return real.size() > dir.size() + 1 && real.compare(0, dir.size(), dir) == 0 &&
+         real[dir.size()] == '/';
+}
+
+// Opens external data file `location` of folder `base_dir` for reading, as
+// long as it really lies inside that folder: CheckLocation refused ".." and
+// absolute names, and here the real path (symbolic links resolved) must still
+// be inside the folder's real path, so that a link planted in a model's folder
+// (weights.bin -> /etc/shadow) cannot pull an outside file into the weights.
+// Only a regular file is opened (a FIFO or a device is refused first, and
+// O_NONBLOCK keeps a swapped-in FIFO from blocking). `*path` is set to the
+// name used in messages.
+absl::Status OpenInside(const TensorProto& t, const std::string& base_dir,
+                        const std::string& model_real_dir, const std::string& location, int* fd,
+                        std::string* path) {
+  *path = absl::StrCat(base_dir, "/", location);
+  int err = 0;
+  std::optional<std::string> real_dir = RealPath(base_dir, &err);
+  if (!real_dir) {
+    return absl::InvalidArgumentError(absl::StrCat(TensorName(t), ": the external data folder '",
+                                                   base_dir, "' cannot be resolved: ",
+                                                   std::strerror(err)));
+  }
+  std::optional<std::string> real = RealPath(*path, &err);
+  if (!real) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        TensorName(t), ": cannot open external data file '", *path, "': ", std::strerror(err)));
+  }
+  // Also inside the folder the model file really lives in (the model itself
+  // a link into a tree that holds its data beside it).
+  std::optional<std::string> real_model_dir;
+  if (!model_real_dir.empty()) real_model_dir = RealPath(model_real_dir, &err);
+  if (!IsInside(*real, *real_dir) && !(real_model_dir && IsInside(*real, *real_model_dir))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        TensorName(t), ": external data location '", location, "' resolves to '", *real,
+        "', outside the model's folder '", *real_dir,
+        "' (through a symbolic link); external data must stay inside that folder"));
+  }
+  struct stat st {};
+  if (::stat(real->c_str(), &st) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        TensorName(t), ": cannot open external data file '", *path, "': ", std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(TensorName(t), ": external data '", *path,
+                                                   "' is not a regular file (",
+                                                   FileKindName(st.st_mode), ")"));
+  }
+  // The resolved path, opened without following a link at its end: what is
+  // opened is what was checked (barring a folder on the way being replaced
+  // at the same moment; then the fstat below still refuses a non-file).
+  *fd = ::open(real->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+  if (*fd < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        TensorName(t), ": cannot open external data file '", *path, "': ", std::strerror(errno)));
+  }
+  struct stat opened {};
+  if (::fstat(*fd, &opened) != 0 || !S_ISREG(opened.st_mode) || opened.st_dev != st.st_dev ||
+      opened.st_ino != st.st_ino) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        TensorName(t), ": external data file '", *path, "' changed while it was being opened"));
+  }
+  const int flags = ::fcntl(*fd, F_GETFL);
+  if (flags >= 0) (void)::fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Ref<const HostTensor>> FromExternal(const TensorProto& t, DataType dtype,
                                                    std::vector<int64_t> shape, int64_t n,
                                                    const TensorReadOptions& options) {
@@ -220,18 +306,14 @@ absl::StatusOr<Ref<const HostTensor>> FromExternal(const TensorProto& t, DataTyp
         absl::StrCat(TensorName(t), " has external data without a 'location'"));
   }
   KILN_RETURN_IF_ERROR(CheckLocation(t, *location));
-  const std::string path =
-      absl::StrCat(options.base_dir.empty() ? "." : options.base_dir, "/", *location);
   FdCloser file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        TensorName(t), ": cannot open external data file '", path, "': ", std::strerror(errno)));
-  }
+  std::string path;
+  KILN_RETURN_IF_ERROR(OpenInside(t, options.base_dir.empty() ? "." : options.base_dir,
+                                  options.model_real_dir, *location, &file.fd, &path));
   struct stat st {};
-  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(TensorName(t), ": external data '", path, "' is not a regular file"));
+  if (::fstat(file.fd, &st) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        TensorName(t), ": cannot stat external data file '", path, "': ", std::strerror(errno)));
   }
   const int64_t file_size = static_cast<int64_t>(st.st_size);
   const int64_t nbytes = n * dtype.bytes();
@@ -264,6 +346,17 @@ absl::StatusOr<Ref<const HostTensor>> FromExternal(const TensorProto& t, DataTyp
   return Ref<const HostTensor>(out);
 }
 
+// The name of a typed value field that holds values, or null.
+const char* TypedFieldInUse(const TensorProto& t) {
+  if (t.float_data_size() > 0) return "float_data";
+  if (t.int32_data_size() > 0) return "int32_data";
+  if (t.int64_data_size() > 0) return "int64_data";
+  if (t.double_data_size() > 0) return "double_data";
+  if (t.uint64_data_size() > 0) return "uint64_data";
+  if (t.string_data_size() > 0) return "string_data";
+  return nullptr;
+}
+
 }  // namespace
 
 std::string OnnxDataTypeName(int32_t onnx_type) {
@@ -293,6 +386,13 @@ absl::StatusOr<Ref<const HostTensor>> TensorFromProto(const TensorProto& t,
         absl::StrCat(TensorName(t), " lists external_data but its data_location is not EXTERNAL"));
   }
   if (t.has_raw_data()) {
+    if (const char* typed = TypedFieldInUse(t); typed != nullptr && options.warnings != nullptr) {
+      options.warnings->push_back(absl::StrCat(
+          TensorName(t), " has both raw_data and ", typed,
+          "; raw_data is used and ", typed,
+          " ignored, as ONNX Runtime does (the ONNX checker refuses such a tensor: a tensor "
+          "has one value field)"));
+    }
     const std::string& raw = t.raw_data();
     const int64_t nbytes = n * dtype->bytes();
     if (static_cast<int64_t>(raw.size()) != nbytes) {

@@ -12,6 +12,7 @@
 #define KILN_FRONTENDS_ONNX_TENSOR_PROTO_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "ir/tensor.h"
@@ -25,8 +26,15 @@ namespace kiln::onnx_frontend::internal {
 struct TensorReadOptions {
   // The folder external-data locations are relative to.
   std::string base_dir = ".";
+  // The folder of the model file's real path, when that differs from
+  // base_dir's (the model is a symbolic link: a Bazel runfiles tree, a Nix
+  // profile): a location that resolves inside it is accepted too. Empty: none.
+  std::string model_real_dir;
   // False: external data is an error (a lone tensor file has no model folder).
   bool allow_external = true;
+  // Where warnings go (a tensor with both raw_data and a typed field); null
+  // drops them.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 // Messages name the tensor ("tensor 'conv1.weight'"); callers add where it

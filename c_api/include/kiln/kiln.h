@@ -107,6 +107,15 @@ KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* opti
 /* Accepts NULL. */
 void kiln_model_release(KilnModel* model);
 
+/* What importing the model warned about, one '\n'-terminated line per
+ * warning, or "" when nothing: ONNX that ONNX Runtime also accepts (a
+ * declared output shape the graph does not compute, an opset newer than
+ * kiln's converters, a tensor with both raw_data and a typed field) or that
+ * is redundant (an opset listed twice at one version). Text-IR models and
+ * models from kiln_model_optimize have none. The text belongs to the model.
+ * Thread-safe. */
+KilnStatus* kiln_model_warnings(const KilnModel* model, const char** out_text);
+
 /* The model as text IR (docs/text_format.md); with `show_types` != 0 every
  * binding carries its inferred type. malloc'ed; free with kiln_free. */
 KilnStatus* kiln_model_print(const KilnModel* model, int32_t show_types, char** out_text);
