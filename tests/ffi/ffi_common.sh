@@ -15,6 +15,10 @@
 #   tmp                        $TEST_TMPDIR/ffi_LANG (else a new temp dir), fresh,
 #                              with lib/libkiln.so (a copy: the runfiles entry may be
 #                              a symlink with another name) and work/
+# ffi_package DIR MARKER sets pkg to the repository's top-level package folder
+# DIR (python, rust or go: the language packages whose example programs the
+# Rust, Go and Python tests run), found in the runfiles or, for a run by hand,
+# three levels above the script; MARKER is a file it must hold.
 # die MESSAGE fails the test; find_tool VAR DEFAULT NAME picks a toolchain program
 # ($VAR, else DEFAULT when executable, else NAME on PATH) or fails: a missing
 # toolchain is a failure, never a skip.
@@ -73,4 +77,16 @@ ffi_setup() {
   mkdir -p "$tmp/lib" "$tmp/work" "$tmp/home"
   cp -L "$lib" "$tmp/lib/libkiln.so"
   export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+ffi_package() {  # ffi_package DIR MARKER
+  local d script
+  script="${BASH_SOURCE[1]}"
+  pkg=""
+  for d in "${TEST_SRCDIR:-/nonexistent}/${TEST_WORKSPACE:-kiln}/$1" \
+           "$(dirname "$script")/../../../$1" \
+           "$(dirname "$(readlink -f "$script")")/../../../$1"; do
+    if [[ -f "$d/$2" ]]; then pkg="$(abspath "$d")"; break; fi
+  done
+  [[ -n "$pkg" ]] || die "cannot find the $1 package ($1/$2) for ${script}"
 }

@@ -30,6 +30,9 @@ PACKAGES=(
   graphviz
   python3-onnx
   python3-numpy
+  python3-pip
+  python3-setuptools
+  python3-wheel
   lld
   pkg-config
   abigail-tools

@@ -6,7 +6,9 @@
  * runs one session on INPUT.npy and compares the output with EXPECTED.npy
  * (|a-b| <= 1e-4 + 1e-4*|b|); checks the DLPack copy of the output and one
  * error path (an input of the wrong shape). The same program exists in Rust,
- * Go and Python next to this directory. Exits 0 only if every check passed.
+ * Go and Python, written with those languages' kiln packages
+ * (rust/kiln/examples/resnet_mini.rs, go/examples/resnet_mini,
+ * python/examples/resnet_mini.py). Exits 0 only if every check passed.
  */
 #include <math.h>
 #include <stdint.h>

@@ -1,0 +1,3 @@
+module kiln
+
+go 1.19

@@ -1,0 +1,325 @@
+"""kiln._capi: the C ABI of libkiln.so, declared for ctypes (internal).
+
+Everything the package calls is declared here, from kiln/kiln.h and the
+runtime headers it includes (docs/c_api.md); nothing else crosses into C.
+The library is found on first use, in this order:
+
+1. ``$KILN_LIBRARY``: the path of ``libkiln.so`` (or of ``libkiln_runtime.so``
+   for a process that only loads and runs artifacts). When it is set, nothing
+   else is tried.
+2. ``kiln/_lib/libkiln.so`` inside the installed package (a wheel built with
+   ``KILN_SDK`` set carries it there, see python/README.md), then
+   ``kiln/_lib/libkiln_runtime.so``.
+3. ``libkiln.so``, then ``libkiln_runtime.so``, by name through the system's
+   dynamic loader (``LD_LIBRARY_PATH``, ``/etc/ld.so.conf``).
+
+It is opened with ``RTLD_GLOBAL``: compiled models resolve the runtime's
+kernel-ABI functions (``kiln_parallel_launch``, ...) from the global scope
+(docs/c_api.md section 2.9).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+from typing import List, Optional
+
+from kiln._dlpack import DLManagedTensor, DLTensor
+
+P = ctypes.POINTER
+c_char_p = ctypes.c_char_p
+c_int32 = ctypes.c_int32
+c_void_p = ctypes.c_void_p
+
+# The C ABI version these declarations were written against (KILN_API_VERSION),
+# and the oldest library they work with: version 2 added kiln_model_warnings,
+# which Model.warnings needs; everything else is in version 1.
+API_VERSION = 2
+MIN_API_VERSION = 1
+
+Status = c_void_p  # KilnStatus*: None (NULL) means success.
+Handle = c_void_p  # KilnModel*, KilnArtifact*, KilnSession*, KilnProfile*, ...
+
+# ------------------------------------------------------------ option structs
+
+
+class KilnInputShape(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("ndim", c_int32), ("dims", P(ctypes.c_int64))]
+
+
+class KilnImportOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("input_shapes", P(KilnInputShape)),
+        ("num_input_shapes", c_int32),
+        ("external_data_dir", c_char_p),
+    ]
+
+
+# void (*)(void* user_data, const char* pass, int32_t changed, double ms, const char* text)
+KilnAfterPassFn = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_int32, ctypes.c_double, c_char_p)
+
+
+class KilnOptimizeOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("opt_level", c_int32),
+        ("passes", P(c_char_p)),
+        ("num_passes", c_int32),
+        ("required_passes", P(c_char_p)),
+        ("num_required_passes", c_int32),
+        ("disabled_passes", P(c_char_p)),
+        ("num_disabled_passes", c_int32),
+        ("after_pass", KilnAfterPassFn),
+        ("after_pass_user_data", c_void_p),
+        ("after_pass_text", c_int32),
+    ]
+
+
+class KilnCompileOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("target", c_char_p),
+        ("opt_level", c_int32),
+        ("disabled_passes", P(c_char_p)),
+        ("num_disabled_passes", c_int32),
+        ("no_memory_plan", c_int32),
+        ("num_threads", c_int32),
+        ("cc", c_char_p),
+    ]
+
+
+class KilnCompileReport(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("passes_ms", ctypes.c_double),
+        ("lower_ms", ctypes.c_double),
+        ("plan_ms", ctypes.c_double),
+        ("codegen_ms", ctypes.c_double),
+        ("link_ms", ctypes.c_double),
+        ("num_fused_calls", c_int32),
+        ("num_kernels", c_int32),
+        ("arena_bytes", ctypes.c_int64),
+        ("naive_bytes", ctypes.c_int64),
+        ("file_bytes", ctypes.c_uint64),
+    ]
+
+
+class KilnSessionOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("num_threads", c_int32), ("pool", c_void_p)]
+
+
+class KilnProfileOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("warmup", c_int32),
+        ("repeat", c_int32),
+        ("skip_tensors", c_int32),
+    ]
+
+
+class KilnBenchmarkOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("warmup", c_int32),
+        ("repeat", c_int32),
+        ("workload", c_char_p),
+        ("hardware", c_char_p),
+    ]
+
+
+class KilnBenchmarkResult(ctypes.Structure):
+    _fields_ = [
+        ("mean_ms", ctypes.c_double),
+        ("std_ms", ctypes.c_double),
+        ("min_ms", ctypes.c_double),
+        ("max_ms", ctypes.c_double),
+        ("repeat", c_int32),
+    ]
+
+
+# The C layouts on LP64 Linux (x86_64, aarch64); tests/test_capi.py checks them
+# against the header with the C compiler too.
+STRUCT_SIZES = {
+    "KilnInputShape": 24,
+    "KilnImportOptions": 32,
+    "KilnOptimizeOptions": 88,
+    "KilnCompileOptions": 56,
+    "KilnCompileReport": 80,
+    "KilnSessionOptions": 24,
+    "KilnProfileOptions": 24,
+    "KilnBenchmarkOptions": 32,
+    "KilnBenchmarkResult": 40,
+}
+
+# --------------------------------------------------------------- signatures
+
+_RUNTIME = {
+    "kiln_runtime_version": (c_char_p, []),
+    "kiln_api_version": (ctypes.c_uint32, []),
+    "kiln_status_code": (ctypes.c_int, [Status]),
+    "kiln_status_message": (c_char_p, [Status]),
+    "kiln_status_code_name": (c_char_p, [ctypes.c_int]),
+    "kiln_status_free": (None, [Status]),
+    "kiln_free": (None, [c_void_p]),
+    "kiln_artifact_load": (Status, [c_char_p, P(Handle)]),
+    "kiln_artifact_release": (None, [Handle]),
+    "kiln_artifact_target": (c_char_p, [Handle]),
+    "kiln_artifact_producer": (c_char_p, [Handle]),
+    "kiln_artifact_graph_json": (c_char_p, [Handle]),
+    "kiln_artifact_num_inputs": (c_int32, [Handle]),
+    "kiln_artifact_num_outputs": (c_int32, [Handle]),
+    "kiln_artifact_num_nodes": (c_int32, [Handle]),
+    "kiln_artifact_input_info": (Status, [Handle, c_int32, P(c_char_p), P(DLTensor)]),
+    "kiln_artifact_output_info": (Status, [Handle, c_int32, P(c_char_p), P(DLTensor)]),
+    "kiln_artifact_input_index": (Status, [Handle, c_char_p, P(c_int32)]),
+    "kiln_artifact_output_index": (Status, [Handle, c_char_p, P(c_int32)]),
+    "kiln_artifact_memory_stats": (None, [Handle, P(ctypes.c_uint64), P(ctypes.c_uint64)]),
+    "kiln_session_create": (Status, [Handle, P(KilnSessionOptions), P(Handle)]),
+    "kiln_session_release": (None, [Handle]),
+    "kiln_session_set_input": (Status, [Handle, c_char_p, c_void_p]),
+    "kiln_session_set_input_zero_copy": (Status, [Handle, c_char_p, c_void_p]),
+    "kiln_session_set_input_index": (Status, [Handle, c_int32, c_void_p]),
+    "kiln_session_run": (Status, [Handle]),
+    "kiln_session_get_output": (Status, [Handle, c_int32, P(P(DLTensor))]),
+    "kiln_session_copy_output": (Status, [Handle, c_int32, c_void_p]),
+    "kiln_session_get_output_dlpack": (Status, [Handle, c_int32, P(P(DLManagedTensor))]),
+    "kiln_session_profile_with": (Status, [Handle, P(KilnProfileOptions), P(Handle)]),
+    "kiln_session_debug_dump_with": (Status, [Handle, c_char_p, P(KilnProfileOptions)]),
+    "kiln_session_benchmark": (Status, [Handle, P(KilnBenchmarkOptions), P(KilnBenchmarkResult),
+                                        P(c_void_p)]),
+    "kiln_profile_release": (None, [Handle]),
+    "kiln_profile_num_nodes": (c_int32, [Handle]),
+    "kiln_profile_total_us": (ctypes.c_double, [Handle]),
+    "kiln_profile_node": (Status, [Handle, c_int32, P(c_char_p), P(c_char_p),
+                                   P(ctypes.c_double)]),
+    "kiln_profile_table": (Status, [Handle, P(c_void_p)]),
+    "kiln_profile_chrome_trace": (Status, [Handle, P(c_void_p)]),
+    "kiln_thread_pool_default_num_threads": (c_int32, []),
+    "kiln_thread_pool_create": (c_int32, [c_int32, P(Handle)]),
+    "kiln_thread_pool_destroy": (None, [Handle]),
+    "kiln_thread_pool_num_threads": (c_int32, [Handle]),
+}
+
+# Only in libkiln.so (kiln/kiln.h): the compiler.
+_COMPILER = {
+    "kiln_version": (c_char_p, []),
+    "kiln_import_options_init": (None, [P(KilnImportOptions)]),
+    "kiln_model_load_onnx_file": (Status, [c_char_p, P(KilnImportOptions), P(Handle)]),
+    "kiln_model_load_onnx_bytes": (Status, [c_char_p, ctypes.c_size_t, P(KilnImportOptions),
+                                            P(Handle)]),
+    "kiln_model_parse_text": (Status, [c_char_p, c_char_p, P(Handle)]),
+    "kiln_model_load_file": (Status, [c_char_p, P(KilnImportOptions), P(Handle)]),
+    "kiln_model_release": (None, [Handle]),
+    "kiln_model_warnings": (Status, [Handle, P(c_char_p)]),  # C ABI version 2
+    "kiln_model_print": (Status, [Handle, c_int32, P(c_void_p)]),
+    "kiln_model_num_inputs": (Status, [Handle, P(c_int32)]),
+    "kiln_model_num_outputs": (Status, [Handle, P(c_int32)]),
+    "kiln_model_input_info": (Status, [Handle, c_int32, P(c_char_p), P(DLTensor)]),
+    "kiln_model_output_info": (Status, [Handle, c_int32, P(DLTensor)]),
+    "kiln_optimize_options_init": (None, [P(KilnOptimizeOptions)]),
+    "kiln_model_optimize": (Status, [Handle, P(KilnOptimizeOptions), P(Handle)]),
+    "kiln_pass_count": (c_int32, []),
+    "kiln_pass_name": (c_char_p, [c_int32]),
+    "kiln_compile_options_init": (None, [P(KilnCompileOptions)]),
+    "kiln_model_compile": (Status, [Handle, P(KilnCompileOptions), c_char_p,
+                                    P(KilnCompileReport)]),
+    "kiln_model_emit": (Status, [Handle, P(KilnCompileOptions), ctypes.c_int, P(c_void_p),
+                                 P(KilnCompileReport)]),
+    "kiln_model_to_dot": (Status, [Handle, P(c_void_p)]),
+}
+
+# Every function this package declares: tests/test_capi.py compares these
+# names (and argument counts) with the header.
+DECLARED = {**_RUNTIME, **_COMPILER}
+
+# ------------------------------------------------------------------- loading
+
+
+class Library:
+    """The loaded library: its path, whether it has the compiler, and the
+    bound functions as attributes (``lib.kiln_session_run(...)``)."""
+
+    def __init__(self, path: str, cdll: ctypes.CDLL) -> None:
+        self.path = path
+        self.cdll = cdll
+        for name, (restype, argtypes) in _RUNTIME.items():
+            fn = getattr(cdll, name)
+            fn.restype = restype
+            fn.argtypes = argtypes
+            setattr(self, name, fn)
+        self.has_compiler = hasattr(cdll, "kiln_model_compile")
+        if self.has_compiler:
+            for name, (restype, argtypes) in _COMPILER.items():
+                if not hasattr(cdll, name):
+                    continue  # newer than the loaded library (see Model.warnings)
+                fn = getattr(cdll, name)
+                fn.restype = restype
+                fn.argtypes = argtypes
+                setattr(self, name, fn)
+
+
+_lock = threading.Lock()
+_library: Optional[Library] = None
+
+
+def candidates() -> List[str]:
+    """The paths (or bare names for the dynamic loader) tried, in order."""
+    env = os.environ.get("KILN_LIBRARY")
+    if env:
+        return [env]
+    bundled = Path(__file__).resolve().parent / "_lib"
+    names = ["libkiln.so", "libkiln_runtime.so"]
+    return [str(bundled / n) for n in names if (bundled / n).is_file()] + names
+
+
+def library() -> Library:
+    """The library, loaded on the first call (see the module docstring).
+
+    Raises kiln.Error (NOT_FOUND) naming every place it looked."""
+    global _library
+    if _library is not None:
+        return _library
+    with _lock:
+        if _library is None:
+            tried = []
+            for path in candidates():
+                try:
+                    cdll = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                except OSError as e:
+                    tried.append("%s (%s)" % (path, e))
+                    continue
+                lib = Library(path, cdll)
+                if lib.kiln_api_version() < MIN_API_VERSION:
+                    from kiln.errors import Error, StatusCode
+
+                    raise Error(StatusCode.UNIMPLEMENTED,
+                                "%s has C ABI version %d; this package needs %d or later" %
+                                (path, lib.kiln_api_version(), MIN_API_VERSION))
+                _library = lib
+                break
+            else:
+                from kiln.errors import Error, StatusCode
+
+                raise Error(StatusCode.NOT_FOUND,
+                            "cannot load the kiln library; tried: " + "; ".join(tried) +
+                            ". Set KILN_LIBRARY to the path of libkiln.so, install a wheel "
+                            "that bundles it (python/README.md), or put its directory on "
+                            "LD_LIBRARY_PATH")
+    return _library
+
+
+def take_string(lib: Library, ptr: c_void_p) -> str:
+    """Decodes a malloc'ed char* returned by the library and frees it."""
+    if not ptr.value:
+        return ""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8", "replace")
+    finally:
+        lib.kiln_free(ptr)
+
+
+def text(b: Optional[bytes]) -> str:
+    return "" if b is None else b.decode("utf-8", "replace")

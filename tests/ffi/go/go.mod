@@ -1,3 +1,0 @@
-module kilnffi
-
-go 1.19
