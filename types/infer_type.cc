@@ -93,6 +93,25 @@ bool TensorFits(const TensorTypeNode* t) {
   return true;
 }
 
+// The types directly inside `n` (tuple fields, function arguments and
+// result, type-call arguments, a reference's value) onto `work`.
+void PushChildTypes(const TypeNode* n, std::vector<const TypeNode*>* work) {
+  switch (n->kind) {
+    case TypeKind::kTuple:
+      for (const Type& f : static_cast<const TupleTypeNode*>(n)->fields) work->push_back(f.get());
+      break;
+    case TypeKind::kFunc:
+      for (const Type& f : static_cast<const FuncTypeNode*>(n)->arg_types) work->push_back(f.get());
+      work->push_back(static_cast<const FuncTypeNode*>(n)->ret_type.get());
+      break;
+    case TypeKind::kTypeCall:
+      for (const Type& f : static_cast<const TypeCallNode*>(n)->args) work->push_back(f.get());
+      break;
+    case TypeKind::kRef: work->push_back(static_cast<const RefTypeNode*>(n)->value.get()); break;
+    default: break;
+  }
+}
+
 // An error when `t` holds (anywhere inside a tuple, function or reference
 // type) a tensor type that is too large; `what` says where `t` came from.
 absl::Status CheckTensorSizes(const Type& t, absl::string_view what) {
@@ -112,18 +131,9 @@ absl::Status CheckTensorSizes(const Type& t, absl::string_view what) {
         }
         break;
       }
-      case TypeKind::kTuple:
-        for (const Type& f : static_cast<const TupleTypeNode*>(n)->fields) work.push_back(f.get());
+      default:
+        PushChildTypes(n, &work);
         break;
-      case TypeKind::kFunc:
-        for (const Type& f : static_cast<const FuncTypeNode*>(n)->arg_types) work.push_back(f.get());
-        work.push_back(static_cast<const FuncTypeNode*>(n)->ret_type.get());
-        break;
-      case TypeKind::kTypeCall:
-        for (const Type& f : static_cast<const TypeCallNode*>(n)->args) work.push_back(f.get());
-        break;
-      case TypeKind::kRef: work.push_back(static_cast<const RefTypeNode*>(n)->value.get()); break;
-      default: break;
     }
   }
   return absl::OkStatus();
@@ -278,20 +288,7 @@ class Solver : public TypeReporter {
       const TypeNode* n = work.back();
       work.pop_back();
       if (n == v) return true;
-      switch (n->kind) {
-        case TypeKind::kTuple:
-          for (const Type& f : static_cast<const TupleTypeNode*>(n)->fields) work.push_back(f.get());
-          break;
-        case TypeKind::kFunc:
-          for (const Type& f : static_cast<const FuncTypeNode*>(n)->arg_types) work.push_back(f.get());
-          work.push_back(static_cast<const FuncTypeNode*>(n)->ret_type.get());
-          break;
-        case TypeKind::kTypeCall:
-          for (const Type& f : static_cast<const TypeCallNode*>(n)->args) work.push_back(f.get());
-          break;
-        case TypeKind::kRef: work.push_back(static_cast<const RefTypeNode*>(n)->value.get()); break;
-        default: break;
-      }
+      PushChildTypes(n, &work);
     }
     return false;
   }
