@@ -136,15 +136,13 @@ std::string Stem(const std::string& path) {
   return s;
 }
 
-// The artifact blob, in the buffer kiln_artifact_builder_finish allocated
-// (hundreds of MB for a model with its weights: not copied again).
-struct Blob {
-  std::unique_ptr<uint8_t, decltype(&std::free)> data{nullptr, &std::free};
-  uint64_t size = 0;
-};
+using BuilderPtr = std::unique_ptr<KilnArtifactBuilder, void (*)(KilnArtifactBuilder*)>;
 
-absl::StatusOr<Blob> BuildBlob(const lowering::GraphPlan& plan, const Target& target,
-                               const std::string& model) {
+// The artifact's builder, holding references to the plan's parameters (no
+// copy: they go from the plan's tensors to the linked file in one write,
+// kiln_artifact_builder_write_into). `plan` must outlive it.
+absl::StatusOr<BuilderPtr> BuildBlob(const lowering::GraphPlan& plan, const Target& target,
+                                     const std::string& model) {
   nlohmann::json meta;
   meta["producer"] = kProducer;
   meta["target"] = target.ToString();
@@ -156,8 +154,7 @@ absl::StatusOr<Blob> BuildBlob(const lowering::GraphPlan& plan, const Target& ta
 
   KilnArtifactBuilder* raw = nullptr;
   KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_create(&raw), "artifact"));
-  std::unique_ptr<KilnArtifactBuilder, void (*)(KilnArtifactBuilder*)> b(
-      raw, kiln_artifact_builder_release);
+  BuilderPtr b(raw, kiln_artifact_builder_release);
   KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_set_section(b.get(), KILN_SECTION_META,
                                                                   meta_text.data(), meta_text.size()),
                                 "artifact META"));
@@ -167,15 +164,27 @@ absl::StatusOr<Blob> BuildBlob(const lowering::GraphPlan& plan, const Target& ta
       "artifact GRAPH"));
   for (const auto& [name, tensor] : plan.params) {
     DLTensor d = ToDL(*tensor);
-    KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_add_param(b.get(), name.c_str(), &d),
+    KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_add_param_ref(b.get(), name.c_str(), &d),
                                   absl::StrCat("artifact parameter ", name)));
   }
-  uint8_t* blob = nullptr;
-  Blob out;
-  KILN_RETURN_IF_ERROR(
-      FromKiln(kiln_artifact_builder_finish(b.get(), &blob, &out.size), "artifact"));
-  out.data.reset(blob);
-  return out;
+  return b;
+}
+
+// Writes `size` bytes of `data` at `offset` of `fd`.
+absl::Status WriteAt(int fd, const std::string& path, const char* data, uint64_t size,
+                     uint64_t offset) {
+  while (size > 0) {
+    ssize_t n = pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot write ", path, ": ", n < 0 ? std::strerror(errno) : "no space"));
+    }
+    data += n;
+    size -= static_cast<uint64_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return absl::OkStatus();
 }
 
 // Whether an executable `name` is in one of PATH's folders.
@@ -202,14 +211,14 @@ uint16_t ElfMachine(const std::string& triple) {
   return 0;
 }
 
-// Writes an ELF64 little-endian relocatable object holding `size` bytes of
-// `data` in the read-only section .rodata.kiln_artifact as the exported,
-// 64-byte aligned object `kiln_artifact`, plus an empty .note.GNU-stack: the
-// object BlobAssembly's assembly gives, without the assembler's pass over
-// the whole blob. Sections: null, .rodata.kiln_artifact, .note.GNU-stack,
+// Writes an ELF64 little-endian relocatable object holding `size` zero bytes
+// in the read-only section .rodata.kiln_artifact as the exported, 64-byte
+// aligned object `kiln_artifact`, plus an empty .note.GNU-stack: the
+// placeholder the linker lays out and kiln_artifact_builder_write_into fills.
+// The zeros are a hole of a sparse file: nothing of the blob's size is
+// written here. Sections: null, .rodata.kiln_artifact, .note.GNU-stack,
 // .symtab, .strtab, .shstrtab.
-absl::Status WriteBlobObject(const std::string& path, const uint8_t* data, uint64_t size,
-                             uint16_t machine) {
+absl::Status WriteBlobObject(const std::string& path, uint64_t size, uint16_t machine) {
   auto put = [](std::string& b, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) b.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
   };
@@ -286,14 +295,28 @@ absl::Status WriteBlobObject(const std::string& path, const uint8_t* data, uint6
   section(name_at(".strtab"), 3, 0, str_off, strtab.size(), 0, 0, 1, 0);
   section(name_at(".shstrtab"), 3, 0, shstr_off, shstrtab.size(), 0, 0, 1, 0);
 
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path));
-  out.write(head.data(), static_cast<std::streamsize>(head.size()));
-  out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  out.write(tail.data(), static_cast<std::streamsize>(tail.size()));
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write ", path, " (disk full?)"));
-  return absl::OkStatus();
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  absl::Status st = WriteAt(fd, path, head.data(), head.size(), 0);
+  if (st.ok()) st = WriteAt(fd, path, tail.data(), tail.size(), blob_off + size);
+  if (close(fd) != 0 && st.ok()) {
+    st = absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return st;
+}
+
+// A sparse file of `size` zero bytes (the blob's placeholder, for .incbin).
+absl::Status WriteZeros(const std::string& path, uint64_t size) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  absl::Status st;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    st = absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  if (close(fd) != 0 && st.ok()) {
+    st = absl::InternalError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return st;
 }
 
 // The assembly file that places the blob in a read-only section as the
@@ -423,18 +446,20 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
     link.push_back(obj);
   }
   const std::string model = options.model_name.empty() ? Stem(path) : options.model_name;
-  {
-    KILN_ASSIGN_OR_RETURN(Blob blob, BuildBlob(plan, target, model));
-    if (uint16_t machine = ElfMachine(target.triple); machine != 0) {
-      KILN_RETURN_IF_ERROR(
-          WriteBlobObject(dir + "/blob.o", blob.data.get(), blob.size, machine));
-    } else {
-      KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.bin", blob.data.get(), blob.size));
-      std::string asm_text = BlobAssembly(dir + "/blob.bin");
-      KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.S", asm_text.data(), asm_text.size()));
-      KILN_RETURN_IF_ERROR(
-          RunTool({options.cc, "-c", dir + "/blob.S", "-o", dir + "/blob.o"}, dir + "/as.log"));
-    }
+  // The linker lays out a zero placeholder of the blob's size; the blob is
+  // then written into the linked file in place (weights copied once, from
+  // the plan's tensors to the file).
+  KILN_ASSIGN_OR_RETURN(BuilderPtr blob, BuildBlob(plan, target, model));
+  uint64_t blob_size = 0;
+  KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_blob_size(blob.get(), &blob_size), "artifact"));
+  if (uint16_t machine = ElfMachine(target.triple); machine != 0) {
+    KILN_RETURN_IF_ERROR(WriteBlobObject(dir + "/blob.o", blob_size, machine));
+  } else {
+    KILN_RETURN_IF_ERROR(WriteZeros(dir + "/blob.bin", blob_size));
+    std::string asm_text = BlobAssembly(dir + "/blob.bin");
+    KILN_RETURN_IF_ERROR(WriteFile(dir + "/blob.S", asm_text.data(), asm_text.size()));
+    KILN_RETURN_IF_ERROR(
+        RunTool({options.cc, "-c", dir + "/blob.S", "-o", dir + "/blob.o"}, dir + "/as.log"));
   }
   link.push_back(dir + "/blob.o");
   if (options.prefer_lld && options.cc == "cc" && OnPath("ld.lld")) link.push_back("-fuse-ld=lld");
@@ -442,8 +467,8 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
   // resolve against libkiln_runtime.so (or the loading program) at load time.
   link.insert(link.end(), {"-lm", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu"});
   KILN_RETURN_IF_ERROR(RunTool(link, dir + "/link.log"));
-  KILN_RETURN_IF_ERROR(
-      FromKiln(kiln_artifact_seal_file(staged.c_str()), "sealing the artifact"));
+  KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_write_into(blob.get(), staged.c_str()),
+                                "writing the artifact"));
   KILN_RETURN_IF_ERROR(MoveIntoPlace(staged, path));
   auto t2 = std::chrono::steady_clock::now();
   if (stats != nullptr) {

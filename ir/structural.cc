@@ -32,7 +32,8 @@ std::string Describe(const ExprNode* e) {
 
 class EqualChecker {
  public:
-  explicit EqualChecker(bool map_free_vars) : map_free_vars_(map_free_vars) {}
+  EqualChecker(bool map_free_vars, bool constants_by_type = false)
+      : map_free_vars_(map_free_vars), constants_by_type_(constants_by_type) {}
 
   std::optional<std::string> Run(const ExprNode* a, const ExprNode* b) {
     Push(a, b);
@@ -70,6 +71,28 @@ class EqualChecker {
     }
     lr_.emplace(x, y);
     rl_.emplace(y, x);
+    return true;
+  }
+
+  // Tensor constants compared by type: the two sides' constants must pair
+  // one to one, as bound variables do, so a kernel lowered from one side reads
+  // the other side's constants in the same places.
+  bool BindConstant(const ConstantNode* x, const ConstantNode* y) {
+    const HostTensor& a = *x->data;
+    const HostTensor& b = *y->data;
+    if (a.ndim() == 0 || b.ndim() == 0) {
+      return a.BitwiseEqual(b) ? true : Fail(x, y, "different constant values");
+    }
+    if (a.dtype() != b.dtype() || a.shape() != b.shape()) {
+      return Fail(x, y, "constants of different types");
+    }
+    auto it = const_lr_.find(x);
+    if (it != const_lr_.end()) {
+      return it->second == y ? true : Fail(x, y, "constants shared differently");
+    }
+    if (const_rl_.contains(y)) return Fail(x, y, "constants shared differently");
+    const_lr_.emplace(x, y);
+    const_rl_.emplace(y, x);
     return true;
   }
 
@@ -137,6 +160,9 @@ class EqualChecker {
       if (vx == vy) return true;  // the same free variable
       if (map_free_vars_) return BindVar(vx, vy);
       return Fail(x, y, "different free variables");
+    }
+    if (constants_by_type_ && x->kind == ExprKind::kConstant) {
+      return BindConstant(static_cast<const ConstantNode*>(x), static_cast<const ConstantNode*>(y));
     }
     if (x == y) return true;
     if (!visited_.insert({x, y}).second) return true;
@@ -250,9 +276,11 @@ class EqualChecker {
   }
 
   bool map_free_vars_;
+  bool constants_by_type_;
   std::vector<std::pair<const ExprNode*, const ExprNode*>> stack_;
   absl::flat_hash_set<std::pair<const ExprNode*, const ExprNode*>> visited_;
   absl::flat_hash_map<const VarNode*, const VarNode*> lr_, rl_;
+  absl::flat_hash_map<const ConstantNode*, const ConstantNode*> const_lr_, const_rl_;
   std::string diff_;
 };
 
@@ -303,7 +331,9 @@ bool StructuralEqual(const Expr& a, const Expr& b, bool map_free_vars) {
   return !StructuralDifference(a, b, map_free_vars).has_value();
 }
 
-size_t StructuralHash(const Expr& root) {
+namespace {
+
+size_t Hash(const Expr& root, bool constants_by_type) {
   if (!root) return 0;
   // Variables hash by the order in which a structural walk first meets them,
   // so renaming bound variables does not change the hash.
@@ -323,7 +353,15 @@ size_t StructuralHash(const Expr& root) {
         break;
       }
       case ExprKind::kGlobalVar: h = absl::HashOf(h, static_cast<const GlobalVarNode*>(n)->name); break;
-      case ExprKind::kConstant: h = absl::HashOf(h, static_cast<const ConstantNode*>(n)->data->ContentHash()); break;
+      case ExprKind::kConstant: {
+        const HostTensor& t = *static_cast<const ConstantNode*>(n)->data;
+        if (constants_by_type && t.ndim() > 0) {
+          h = absl::HashOf(h, t.dtype().ToString(), t.shape());
+        } else {
+          h = absl::HashOf(h, t.ContentHash());
+        }
+        break;
+      }
       case ExprKind::kTupleGetItem: h = absl::HashOf(h, static_cast<const TupleGetItemNode*>(n)->index); break;
       case ExprKind::kCall: {
         const auto* c = static_cast<const CallNode*>(n);
@@ -350,6 +388,27 @@ size_t StructuralHash(const Expr& root) {
     memo.emplace(n, h);
   }
   return memo.at(root.get());
+}
+
+}  // namespace
+
+size_t StructuralHash(const Expr& root) { return Hash(root, /*constants_by_type=*/false); }
+
+size_t StructuralHashModuloConstants(const Expr& root) {
+  return Hash(root, /*constants_by_type=*/true);
+}
+
+std::optional<std::string> StructuralDifferenceModuloConstants(const Expr& a, const Expr& b) {
+  if (!a || !b) {
+    if (!a && !b) return std::nullopt;
+    return std::string("one expression is null");
+  }
+  EqualChecker eq(/*map_free_vars=*/false, /*constants_by_type=*/true);
+  return eq.Run(a.get(), b.get());
+}
+
+bool StructuralEqualModuloConstants(const Expr& a, const Expr& b) {
+  return !StructuralDifferenceModuloConstants(a, b).has_value();
 }
 
 std::optional<std::string> ModuleDifference(const Module& a, const Module& b) {

@@ -29,6 +29,18 @@ std::optional<std::string> StructuralDifference(const Expr& a, const Expr& b,
                                                 bool map_free_vars = false);
 size_t StructuralHash(const Expr& e);
 
+// Equal up to the values of tensor constants: constants of rank >= 1 compare
+// by dtype and shape (scalars still by value), and the two sides' constants
+// must pair one to one, as bound variables do (a constant used twice on one
+// side matches a constant used twice on the other, not two distinct ones).
+// Two fused functions equal in this sense lower to the same kernel code with
+// different constant arguments: ResNet's repeated blocks, each with its own
+// weights (lowering/lower.h LowerModule). The hash skips the constants'
+// bytes, so it costs nothing per weight.
+bool StructuralEqualModuloConstants(const Expr& a, const Expr& b);
+std::optional<std::string> StructuralDifferenceModuloConstants(const Expr& a, const Expr& b);
+size_t StructuralHashModuloConstants(const Expr& e);
+
 // Modules are equal when they define the same global functions (by name) and
 // ADTs, each structurally equal.
 bool ModuleEqual(const Module& a, const Module& b);

@@ -74,6 +74,60 @@ TEST(StructuralEqualTest, AttributesConstantsAndAnnotationsAreCompared) {
   EXPECT_FALSE(StructuralEqual(CallOp("exp", {x}), CallOp("log", {x})));
 }
 
+// A float32 tensor constant of `shape` filled with `value`.
+Expr FilledConstant(std::vector<int64_t> shape, float value) {
+  Ref<HostTensor> t = Unwrap(HostTensor::Create(DataType::Float(32), shape));
+  for (int64_t i = 0; i < t->num_elements(); ++i) t->mutable_data<float>()[i] = value;
+  return Unwrap(MakeConstant(t));
+}
+
+TEST(StructuralEqualModuloConstantsTest, TensorConstantsCompareByType) {
+  Var x = MakeVar("x", F32({3}));
+  Var y = MakeVar("y", F32({3}));
+  Function f = Unwrap(MakeFunction({x}, CallOp("add", {x, FilledConstant({3}, 1)})));
+  Function g = Unwrap(MakeFunction({y}, CallOp("add", {y, FilledConstant({3}, 2)})));
+  EXPECT_FALSE(StructuralEqual(f, g));
+  EXPECT_TRUE(StructuralEqualModuloConstants(f, g));
+  EXPECT_EQ(StructuralHashModuloConstants(f), StructuralHashModuloConstants(g));
+
+  // A different shape or dtype is a different kernel.
+  Var z = MakeVar("z", F32({3}));
+  Function wide = Unwrap(MakeFunction({z}, CallOp("add", {z, FilledConstant({1, 3}, 1)})));
+  auto d = StructuralDifferenceModuloConstants(f, wide);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_THAT(*d, HasSubstr("constants of different types"));
+  EXPECT_NE(StructuralHashModuloConstants(f), StructuralHashModuloConstants(wide));
+}
+
+TEST(StructuralEqualModuloConstantsTest, ScalarsStillCompareByValue) {
+  // A scalar becomes an immediate in the kernel's code.
+  EXPECT_FALSE(StructuralEqualModuloConstants(AddOne("x"), [] {
+    Var x = MakeVar("x", F32({3}));
+    return Unwrap(MakeFunction({x}, CallOp("add", {x, MakeScalarConstant(DataType::Float(32), 2)})));
+  }()));
+  EXPECT_TRUE(StructuralEqualModuloConstants(AddOne("x"), AddOne("y")));
+}
+
+TEST(StructuralEqualModuloConstantsTest, ConstantsMustPairOneToOne) {
+  // add(x * c, c) reads one constant twice; add(x * c1, c2) reads two. A
+  // kernel lowered from one cannot run the other's constants.
+  auto build = [](Expr c1, Expr c2) {
+    Var x = MakeVar("x", F32({3}));
+    return Unwrap(MakeFunction({x}, CallOp("add", {CallOp("multiply", {x, c1}), c2})));
+  };
+  Expr c = FilledConstant({3}, 1);
+  Function once = build(c, c);
+  Function twice = build(FilledConstant({3}, 1), FilledConstant({3}, 2));
+  auto d = StructuralDifferenceModuloConstants(once, twice);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_THAT(*d, HasSubstr("constants shared differently"));
+  d = StructuralDifferenceModuloConstants(twice, once);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_THAT(*d, HasSubstr("constants shared differently"));
+  Expr e = FilledConstant({3}, 5);
+  EXPECT_TRUE(StructuralEqualModuloConstants(once, build(e, e)));
+}
+
 TEST(StructuralEqualTest, DagEqualsItsTree) {
   Var x = MakeVar("x", F32({3}));
   Expr r = CallOp("nn.relu", {x});

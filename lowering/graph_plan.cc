@@ -289,7 +289,7 @@ class GraphBuilder {
                             ValuesOf(call.args[i], absl::StrCat("argument ", i, " of ", kname)));
       node.inputs.insert(node.inputs.end(), v.begin(), v.end());
     }
-    for (const Ref<const HostTensor>& c : k->constants) {
+    for (const Ref<const HostTensor>& c : lowered_.ConstantsOf(call.op.get())) {
       KILN_ASSIGN_OR_RETURN(EntryRef e, ParamFor(c));
       node.inputs.push_back(e);
     }

@@ -399,6 +399,42 @@ meta[Constant][0] = Tensor[(3,), float32] b64"AACAPwAAAEAAAEBA";
   EXPECT_EQ(c.plan.memory.shared_bytes, 2 * 64);
 }
 
+// The two adds differ only in their constants' values: one kernel, each call
+// passing its own constant.
+TEST(GraphPlanTest, KernelsEqualUpToConstantsShareCodeNotConstants) {
+  Compiled c;
+  ASSERT_NO_FATAL_FAILURE(Compile(R"(#[version = "0.1"]
+def @main(%x: Tensor[(2, 3), float32]) {
+  %0 = add(%x, meta[Constant][0]);
+  %1 = nn.softmax(%0, axis=1);
+  %2 = add(%1, meta[Constant][1]);
+  nn.softmax(%2, axis=1)
+}
+#[metadata]
+meta[Constant][0] = Tensor[(3,), float32] b64"AACAPwAAAEAAAEBA";
+meta[Constant][1] = Tensor[(3,), float32] b64"AACAQAAAoEAAAMBA";
+)",
+                                  &c));
+  ASSERT_NO_FATAL_FAILURE(CheckGraph(c));
+  EXPECT_EQ(c.lowered.kernels.size(), 2u);  // add, softmax
+  const json& nodes = c.graph["nodes"];
+  ASSERT_EQ(nodes.size(), 7u);
+  std::vector<std::string> names;
+  for (const json& n : nodes) names.push_back(n["name"].get<std::string>());
+  // Parameter nodes come first (first-use order), then the kernel calls.
+  ASSERT_EQ(names, (std::vector<std::string>{"x", "p0", "p1", "fused_add", "fused_nn_softmax",
+                                             "fused_add_1", "fused_nn_softmax_1"}));
+  EXPECT_EQ(nodes[3]["attrs"]["func_name"], "fused_add");
+  EXPECT_EQ(nodes[5]["attrs"]["func_name"], "fused_add");
+  EXPECT_EQ(nodes[3]["inputs"], json::parse("[[0, 0, 0], [1, 0, 0]]"));
+  EXPECT_EQ(nodes[5]["inputs"], json::parse("[[4, 0, 0], [2, 0, 0]]"));
+  ASSERT_EQ(c.plan.params.size(), 2u);
+  // The values as written above: 1, 2, 3 then 4, 5, 6.
+  EXPECT_EQ(c.plan.params[0].second->data<float>()[0], 1.0f);
+  EXPECT_EQ(c.plan.params[1].second->data<float>()[0], 4.0f);
+  EXPECT_EQ(c.plan.params[1].second->data<float>()[2], 6.0f);
+}
+
 TEST(GraphPlanTest, DistinctConstantsAreDistinctParameters) {
   Compiled c;
   ASSERT_NO_FATAL_FAILURE(Compile(R"(#[version = "0.1"]

@@ -72,8 +72,9 @@ absl::StatusOr<tir::PrimExpr> ScalarImmediate(const HostTensor& t) {
 
 class Lowerer {
  public:
-  Lowerer(const Function& fn, absl::string_view name, const LowerOptions& options)
-      : fn_(fn), name_(name), options_(options) {}
+  Lowerer(const Function& fn, absl::string_view name, const LowerOptions& options,
+          bool constants_only = false)
+      : fn_(fn), name_(name), options_(options), constants_only_(constants_only) {}
 
   absl::StatusOr<LoweredFunc> Run() {
     LoweredFunc out;
@@ -155,6 +156,9 @@ class Lowerer {
     (void)num_params;
     for (const te::Tensor& o : outputs) args.push_back(o);
     out.constants = constants_;
+    // Another function's kernel will run this one's constants: they are all
+    // that is needed (the caller checks they line up with that kernel's).
+    if (constants_only_) return out;
 
     KILN_RETURN_IF_ERROR(te::ValidateCompute(outputs));
     KILN_ASSIGN_OR_RETURN(te::Schedule sched, te::CreateSchedule(outputs));
@@ -327,6 +331,7 @@ class Lowerer {
   const Function& fn_;
   std::string name_;
   const LowerOptions& options_;
+  const bool constants_only_;
   ShapeVars dims_;
   std::unordered_map<const ExprNode*, std::vector<te::Tensor>> values_;
   std::vector<Ref<const HostTensor>> constants_;
@@ -355,12 +360,39 @@ std::string KernelName(const Function& fn) {
   return name;
 }
 
+namespace {
+
+// Whether `constants` can stand in for kernel `k`'s own: same count, and each
+// of the same dtype and shape.
+bool SameConstantTypes(const LoweredFunc& k, const std::vector<Ref<const HostTensor>>& constants) {
+  if (k.constants.size() != constants.size()) return false;
+  for (size_t i = 0; i < constants.size(); ++i) {
+    if (k.constants[i]->dtype() != constants[i]->dtype() ||
+        k.constants[i]->shape() != constants[i]->shape()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+const std::vector<Ref<const HostTensor>>& LoweredModule::ConstantsOf(const ExprNode* fn) const {
+  auto own = constants_of.find(fn);
+  if (own != constants_of.end()) return own->second;
+  return kernels[kernel_of.at(fn)].constants;
+}
+
 absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOptions& options) {
   KILN_ASSIGN_OR_RETURN(Function main, fused.Lookup("main"));
   LoweredModule out;
   std::unordered_map<std::string, int> name_count;
-  // Structurally equal fused functions (ResNet's repeated blocks) share one
-  // kernel, as TVM's compile engine caches by structural equality.
+  // Fused functions equal up to their tensor constants' values (ResNet's
+  // repeated blocks, each with its own weights) share one kernel, as TVM's
+  // compile engine caches lowered functions: the kernel's code depends on
+  // the constants' types, never their values (a strategy may repack a weight,
+  // which lowering the function's constants alone redoes). Each sharer gets
+  // its own constants, computed without scheduling or lowering loops.
   std::unordered_map<size_t, std::vector<std::pair<Function, size_t>>> by_hash;
   for (const Expr& n : PostOrder(main->body, /*enter_functions=*/false)) {
     const auto* call = n.as<CallNode>();
@@ -374,14 +406,29 @@ absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOption
     }
     if (out.kernel_of.count(fn)) continue;
     Function f = call->op.cast<FunctionNode>();
-    const size_t hash = StructuralHash(f);
+    const size_t hash = StructuralHashModuloConstants(f);
     bool reused = false;
     for (const auto& [other, index] : by_hash[hash]) {
+      if (!StructuralEqualModuloConstants(f, other)) continue;
+      const LoweredFunc& k = out.kernels[index];
       if (StructuralEqual(f, other)) {
         out.kernel_of[fn] = index;
         reused = true;
         break;
       }
+      absl::StatusOr<LoweredFunc> consts =
+          Lowerer(f, k.func->name, options, /*constants_only=*/true).Run();
+      KILN_RETURN_IF_ERROR(consts.status());
+      // Constants that do not line up (a strategy chose differently) get a
+      // kernel of their own below.
+      if (!SameConstantTypes(k, consts->constants) || consts->num_inputs != k.num_inputs ||
+          consts->num_outputs != k.num_outputs) {
+        continue;
+      }
+      out.kernel_of[fn] = index;
+      out.constants_of[fn] = std::move(consts->constants);
+      reused = true;
+      break;
     }
     if (reused) continue;
     std::string name = KernelName(f);

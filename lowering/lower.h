@@ -62,11 +62,21 @@ absl::StatusOr<LoweredFunc> LowerPrimitive(const Function& fn, absl::string_view
 
 // Every primitive function called from `main` of a fused module (the graph
 // pipeline through FuseOps has run and types are checked), lowered once each;
-// structurally equal functions (repeated blocks) share one kernel.
+// functions equal up to the values of their tensor constants (repeated
+// blocks, each with its own weights: ir/structural.h
+// StructuralEqualModuloConstants) share one kernel and pass their own
+// constants to it.
 struct LoweredModule {
   std::vector<LoweredFunc> kernels;
   // Primitive function node (the callee of a call in main) -> index in kernels.
   std::unordered_map<const ExprNode*, size_t> kernel_of;
+  // A function sharing a kernel with different constants -> its constants,
+  // in the kernel's order (the same dtypes and shapes as the kernel's own).
+  std::unordered_map<const ExprNode*, std::vector<Ref<const HostTensor>>> constants_of;
+
+  // The constants a call of `fn` passes after its arguments; `fn` must be in
+  // kernel_of.
+  const std::vector<Ref<const HostTensor>>& ConstantsOf(const ExprNode* fn) const;
 };
 absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOptions& options = {});
 

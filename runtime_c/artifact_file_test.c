@@ -171,6 +171,73 @@ int main(int argc, char** argv) {
   resealed = read_file(path, &resealed_size);
   CHECK(resealed != NULL && resealed_size == size && memcmp(resealed, img, (size_t)size) == 0);
   free(resealed);
+  /* Writing into a placeholder: a builder holding the fixture's sections and
+   * parameters (by reference), written into the unsealed library whose blob
+   * was first zeroed, gives the sealed fixture byte for byte. */
+  {
+    uint64_t fixture_offset = 0;
+    KilnBlobView v;
+    CHECK_OK(kiln_artifact_validate_image(img, size, sealed_path, &fixture_offset, &v));
+    KilnArtifactBuilder* b = NULL;
+    CHECK_OK(kiln_artifact_builder_create(&b));
+    CHECK_OK(kiln_artifact_builder_set_section(b, KILN_SECTION_META, v.meta, v.meta_size));
+    CHECK_OK(kiln_artifact_builder_set_section(b, KILN_SECTION_GRAPH, v.graph, v.graph_size));
+    KilnBlobParam bp[4];
+    CHECK(v.num_params <= 4);
+    for (uint64_t i = 0; i < v.num_params && i < 4; ++i) {
+      kiln_blob_param(&v, i, &bp[i]);
+      char name[64];
+      snprintf(name, sizeof(name), "%.*s", (int)bp[i].name_size, bp[i].name);
+      DLTensor t;
+      memset(&t, 0, sizeof(t));
+      t.data = (void*)bp[i].data;
+      t.device.device_type = kDLCPU;
+      t.ndim = bp[i].ndim;
+      t.dtype = bp[i].dtype;
+      t.shape = bp[i].shape;
+      CHECK_OK(kiln_artifact_builder_add_param_ref(b, name, &t));
+    }
+    uint64_t blob_size = 0;
+    CHECK_OK(kiln_artifact_builder_blob_size(b, &blob_size));
+    CHECK(blob_size == v.header.blob_size);
+    memcpy(work, unsealed, (size_t)unsealed_size);
+    uint64_t placeholder_size = 0;
+    uint64_t placeholder = 0;
+    CHECK_OK(kiln_elf_find_symbol(work, unsealed_size, KILN_ARTIFACT_SYMBOL, &placeholder,
+                                  &placeholder_size));
+    CHECK(placeholder_size == blob_size);
+    memset(work + placeholder, 0, (size_t)placeholder_size);
+    CHECK(write_file(path, work, unsealed_size) == 0);
+    CHECK_OK(kiln_artifact_builder_write_into(b, path));
+    uint64_t written_size = 0;
+    uint8_t* written = read_file(path, &written_size);
+    CHECK(written != NULL && written_size == size && memcmp(written, img, (size_t)size) == 0);
+    free(written);
+    /* A placeholder of another size is refused, the file left as it was. */
+    float extra[3] = {1, 2, 3};
+    int64_t extra_shape[1] = {3};
+    DLTensor t;
+    memset(&t, 0, sizeof(t));
+    t.data = extra;
+    t.device.device_type = kDLCPU;
+    t.ndim = 1;
+    t.dtype.code = kDLFloat;
+    t.dtype.bits = 32;
+    t.dtype.lanes = 1;
+    t.shape = extra_shape;
+    CHECK_OK(kiln_artifact_builder_add_param_ref(b, "extra", &t));
+    CHECK(write_file(path, work, unsealed_size) == 0);
+    CHECK_STATUS(kiln_artifact_builder_write_into(b, path), KILN_FAILED_PRECONDITION,
+                 "placeholder");
+    written = read_file(path, &written_size);
+    CHECK(written != NULL && written_size == unsealed_size &&
+          memcmp(written, work, (size_t)unsealed_size) == 0);
+    free(written);
+    CHECK(write_file(path, foreign, foreign_size) == 0);
+    CHECK_STATUS(kiln_artifact_builder_write_into(b, path), KILN_NOT_FOUND, "no place");
+    CHECK_STATUS(kiln_artifact_builder_write_into(b, NULL), KILN_INVALID_ARGUMENT, "NULL");
+    kiln_artifact_builder_release(b);
+  }
   /* A corrupt bare blob is refused, not sealed. */
   {
     memcpy(work, unsealed, (size_t)unsealed_size);

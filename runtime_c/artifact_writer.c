@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,8 +54,9 @@ typedef struct {
   DLDataType dtype;
   int32_t ndim;
   int64_t shape[KILN_ARTIFACT_MAX_NDIM];
-  uint8_t* data; /* NULL when data_size == 0 */
+  const uint8_t* data; /* NULL when data_size == 0 */
   uint64_t data_size;
+  int owned; /* data is the builder's copy (add_param), not the caller's (add_param_ref) */
 } KilnBuilderParam;
 
 struct KilnArtifactBuilder {
@@ -108,7 +110,7 @@ void kiln_artifact_builder_release(KilnArtifactBuilder* b) {
   for (uint32_t i = 0; i < b->num_sections; ++i) free(b->sections[i].data);
   for (uint64_t i = 0; i < b->num_params; ++i) {
     free(b->params[i].name);
-    free(b->params[i].data);
+    if (b->params[i].owned) free((void*)b->params[i].data);
   }
   free(b->params);
   free(b);
@@ -161,8 +163,8 @@ KilnStatus* kiln_artifact_builder_set_section(KilnArtifactBuilder* b, uint32_t k
   return NULL;
 }
 
-KilnStatus* kiln_artifact_builder_add_param(KilnArtifactBuilder* b, const char* name,
-                                            const DLTensor* tensor) {
+static KilnStatus* kiln_add_param(KilnArtifactBuilder* b, const char* name,
+                                  const DLTensor* tensor, int copy) {
   if (b == NULL || name == NULL || tensor == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT,
                               "kiln_artifact_builder_add_param: NULL builder, name or tensor");
@@ -268,8 +270,8 @@ KilnStatus* kiln_artifact_builder_add_param(KilnArtifactBuilder* b, const char* 
     b->params_capacity = capacity;
   }
   char* name_copy = (char*)malloc(name_size + 1);
-  uint8_t* data_copy = data_size == 0 ? NULL : (uint8_t*)malloc((size_t)data_size);
-  if (name_copy == NULL || (data_size != 0 && data_copy == NULL)) {
+  uint8_t* data_copy = data_size == 0 || !copy ? NULL : (uint8_t*)malloc((size_t)data_size);
+  if (name_copy == NULL || (data_size != 0 && copy && data_copy == NULL)) {
     free(name_copy);
     free(data_copy);
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED,
@@ -278,9 +280,8 @@ KilnStatus* kiln_artifact_builder_add_param(KilnArtifactBuilder* b, const char* 
                               name, (kiln_ull)data_size);
   }
   memcpy(name_copy, name, name_size + 1);
-  if (data_size != 0) {
-    memcpy(data_copy, (const uint8_t*)tensor->data + tensor->byte_offset, (size_t)data_size);
-  }
+  const uint8_t* src = data_size == 0 ? NULL : (const uint8_t*)tensor->data + tensor->byte_offset;
+  if (copy && data_size != 0) memcpy(data_copy, src, (size_t)data_size);
   KilnBuilderParam* p = &b->params[b->num_params++];
   memset(p, 0, sizeof(*p));
   p->name = name_copy;
@@ -288,9 +289,20 @@ KilnStatus* kiln_artifact_builder_add_param(KilnArtifactBuilder* b, const char* 
   p->dtype = tensor->dtype;
   p->ndim = tensor->ndim;
   for (int d = 0; d < tensor->ndim; ++d) p->shape[d] = tensor->shape[d];
-  p->data = data_copy;
+  p->data = copy ? data_copy : src;
   p->data_size = data_size;
+  p->owned = copy;
   return NULL;
+}
+
+KilnStatus* kiln_artifact_builder_add_param(KilnArtifactBuilder* b, const char* name,
+                                            const DLTensor* tensor) {
+  return kiln_add_param(b, name, tensor, /*copy=*/1);
+}
+
+KilnStatus* kiln_artifact_builder_add_param_ref(KilnArtifactBuilder* b, const char* name,
+                                                const DLTensor* tensor) {
+  return kiln_add_param(b, name, tensor, /*copy=*/0);
 }
 
 /* Where finish puts each parameter inside PARAMS. */
@@ -328,8 +340,11 @@ static KilnStatus* kiln_plan_params(const KilnArtifactBuilder* b, KilnParamPlace
   return NULL;
 }
 
-static void kiln_write_params(const KilnArtifactBuilder* b, const KilnParamPlacement* placements,
-                              uint8_t* base) {
+/* PARAMS up to the first tensor's data: the count, the entries, the names
+ * and the shapes, into `base` (zeroed, placements[0].data_offset bytes, or
+ * the whole section when there are no tensors). */
+static void kiln_write_param_table(const KilnArtifactBuilder* b,
+                                   const KilnParamPlacement* placements, uint8_t* base) {
   kiln_wr64(base, b->num_params);
   for (uint64_t i = 0; i < b->num_params; ++i) {
     const KilnBuilderParam* p = &b->params[i];
@@ -349,7 +364,6 @@ static void kiln_write_params(const KilnArtifactBuilder* b, const KilnParamPlace
     for (int32_t d = 0; d < p->ndim; ++d) {
       kiln_wr64(base + at->shape_offset + 8u * (uint64_t)d, (uint64_t)p->shape[d]);
     }
-    if (p->data_size != 0) memcpy(base + at->data_offset, p->data, (size_t)p->data_size);
   }
 }
 
@@ -362,15 +376,21 @@ static int kiln_section_order(const void* a, const void* b) {
   return kx < ky ? -1 : (kx > ky ? 1 : 0);
 }
 
-KilnStatus* kiln_artifact_builder_finish(KilnArtifactBuilder* b, uint8_t** blob, uint64_t* size) {
-  if (blob != NULL) *blob = NULL;
-  if (size != NULL) *size = 0;
-  if (b == NULL || blob == NULL || size == NULL) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT,
-                              "kiln_artifact_builder_finish: NULL builder or output");
-  }
-  /* Section order: META, GRAPH, PARAMS, others by kind. PARAMS is NULL in
-   * the list (it is not stored as a KilnBuilderSection). */
+/* Where every byte of the blob goes. */
+typedef struct {
+  uint64_t num_sections;
+  uint64_t offsets[KILN_ARTIFACT_MAX_SECTIONS];
+  uint64_t sizes[KILN_ARTIFACT_MAX_SECTIONS];
+  uint32_t kinds[KILN_ARTIFACT_MAX_SECTIONS];
+  const uint8_t* payloads[KILN_ARTIFACT_MAX_SECTIONS]; /* NULL for PARAMS */
+  KilnParamPlacement* placements;                       /* num_params entries, malloc'ed */
+  uint64_t blob_size;
+} KilnBlobLayout;
+
+static KilnStatus* kiln_layout(const KilnArtifactBuilder* b, KilnBlobLayout* l) {
+  memset(l, 0, sizeof(*l));
+  /* Section order: META, GRAPH, PARAMS, others by kind. PARAMS is not stored
+   * as a KilnBuilderSection. */
   const KilnBuilderSection* sorted[KILN_BUILDER_MAX_SECTIONS];
   int have_meta = 0;
   int have_graph = 0;
@@ -385,81 +405,166 @@ KilnStatus* kiln_artifact_builder_finish(KilnArtifactBuilder* b, uint8_t** blob,
                               have_meta ? "GRAPH" : "META");
   }
   qsort(sorted, b->num_sections, sizeof(sorted[0]), kiln_section_order);
-  const uint64_t num_sections = (uint64_t)b->num_sections + 1u;
+  l->num_sections = (uint64_t)b->num_sections + 1u;
 
-  KilnParamPlacement* placements = NULL;
   if (b->num_params != 0) {
     if (b->num_params > SIZE_MAX / sizeof(KilnParamPlacement)) {
       return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "artifact builder: too many parameters");
     }
-    placements =
+    l->placements =
         (KilnParamPlacement*)malloc((size_t)b->num_params * sizeof(KilnParamPlacement));
-    if (placements == NULL) {
+    if (l->placements == NULL) {
       return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "artifact builder: out of memory");
     }
   }
   uint64_t params_size = 0;
-  KilnStatus* st = kiln_plan_params(b, placements, &params_size);
+  KilnStatus* st = kiln_plan_params(b, l->placements, &params_size);
   if (st != NULL) {
-    free(placements);
+    free(l->placements);
+    l->placements = NULL;
     return st;
   }
-
-  /* Section offsets, in table order: META, GRAPH, PARAMS, others. */
-  uint64_t offsets[KILN_ARTIFACT_MAX_SECTIONS];
-  uint64_t sizes[KILN_ARTIFACT_MAX_SECTIONS];
-  uint32_t kinds[KILN_ARTIFACT_MAX_SECTIONS];
-  const uint8_t* payloads[KILN_ARTIFACT_MAX_SECTIONS];
-  uint64_t pos = KILN_HEADER_SIZE + num_sections * KILN_SECTION_ENTRY_SIZE;
+  uint64_t pos = KILN_HEADER_SIZE + l->num_sections * KILN_SECTION_ENTRY_SIZE;
   uint64_t blob_size = pos;
   int ok = 1;
-  for (uint64_t i = 0, src = 0; i < num_sections; ++i) {
+  for (uint64_t i = 0, src = 0; i < l->num_sections; ++i) {
     if (i == 2) { /* PARAMS, after META and GRAPH */
-      kinds[i] = KILN_SECTION_PARAMS;
-      sizes[i] = params_size;
-      payloads[i] = NULL;
+      l->kinds[i] = KILN_SECTION_PARAMS;
+      l->sizes[i] = params_size;
+      l->payloads[i] = NULL;
     } else {
-      kinds[i] = sorted[src]->kind;
-      sizes[i] = sorted[src]->size;
-      payloads[i] = sorted[src]->data;
+      l->kinds[i] = sorted[src]->kind;
+      l->sizes[i] = sorted[src]->size;
+      l->payloads[i] = sorted[src]->data;
       ++src;
     }
     ok = ok && kiln_align_up(&pos, KILN_ARTIFACT_ALIGNMENT);
-    offsets[i] = pos;
-    ok = ok && kiln_add(&pos, sizes[i]);
+    l->offsets[i] = pos;
+    ok = ok && kiln_add(&pos, l->sizes[i]);
     blob_size = pos;
   }
   if (!ok || blob_size > (uint64_t)SIZE_MAX) {
-    free(placements);
+    free(l->placements);
+    l->placements = NULL;
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "artifact builder: the blob is too large");
   }
+  l->blob_size = blob_size;
+  return NULL;
+}
 
-  uint8_t* out = (uint8_t*)calloc(1, (size_t)blob_size);
+/* Receives the blob's bytes in increasing offset order: (offset, bytes,
+ * size); bytes NULL means `size` zero bytes. Nonzero aborts the emission. */
+typedef KilnStatus* (*KilnBlobSink)(void* ctx, uint64_t offset, const uint8_t* bytes,
+                                    uint64_t size);
+
+/* Emits the whole blob of layout `l`, every byte of [0, blob_size) once,
+ * with `file_size` in the header and a zero checksum. */
+static KilnStatus* kiln_emit_blob(const KilnArtifactBuilder* b, const KilnBlobLayout* l,
+                                  uint64_t file_size, KilnBlobSink sink, void* ctx) {
+  uint8_t head[KILN_HEADER_SIZE + KILN_ARTIFACT_MAX_SECTIONS * KILN_SECTION_ENTRY_SIZE];
+  const uint64_t head_size = KILN_HEADER_SIZE + l->num_sections * KILN_SECTION_ENTRY_SIZE;
+  memset(head, 0, sizeof(head));
+  memcpy(head, KILN_ARTIFACT_MAGIC, KILN_ARTIFACT_MAGIC_SIZE);
+  kiln_wr32(head + 8, KILN_ARTIFACT_FORMAT_VERSION);
+  kiln_wr32(head + 12, KILN_HEADER_SIZE);
+  kiln_wr64(head + 16, l->blob_size);
+  kiln_wr64(head + 24, file_size);
+  kiln_wr32(head + 40, (uint32_t)l->num_sections);
+  for (uint64_t i = 0; i < l->num_sections; ++i) {
+    uint8_t* e = head + KILN_HEADER_SIZE + i * KILN_SECTION_ENTRY_SIZE;
+    kiln_wr32(e, l->kinds[i]);
+    kiln_wr32(e + 4, 0);
+    kiln_wr64(e + 8, l->offsets[i]);
+    kiln_wr64(e + 16, l->sizes[i]);
+  }
+  KilnStatus* st = sink(ctx, 0, head, head_size);
+  uint64_t pos = head_size;
+  for (uint64_t i = 0; st == NULL && i < l->num_sections; ++i) {
+    const uint64_t at = l->offsets[i];
+    if (at > pos) st = sink(ctx, pos, NULL, at - pos);
+    pos = at;
+    if (st != NULL) break;
+    if (l->kinds[i] != KILN_SECTION_PARAMS) {
+      if (l->sizes[i] != 0) st = sink(ctx, at, l->payloads[i], l->sizes[i]);
+      pos = at + l->sizes[i];
+      continue;
+    }
+    /* PARAMS: the table (count, entries, names, shapes), then each tensor's
+     * data at its 64-byte aligned place. */
+    const uint64_t table_size = b->num_params != 0 ? l->placements[0].data_offset : l->sizes[i];
+    uint8_t* table = (uint8_t*)calloc(1, (size_t)(table_size == 0 ? 1u : table_size));
+    if (table == NULL) {
+      return kiln_status_create(KILN_RESOURCE_EXHAUSTED,
+                                "artifact builder: out of memory for the parameter table");
+    }
+    kiln_write_param_table(b, l->placements, table);
+    st = sink(ctx, at, table, table_size);
+    free(table);
+    pos = at + table_size;
+    for (uint64_t k = 0; st == NULL && k < b->num_params; ++k) {
+      const uint64_t data_at = at + l->placements[k].data_offset;
+      if (data_at > pos) st = sink(ctx, pos, NULL, data_at - pos);
+      if (st == NULL && b->params[k].data_size != 0) {
+        st = sink(ctx, data_at, b->params[k].data, b->params[k].data_size);
+      }
+      pos = data_at + b->params[k].data_size;
+    }
+    if (st == NULL && at + l->sizes[i] > pos) st = sink(ctx, pos, NULL, at + l->sizes[i] - pos);
+    pos = at + l->sizes[i];
+  }
+  if (st == NULL && l->blob_size > pos) st = sink(ctx, pos, NULL, l->blob_size - pos);
+  return st;
+}
+
+static KilnStatus* kiln_sink_memory(void* ctx, uint64_t offset, const uint8_t* bytes,
+                                    uint64_t size) {
+  uint8_t* out = (uint8_t*)ctx;
+  if (bytes != NULL) {
+    memcpy(out + offset, bytes, (size_t)size);
+  } else {
+    memset(out + offset, 0, (size_t)size);
+  }
+  return NULL;
+}
+
+KilnStatus* kiln_artifact_builder_blob_size(const KilnArtifactBuilder* b, uint64_t* size) {
+  if (size != NULL) *size = 0;
+  if (b == NULL || size == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "kiln_artifact_builder_blob_size: NULL builder or output");
+  }
+  KilnBlobLayout l;
+  KilnStatus* st = kiln_layout(b, &l);
+  if (st != NULL) return st;
+  free(l.placements);
+  *size = l.blob_size;
+  return NULL;
+}
+
+KilnStatus* kiln_artifact_builder_finish(KilnArtifactBuilder* b, uint8_t** blob, uint64_t* size) {
+  if (blob != NULL) *blob = NULL;
+  if (size != NULL) *size = 0;
+  if (b == NULL || blob == NULL || size == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "kiln_artifact_builder_finish: NULL builder or output");
+  }
+  KilnBlobLayout l;
+  KilnStatus* st = kiln_layout(b, &l);
+  if (st != NULL) return st;
+  uint8_t* out = (uint8_t*)malloc((size_t)(l.blob_size == 0 ? 1u : l.blob_size));
   if (out == NULL) {
-    free(placements);
+    free(l.placements);
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED,
                               "artifact builder: out of memory for a %llu-byte blob",
-                              (kiln_ull)blob_size);
+                              (kiln_ull)l.blob_size);
   }
-  memcpy(out, KILN_ARTIFACT_MAGIC, KILN_ARTIFACT_MAGIC_SIZE);
-  kiln_wr32(out + 8, KILN_ARTIFACT_FORMAT_VERSION);
-  kiln_wr32(out + 12, KILN_HEADER_SIZE);
-  kiln_wr64(out + 16, blob_size);
-  kiln_wr64(out + 24, 0); /* file_size: a bare blob until sealed */
-  kiln_wr32(out + 40, (uint32_t)num_sections);
-  for (uint64_t i = 0; i < num_sections; ++i) {
-    uint8_t* e = out + KILN_HEADER_SIZE + i * KILN_SECTION_ENTRY_SIZE;
-    kiln_wr32(e, kinds[i]);
-    kiln_wr32(e + 4, 0);
-    kiln_wr64(e + 8, offsets[i]);
-    kiln_wr64(e + 16, sizes[i]);
-    if (kinds[i] == KILN_SECTION_PARAMS) {
-      kiln_write_params(b, placements, out + offsets[i]);
-    } else if (sizes[i] != 0) {
-      memcpy(out + offsets[i], payloads[i], (size_t)sizes[i]);
-    }
+  st = kiln_emit_blob(b, &l, /*file_size=*/0, kiln_sink_memory, out);
+  free(l.placements);
+  if (st != NULL) {
+    free(out);
+    return st;
   }
-  free(placements);
+  const uint64_t blob_size = l.blob_size;
   kiln_wr64(out + KILN_ARTIFACT_CHECKSUM_OFFSET,
             kiln_checksum64(out, blob_size, KILN_ARTIFACT_CHECKSUM_OFFSET));
 
@@ -579,5 +684,113 @@ KilnStatus* kiln_artifact_seal_file(const char* path) {
 done:
   free(image);
   if (close(fd) != 0 && st == NULL) st = kiln_errno_status(path, "close failed", errno);
+  return st;
+}
+
+/* ------------------------------------------------- writing into a linked .so */
+
+typedef struct {
+  int fd;
+  uint64_t base; /* file offset of the blob */
+  const char* path;
+} KilnFileSink;
+
+static KilnStatus* kiln_sink_file(void* ctx, uint64_t offset, const uint8_t* bytes,
+                                  uint64_t size) {
+  static const uint8_t zeros[4096];
+  const KilnFileSink* f = (const KilnFileSink*)ctx;
+  uint64_t at = f->base + offset;
+  while (size > 0) {
+    const uint64_t cap = bytes != NULL ? (uint64_t)1 << 30 : (uint64_t)sizeof(zeros);
+    const size_t want = (size_t)(size < cap ? size : cap);
+    ssize_t n = pwrite(f->fd, bytes != NULL ? bytes : zeros, want, (off_t)at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return kiln_errno_status(f->path, "write failed", n < 0 ? errno : EIO);
+    at += (uint64_t)n;
+    size -= (uint64_t)n;
+    if (bytes != NULL) bytes += n;
+  }
+  return NULL;
+}
+
+KilnStatus* kiln_artifact_builder_write_into(const KilnArtifactBuilder* b, const char* path) {
+  if (b == NULL || path == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "kiln_artifact_builder_write_into: NULL builder or path");
+  }
+  KilnBlobLayout l;
+  KilnStatus* st = kiln_layout(b, &l);
+  if (st != NULL) return st;
+  uint8_t* image = NULL;
+  uint64_t image_size = 0;
+  int fd = open(path, O_RDWR);
+  if (fd < 0) {
+    st = kiln_errno_status(path, "cannot open for writing the artifact", errno);
+    goto done;
+  }
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    st = kiln_errno_status(path, "cannot stat", errno);
+    goto done;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    st = kiln_status_create(KILN_INVALID_ARGUMENT, "%s: not a regular file", path);
+    goto done;
+  }
+  if (info.st_size <= 0 || (uint64_t)info.st_size > (uint64_t)SIZE_MAX) {
+    st = kiln_status_create(KILN_INVALID_ARGUMENT, "%s: empty or too large (%lld bytes)", path,
+                            (long long)info.st_size);
+    goto done;
+  }
+  image_size = (uint64_t)info.st_size;
+  /* The file as the linker left it, shared with the page cache: the writes
+   * below show through, so the checksum reads the final bytes without a copy. */
+  void* map = mmap(NULL, (size_t)image_size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    st = kiln_errno_status(path, "cannot map", errno);
+    goto done;
+  }
+  image = (uint8_t*)map;
+  uint64_t offset = 0;
+  uint64_t sym_size = 0;
+  st = kiln_elf_find_symbol(image, image_size, KILN_ARTIFACT_SYMBOL, &offset, &sym_size);
+  if (st != NULL) {
+    KilnStatus* wrapped = kiln_status_create(kiln_status_code(st),
+                                             "%s: no place for the artifact: %s", path,
+                                             kiln_status_message(st));
+    kiln_status_free(st);
+    st = wrapped;
+    goto done;
+  }
+  if (sym_size != l.blob_size || offset % KILN_ARTIFACT_ALIGNMENT != 0) {
+    st = kiln_status_create(KILN_FAILED_PRECONDITION,
+                            "%s: symbol '%s' (file offset %llu, %llu bytes) is not a %u-byte "
+                            "aligned placeholder of the blob's %llu bytes",
+                            path, KILN_ARTIFACT_SYMBOL, (kiln_ull)offset, (kiln_ull)sym_size,
+                            (unsigned)KILN_ARTIFACT_ALIGNMENT, (kiln_ull)l.blob_size);
+    goto done;
+  }
+  KilnFileSink sink = {fd, offset, path};
+  st = kiln_emit_blob(b, &l, image_size, kiln_sink_file, &sink);
+  if (st != NULL) goto done;
+  /* Self-check of the structure as the loader reads it. */
+  KilnBlobView view;
+  st = kiln_blob_parse(image + offset, l.blob_size, 0, path, &view);
+  if (st != NULL) {
+    KilnStatus* internal = kiln_status_create(
+        KILN_INTERNAL, "artifact builder wrote an invalid blob: %s", kiln_status_message(st));
+    kiln_status_free(st);
+    st = internal;
+    goto done;
+  }
+  uint8_t sum[8];
+  kiln_wr64(sum, kiln_checksum64(image, image_size, offset + KILN_ARTIFACT_CHECKSUM_OFFSET));
+  KilnFileSink at_header = {fd, offset + KILN_ARTIFACT_CHECKSUM_OFFSET, path};
+  st = kiln_sink_file(&at_header, 0, sum, sizeof(sum));
+
+done:
+  free(l.placements);
+  if (image != NULL) munmap(image, (size_t)image_size);
+  if (fd >= 0 && close(fd) != 0 && st == NULL) st = kiln_errno_status(path, "close failed", errno);
   return st;
 }

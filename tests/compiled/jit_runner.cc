@@ -20,6 +20,8 @@ struct JitGraph::Impl {
   std::unique_ptr<codegen::JitModule> jit;
   // Primitive function node -> (kernel index, entry point).
   std::unordered_map<const ExprNode*, std::pair<size_t, KilnKernelFn>> kernel_of;
+  // The constants each call of a primitive function passes (LoweredModule::ConstantsOf).
+  std::unordered_map<const ExprNode*, std::vector<Ref<const HostTensor>>> constants_of;
   Function main;
 };
 
@@ -108,7 +110,10 @@ absl::StatusOr<std::unique_ptr<JitGraph>> JitGraph::Compile(const Module& module
   KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(m, lower));
   std::vector<tir::PrimFunc> funcs;
   for (const auto& k : lm.kernels) funcs.push_back(k.func);
-  for (const auto& [fn, index] : lm.kernel_of) g->impl_->kernel_of[fn] = {index, nullptr};
+  for (const auto& [fn, index] : lm.kernel_of) {
+    g->impl_->kernel_of[fn] = {index, nullptr};
+    g->impl_->constants_of[fn] = lm.ConstantsOf(fn);
+  }
   g->kernels_ = std::move(lm.kernels);
   absl::Time t2 = absl::Now();
   g->stats_.lower_ms = absl::ToDoubleMilliseconds(t2 - t1);
@@ -166,7 +171,7 @@ absl::StatusOr<interp::Value> JitGraph::Run(const std::vector<interp::Value>& ar
         const auto& v = values[a.get()];
         inputs.insert(inputs.end(), v.begin(), v.end());
       }
-      for (const auto& c : k.constants) inputs.push_back(c);
+      for (const auto& c : impl_->constants_of.at(call->op.get())) inputs.push_back(c);
       std::vector<const TensorTypeNode*> out_types;
       KILN_RETURN_IF_ERROR(FlattenType(call->checked_type(), &out_types));
       std::vector<Ref<HostTensor>> outputs;

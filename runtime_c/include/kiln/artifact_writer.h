@@ -47,6 +47,14 @@ KilnStatus* kiln_artifact_builder_set_section(KilnArtifactBuilder* b, uint32_t k
 KilnStatus* kiln_artifact_builder_add_param(KilnArtifactBuilder* b, const char* name,
                                             const DLTensor* tensor);
 
+/* As add_param, but the builder keeps a pointer to the tensor's data rather
+ * than a copy: it must stay valid and unchanged until the builder is
+ * released. Together with write_into, weights go from the caller's memory
+ * to the artifact file in one copy. */
+KilnStatus* kiln_artifact_builder_add_param_ref(KilnArtifactBuilder* b, const char* name,
+                                                const DLTensor* tensor);
+/* The size in bytes of the blob finish or write_into produces. */
+KilnStatus* kiln_artifact_builder_blob_size(const KilnArtifactBuilder* b, uint64_t* size);
 /* The blob (file_size 0, checksum over the blob). *blob is malloc'ed and owned
  * by the caller (free()). META and GRAPH must have been set. The builder may
  * be released afterwards. */
@@ -57,6 +65,17 @@ KilnStatus* kiln_artifact_builder_finish(KilnArtifactBuilder* b, uint8_t** blob,
  * checksum, in place. */
 KilnStatus* kiln_artifact_seal_file(const char* path);
 
+/* Writes the blob into the linked ELF shared object at `path`, in place: its
+ * KILN_ARTIFACT_SYMBOL must be a placeholder of exactly blob_size bytes (any
+ * contents; kiln links a zero-filled one), 64-byte aligned. The result is
+ * sealed as kiln_artifact_seal_file seals (file_size, whole-file checksum).
+ * No copy of the blob is made in memory.
+ *
+ *   kiln_artifact_builder_blob_size(b, &size);
+ *   ... link a `size`-byte zero object named kiln_artifact into model.so ...
+ *   kiln_artifact_builder_write_into(b, "model.so");
+ */
+KilnStatus* kiln_artifact_builder_write_into(const KilnArtifactBuilder* b, const char* path);
 /* kiln_elf_find_symbol, which finds KILN_ARTIFACT_SYMBOL in a linked .so, is
  * declared in kiln/artifact_format.h (included above). */
 

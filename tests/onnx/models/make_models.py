@@ -144,11 +144,14 @@ def resnet_mini():
     b = Builder(1)
     xv = b.rng.uniform(-1, 1, size=(1, 3, 32, 32)).astype(np.float32)
     y, yv = conv_bn(b, "input", xv.astype(np.float64), 3, 16, 3, 1, 1)
-    r, rv = conv_bn(b, y, yv, 16, 16, 3, 1, 1)
-    r, rv = conv_bn(b, r, rv, 16, 16, 3, 1, 1, relu=False)
-    y = b.node("Add", [y, r])
-    y = b.node("Relu", [y])
-    yv = np.maximum(yv + rv, 0)
+    # Two residual blocks of the same shapes, each with its own weights: kiln
+    # compiles their kernels once and passes each block its own weights.
+    for _ in range(2):
+        r, rv = conv_bn(b, y, yv, 16, 16, 3, 1, 1)
+        r, rv = conv_bn(b, r, rv, 16, 16, 3, 1, 1, relu=False)
+        y = b.node("Add", [y, r])
+        y = b.node("Relu", [y])
+        yv = np.maximum(yv + rv, 0)
     y = b.node("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
     yv = np_maxpool2(yv)
     y, yv = conv_bn(b, y, yv, 16, 32, 3, 2, 1)
