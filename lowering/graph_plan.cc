@@ -20,6 +20,7 @@
 #include "ir/tir.h"
 #include "ir/traversal.h"
 #include "ir/type.h"
+#include "ir/utf8.h"
 #include "nlohmann/json.hpp"
 
 namespace kiln::lowering {
@@ -113,8 +114,34 @@ int FlatCount(const Type& t) {
 
 // The static shape, dltype and size of a tensor type; `what` names the value
 // for messages ("input %x", "node fused_add output 0").
+// The most dimensions a tensor of an artifact may have (KILN_ARTIFACT_MAX_NDIM
+// in runtime_c/include/kiln/artifact_format.h: the loader refuses more).
+constexpr size_t kMaxArtifactRank = 32;
+
+// Names an artifact stores (inputs, outputs) are UTF-8 text without NUL: the
+// loader and every binding read them as C strings.
+absl::Status CheckArtifactName(const std::string& name, absl::string_view what) {
+  if (std::optional<size_t> at = InvalidUtf8At(name)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph plan: the name of ", what, " is not valid UTF-8 (byte 0x",
+        absl::Hex(static_cast<unsigned char>(name[*at]), absl::kZeroPad2), " at offset ", *at,
+        "); an artifact's names are UTF-8 text"));
+  }
+  if (size_t nul = name.find('\0'); nul != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("graph plan: the name of ", what,
+                                                   " holds a NUL byte at offset ", nul,
+                                                   "; an artifact's names are C strings"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<EntryType> MakeEntryType(const TensorTypeNode& tt, absl::string_view what) {
   EntryType e;
+  if (tt.shape.size() > kMaxArtifactRank) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph plan: ", what, " has rank ", tt.shape.size(), "; an artifact holds tensors of rank ",
+        "at most ", kMaxArtifactRank));
+  }
   for (const Dim& d : tt.shape) {
     if (!d.is_static()) {
       return absl::UnimplementedError(absl::StrCat(
@@ -161,7 +188,7 @@ class GraphBuilder {
       : lowered_(lowered), options_(options) {}
 
   absl::StatusOr<GraphPlan> Run(const Function& main) {
-    ReadOutputNames(main);
+    KILN_RETURN_IF_ERROR(ReadOutputNames(main));
     KILN_RETURN_IF_ERROR(AddInputs(main));
     if (IsFunctionValue(main->body)) return FunctionAsValue(main->body, "main's result");
     const std::vector<Expr> post = PostOrder(main->body, /*enter_functions=*/false);
@@ -193,16 +220,18 @@ class GraphBuilder {
   // Names for the heads: main's "output_names" attribute (a list of
   // distinct, non-empty strings, set by the ONNX importer to the graph's
   // output names) when it has one; "output<i>" otherwise.
-  void ReadOutputNames(const Function& main) {
+  absl::Status ReadOutputNames(const Function& main) {
     const AttrValue* names = main->GetAttr("output_names");
-    if (names == nullptr || names->kind != AttrValue::Kind::kList) return;
+    if (names == nullptr || names->kind != AttrValue::Kind::kList) return absl::OkStatus();
     std::vector<std::string> out;
     for (const AttrValue& v : names->list) {
-      if (v.kind != AttrValue::Kind::kString || v.s.empty()) return;
-      if (std::find(out.begin(), out.end(), v.s) != out.end()) return;
+      if (v.kind != AttrValue::Kind::kString || v.s.empty()) return absl::OkStatus();
+      if (std::find(out.begin(), out.end(), v.s) != out.end()) return absl::OkStatus();
+      KILN_RETURN_IF_ERROR(CheckArtifactName(v.s, absl::StrCat("output ", out.size())));
       out.push_back(v.s);
     }
     output_names_ = std::move(out);
+    return absl::OkStatus();
   }
 
   absl::Status AddInputs(const Function& main) {
@@ -218,6 +247,7 @@ class GraphBuilder {
       KILN_RETURN_IF_ERROR(FlattenNamed(t, name, &leaves));
       std::vector<EntryRef> entries;
       for (const auto& [leaf_name, tt] : leaves) {
+        KILN_RETURN_IF_ERROR(CheckArtifactName(leaf_name, absl::StrCat("input ", i)));
         KILN_ASSIGN_OR_RETURN(EntryType et, MakeEntryType(*tt, absl::StrCat("input %", leaf_name)));
         Node node;
         node.kind = NodeKind::kInput;

@@ -630,6 +630,47 @@ def @main(%x: Tensor[(n, 4), float32]) {
   EXPECT_TRUE(absl::StrContains(s.message(), "symbolic shape")) << s;
 }
 
+// What the artifact loader would refuse is refused here, saying why: a rank
+// above the format's 32, a name that is not UTF-8 text.
+TEST(GraphPlanTest, RanksAboveTheArtifactLimitAreErrors) {
+  std::string ones = "1";
+  for (int i = 1; i < 33; ++i) ones += ", 1";
+  absl::StatusOr<Module> fused =
+      Fuse(Typed("#[version = \"0.1\"]\ndef @main(%x: Tensor[(" + ones +
+                 "), float32]) {\n  nn.relu(%x)\n}"),
+           1);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  absl::Status s = PlanError(*fused);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "input %x has rank 33")) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "at most 32")) << s;
+}
+
+TEST(GraphPlanTest, InputNamesMustBeUtf8WithoutNul) {
+  for (const std::string& name : {std::string("x\xFF"), std::string("x\0y", 3)}) {
+    Var x = MakeVar(name, MakeTensorType({4}, DataType::Float(32)));
+    absl::StatusOr<Op> op = GetOp("nn.relu");
+    ASSERT_TRUE(op.ok()) << op.status();
+    absl::StatusOr<Call> relu = MakeCall(*op, {x});
+    ASSERT_TRUE(relu.ok()) << relu.status();
+    absl::StatusOr<Function> fn = MakeFunction({x}, *relu);
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    Module m;
+    ASSERT_TRUE(m.AddFunction("main", *fn).ok());
+    absl::StatusOr<Module> typed = types::InferType(m);
+    ASSERT_TRUE(typed.ok()) << typed.status();
+    absl::StatusOr<Module> fused = Fuse(*typed, 1);
+    ASSERT_TRUE(fused.ok()) << fused.status();
+    absl::Status s = PlanError(*fused);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "the name of input 0")) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), name.size() == 2 ? "not valid UTF-8 (byte 0xff at "
+                                                                  "offset 1)"
+                                                                : "NUL byte at offset 1"))
+        << s;
+  }
+}
+
 TEST(GraphPlanTest, UnfusedOperatorCallsAreErrors) {
   Module m = Typed(R"(#[version = "0.1"]
 def @main(%x: Tensor[(4,), float32]) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "ir/file.h"
 #include "ir/status_macros.h"
+#include "ir/utf8.h"
 #include "onnx/onnx_pb.h"
 #include "types/infer_type.h"
 
@@ -193,6 +195,26 @@ class GraphImporter {
           graph_.sparse_initializer(0).values().name(), "'); sparse tensors are not supported"));
     }
     absl::flat_hash_set<std::string> input_names;
+    // Graph inputs and outputs keep their names through to the artifact and
+    // every binding: UTF-8 text (ONNX's proto2 strings are not checked by
+    // protobuf), without NUL.
+    for (const auto* list : {&graph_.input(), &graph_.output()}) {
+      const bool inputs = list == &graph_.input();
+      for (int i = 0; i < list->size(); ++i) {
+        const std::string& name = (*list)[i].name();
+        if (std::optional<size_t> at = InvalidUtf8At(name)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "graph ", inputs ? "input " : "output ", i, "'s name is not valid UTF-8 (byte 0x",
+              absl::Hex(static_cast<unsigned char>(name[*at]), absl::kZeroPad2), " at offset ",
+              *at, ")"));
+        }
+        if (name.find('\0') != std::string::npos) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "graph ", inputs ? "input " : "output ", i, "'s name holds a NUL byte (offset ",
+              name.find('\0'), ")"));
+        }
+      }
+    }
     for (const onnx::ValueInfoProto& in : graph_.input()) {
       if (in.name().empty()) return absl::InvalidArgumentError("a graph input has no name");
       if (!input_names.insert(in.name()).second) {

@@ -195,6 +195,26 @@ TEST(ImportTest, TinyGraphWithTestConverters) {
               ElementsAre(-11, -22, -33, -44));
 }
 
+// Graph input and output names reach the artifact and every binding: they
+// must be UTF-8 text without NUL (protobuf does not check proto2 strings).
+TEST(ImportTest, InputAndOutputNamesMustBeUtf8WithoutNul) {
+  auto import = [](const std::string& in, const std::string& out) {
+    onnx::ModelProto m = TestModel({TestNode("TestNeg", {in}, {out})},
+                                   {MakeValueInfo(in, kFloat, {3})},
+                                   {MakeValueInfo(out, kFloat, {3})});
+    return ImportOnnxBytes(Serialize(m));
+  };
+  EXPECT_TRUE(import("x\xC3\xA9", "y").ok());  // U+00E9 is fine
+  absl::StatusOr<Module> m = import("x\xFF" "a", "y");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(m.status().message(),
+              HasSubstr("graph input 0's name is not valid UTF-8 (byte 0xff at offset 1)"));
+  m = import("x", std::string("y\0z", 3));
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("graph output 0's name holds a NUL byte (offset 1)"));
+}
+
 TEST(ImportTest, SeveralOutputsMakeATuple) {
   onnx::ModelProto m =
       TestModel({TestNode("TestNeg", {"x"}, {"n"})}, {MakeValueInfo("x", kFloat, {3})},
