@@ -42,6 +42,9 @@ static void session_free(KilnSession* s) {
   free(s->args);
   free(s->steps);
   free(s->input_set);
+  /* Last: the session's reference keeps the plan and the kernels' library
+   * alive until here (the artifact may have been released before). */
+  if (s->artifact != NULL) kiln_artifact_unref(s->artifact);
   free(s);
 }
 
@@ -85,6 +88,7 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
   const KilnArtifact* art = artifact;
   KilnSession* s = (KilnSession*)calloc(1, sizeof(KilnSession));
   if (s == NULL) goto oom;
+  kiln_artifact_retain(art);
   s->artifact = art;
 
   /* Threads. */
@@ -113,10 +117,11 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
     if (art->session_bytes > (uint64_t)SIZE_MAX) goto oom;
     void* mem = NULL;
     if (posix_memalign(&mem, KILN_RT_ALIGNMENT, bytes) != 0) {
+      KilnStatus* st = kiln_status_create(KILN_RESOURCE_EXHAUSTED,
+                                          "%s: cannot allocate %llu bytes of session memory",
+                                          art->path, (unsigned long long)art->session_bytes);
       session_free(s);
-      return kiln_status_create(KILN_RESOURCE_EXHAUSTED,
-                                "%s: cannot allocate %llu bytes of session memory", art->path,
-                                (unsigned long long)art->session_bytes);
+      return st;
     }
     s->memory = (uint8_t*)mem;
   }
@@ -181,15 +186,22 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
   *out = s;
   return NULL;
 
-oom:
+oom: {
+  /* The message first: freeing the session drops its artifact reference. */
+  KilnStatus* st = kiln_status_create(KILN_RESOURCE_EXHAUSTED,
+                                      "%s: out of memory creating a session", art->path);
   session_free(s);
-  return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory creating a session",
-                            art->path);
+  return st;
+}
 }
 
 /* ------------------------------------------------------------------------ */
 /* Inputs                                                                    */
 /* ------------------------------------------------------------------------ */
+
+/* No user-space address reaches 2^56 (x86-64 with 5-level paging; AArch64
+ * has 52 bits at most). */
+#define KILN_RT_MAX_ADDRESS ((uintptr_t)1 << 56)
 
 /* Checks `t` against entry `pe` of input `name`. */
 static KilnStatus* check_tensor(const KilnArtifact* art, const KilnPlanEntry* pe, const char* what,
@@ -236,6 +248,23 @@ static KilnStatus* check_tensor(const KilnArtifact* art, const KilnPlanEntry* pe
   }
   if (t->data == NULL && pe->nbytes > 0) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s '%s': data is NULL", fn, what, name);
+  }
+  /* byte_offset: [data + byte_offset, + nbytes) must be an address range.
+   * The buffer's size is not in a DLTensor, so this catches what can be
+   * caught: an offset past any address space (2^56 bytes: more than any
+   * 64-bit machine kiln runs on maps) or a range that wraps around, which
+   * memcpy would otherwise be handed. */
+  if (pe->nbytes > 0) {
+    const uintptr_t base = (uintptr_t)t->data;
+    if (t->byte_offset >= KILN_RT_MAX_ADDRESS || t->byte_offset > UINTPTR_MAX - base ||
+        pe->nbytes > UINTPTR_MAX - base - (uintptr_t)t->byte_offset ||
+        base + (uintptr_t)t->byte_offset + (uintptr_t)pe->nbytes > KILN_RT_MAX_ADDRESS) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: %s '%s': byte_offset %llu does not fit: data %p + byte_offset "
+                                "+ the tensor's %llu bytes is not an address range",
+                                fn, what, name, (unsigned long long)t->byte_offset, t->data,
+                                (unsigned long long)pe->nbytes);
+    }
   }
   return NULL;
 }

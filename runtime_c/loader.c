@@ -3,18 +3,31 @@
  * kiln_artifact_load and the artifact accessors of kiln/runtime.h.
  *
  * The steps of docs/artifact.md ("What the loader checks"), in order:
- *  1-4  the file is opened and mapped read-only; kiln_artifact_validate_image
- *       (artifact_blob.c) checks the ELF symbol, the header, the whole-file
- *       checksum, the section table and every PARAMS entry.
+ *  1-4  the file is opened once (a regular file, checked on the descriptor)
+ *       and mapped read-only; kiln_artifact_validate_image (artifact_blob.c)
+ *       checks the ELF symbol, the header, the whole-file checksum, the
+ *       section table and every PARAMS entry; kiln_elf_check_load_code
+ *       (elf_load_check.c) refuses a library whose dlopen would run any of
+ *       its code (constructors, destructors, IFUNC resolvers) or pull in a
+ *       library by a path of its choosing.
  *  5    META and GRAPH are copied into NUL-terminated buffers, parsed with
- *       cJSON and checked field by field; the immutable plan (entries,
- *       storages, arena offsets, inputs, outputs) is built from them.
- *  6    only then the library is dlopen'ed (RTLD_NOW | RTLD_LOCAL); every
- *       func_name is resolved (and must be defined by the library itself);
- *       the mapped `kiln_artifact` blob must be 64-byte aligned and equal,
- *       byte for byte, to the blob validated in steps 1-5 (so the file did not
- *       change in between); parameters are then used in place in that mapping
- *       and the validation mapping is unmapped.
+ *       cJSON and checked field by field (the CPU features META records
+ *       included: cpu_features.c); the immutable plan (entries, storages,
+ *       arena offsets, inputs, outputs) is built from them.
+ *  6    only then the library is dlopen'ed (RTLD_NOW | RTLD_LOCAL) through
+ *       /proc/self/fd/N of the descriptor validated, so the file dlopen maps
+ *       is the file checked (a path renamed or replaced meanwhile is not
+ *       reopened); every func_name is resolved (and must be defined by the
+ *       library itself); the mapped `kiln_artifact` blob must be 64-byte
+ *       aligned and equal, byte for byte, to the blob validated in steps 1-5
+ *       (so the file was not rewritten in place in between); parameters are
+ *       then used in place in that mapping and the validation mapping is
+ *       unmapped.
+ *
+ * The artifact is reference counted: the caller's reference (released by
+ * kiln_artifact_release) and one per session (kiln_session_create takes it,
+ * kiln_session_release drops it), so an artifact released before its
+ * sessions lives until the last of them is released.
  *
  * Every failure is a KilnStatus naming the file and the problem; everything
  * allocated so far is freed (artifact_free handles a partial artifact).
@@ -43,6 +56,7 @@
 #include "kiln/runtime.h"
 #include "kiln/status.h"
 #include "runtime_c/artifact_blob.h"
+#include "runtime_c/elf_load_check.h"
 #include "runtime_c/runtime_internal.h"
 #include "runtime_c/loader_internal.h"
 
@@ -118,9 +132,11 @@ char* kiln_artifact_strdup(KilnArtifact* art, const char* s) {
   return kiln_artifact_strndup(art, s, strlen(s));
 }
 
+static void close_library(KilnArtifact* art);
+
 static void artifact_free(KilnArtifact* art) {
   if (art == NULL) return;
-  if (art->dl_handle != NULL) dlclose(art->dl_handle);
+  if (art->dl_handle != NULL || art->file != NULL) close_library(art);
   free(art->path);
   free(art->meta_text);
   free(art->graph_text);
@@ -169,24 +185,87 @@ const char* kiln_node_label(const Loader* L, int32_t node, char* buf, size_t siz
 /* Step 6: dlopen                                                             */
 /* ------------------------------------------------------------------------ */
 
+/* The files loaded, by device and inode, each with the descriptor its
+ * library was dlopen'ed through (/proc/self/fd/<fd>). The dynamic linker
+ * knows a library by the names it was opened with and reuses a loaded one
+ * whose name matches: so a file is always opened through one descriptor,
+ * kept open until the last artifact of that file is released, and its
+ * number is never another file's name meanwhile. */
+struct KilnLoadedFile {
+  uint64_t dev, ino;
+  int fd;
+  int32_t users; /* artifacts holding a dlopen of it */
+  struct KilnLoadedFile* next;
+};
+
+static pthread_mutex_t g_files_mu = PTHREAD_MUTEX_INITIALIZER;
+static KilnLoadedFile* g_files = NULL;
+
+/* dlclose, then the file's descriptor when this was its last artifact. */
+static void close_library(KilnArtifact* art) {
+  pthread_mutex_lock(&g_files_mu);
+  if (art->dl_handle != NULL) dlclose(art->dl_handle);
+  art->dl_handle = NULL;
+  KilnLoadedFile* file = art->file;
+  if (file != NULL && --file->users == 0) {
+    for (KilnLoadedFile** p = &g_files; *p != NULL; p = &(*p)->next) {
+      if (*p == file) {
+        *p = file->next;
+        break;
+      }
+    }
+    close(file->fd);
+    free(file);
+  }
+  art->file = NULL;
+  pthread_mutex_unlock(&g_files_mu);
+}
+
 static KilnStatus* open_library(Loader* L) {
   KilnArtifact* art = L->art;
-  /* A path without '/' would make dlopen search the library path. */
-  char* dl_path = NULL;
-  if (strchr(L->path, '/') == NULL) {
-    size_t n = strlen(L->path);
-    dl_path = (char*)malloc(n + 3);
-    if (dl_path == NULL) return kiln_loader_oom(L);
-    memcpy(dl_path, "./", 2);
-    memcpy(dl_path + 2, L->path, n + 1);
+  /* The descriptor validated, not the path again: a path swapped for
+   * another file after validation is never opened (and a path without '/'
+   * never makes dlopen search the library path). */
+  char dl_path[64];
+  pthread_mutex_lock(&g_files_mu);
+  KilnLoadedFile* file = NULL;
+  for (KilnLoadedFile* f = g_files; f != NULL; f = f->next) {
+    if (f->dev == L->st_dev && f->ino == L->st_ino) file = f;
+  }
+  if (file == NULL) {
+    file = (KilnLoadedFile*)calloc(1, sizeof *file);
+    if (file == NULL) {
+      pthread_mutex_unlock(&g_files_mu);
+      return kiln_loader_oom(L);
+    }
+    file->dev = L->st_dev;
+    file->ino = L->st_ino;
+    file->fd = L->fd; /* the registry owns the descriptor from here */
+    L->fd = -1;
+    file->next = g_files;
+    g_files = file;
+  }
+  file->users += 1;
+  art->file = file;
+  (void)snprintf(dl_path, sizeof dl_path, "/proc/self/fd/%d", file->fd);
+  struct stat proc_sb;
+  if (stat(dl_path, &proc_sb) != 0 || (uint64_t)proc_sb.st_dev != L->st_dev ||
+      (uint64_t)proc_sb.st_ino != L->st_ino) {
+    pthread_mutex_unlock(&g_files_mu);
+    return kiln_lerr(L, KILN_FAILED_PRECONDITION,
+                     "cannot load the validated file through %s (is /proc mounted?): the loader "
+                     "never reopens an artifact by its path after validating it",
+                     dl_path);
   }
   (void)dlerror();
-  art->dl_handle = dlopen(dl_path != NULL ? dl_path : L->path, RTLD_NOW | RTLD_LOCAL);
-  free(dl_path);
-  if (art->dl_handle == NULL) {
-    const char* why = dlerror();
-    return kiln_lerr(L, KILN_INTERNAL, "dlopen failed: %s", why != NULL ? why : "(no message)");
-  }
+  art->dl_handle = dlopen(dl_path, RTLD_NOW | RTLD_LOCAL);
+  const char* why = art->dl_handle == NULL ? dlerror() : NULL;
+  KilnStatus* st = art->dl_handle == NULL
+                       ? kiln_lerr(L, KILN_INTERNAL, "dlopen failed: %s",
+                                   why != NULL ? why : "(no message)")
+                       : NULL;
+  pthread_mutex_unlock(&g_files_mu);
+  if (st != NULL) return st;
 
   (void)dlerror();
   const uint8_t* mapped = (const uint8_t*)dlsym(art->dl_handle, KILN_ARTIFACT_SYMBOL);
@@ -208,8 +287,10 @@ static KilnStatus* open_library(Loader* L) {
       memcmp(mapped, L->blob, (size_t)L->view.header.blob_size) != 0) {
     return kiln_lerr(L, KILN_DATA_LOSS,
                 "the blob of the loaded library differs from the one validated (checksum %016llx, "
-                "validated %016llx): the file changed while loading",
-                (unsigned long long)header.checksum, (unsigned long long)L->view.header.checksum);
+                "validated %016llx): the file changed while loading (or the process had "
+                "already loaded another library as %s)",
+                (unsigned long long)header.checksum, (unsigned long long)L->view.header.checksum,
+                dl_path);
   }
   Dl_info blob_info;
   if (dladdr(mapped, &blob_info) == 0) {
@@ -284,6 +365,7 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   Loader L;
   memset(&L, 0, sizeof L);
   L.path = path;
+  L.fd = -1;
   KilnStatus* st = NULL;
   uint8_t* image = MAP_FAILED;
   uint64_t image_size = 0;
@@ -324,17 +406,24 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: file too large to map", path);
   }
   image = (uint8_t*)mmap(NULL, (size_t)image_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
   if (image == MAP_FAILED) {
     int err = errno;
+    close(fd);
     return kiln_status_create(KILN_INTERNAL, "%s: cannot map: %s", path, strerror(err));
   }
+  /* Kept open: dlopen maps this very file (step 6), through this descriptor
+   * or the one an earlier load of the same file registered. */
+  L.fd = fd;
+  L.st_dev = (uint64_t)sb.st_dev;
+  L.st_ino = (uint64_t)sb.st_ino;
 
   L.art = (KilnArtifact*)calloc(1, sizeof(KilnArtifact));
   if (L.art == NULL) {
     st = kiln_loader_oom(&L);
     goto fail;
   }
+  atomic_init(&L.art->refs, 1);
+  atomic_init(&L.art->released, 0);
   L.art->path = (char*)malloc(strlen(path) + 1);
   if (L.art->path == NULL) {
     st = kiln_loader_oom(&L);
@@ -347,6 +436,15 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   st = kiln_artifact_validate_image(image, image_size, path, &blob_offset, &L.view);
   if (st != NULL) goto fail;
   L.blob = image + blob_offset;
+  /* Nothing of the library may run when it is dlopen'ed (step 6). */
+  {
+    KilnStatus* elf = kiln_elf_check_load_code(image, image_size);
+    if (elf != NULL) {
+      st = kiln_status_create(kiln_status_code(elf), "%s: %s", path, kiln_status_message(elf));
+      kiln_status_free(elf);
+      goto fail;
+    }
+  }
 
   /* Step 5. */
   st = kiln_loader_parse_section(&L, "META", L.view.meta, L.view.meta_size, &L.art->meta_text, &L.meta);
@@ -365,6 +463,7 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   if (st != NULL) goto fail;
 
   munmap(image, (size_t)image_size);
+  if (L.fd >= 0) close(L.fd); /* the registry kept its own (an earlier load's) */
   free(L.row_ptr);
   free(L.null_kind);
   free(L.param_of);
@@ -381,10 +480,31 @@ fail:
   free(L.head_entries);
   artifact_free(L.art);
   if (image != MAP_FAILED) munmap(image, (size_t)image_size);
+  if (L.fd >= 0) close(L.fd);
   return st;
 }
 
-void kiln_artifact_release(KilnArtifact* artifact) { artifact_free(artifact); }
+void kiln_artifact_retain(const KilnArtifact* artifact) {
+  KilnArtifact* art = (KilnArtifact*)(uintptr_t)artifact;
+  atomic_fetch_add_explicit(&art->refs, 1, memory_order_relaxed);
+}
+
+void kiln_artifact_unref(const KilnArtifact* artifact) {
+  KilnArtifact* art = (KilnArtifact*)(uintptr_t)artifact;
+  if (art == NULL) return;
+  /* acq_rel: every session's use of the plan happens before the free. */
+  if (atomic_fetch_sub_explicit(&art->refs, 1, memory_order_acq_rel) == 1) artifact_free(art);
+}
+
+/* Drops the caller's reference; the artifact lives on while sessions hold
+ * theirs. A second release while sessions live is ignored (the flag says
+ * the caller's reference is gone); after the last reference, the memory is
+ * gone and a second release is the caller's use-after-free. */
+void kiln_artifact_release(KilnArtifact* artifact) {
+  if (artifact == NULL) return;
+  if (atomic_exchange_explicit(&artifact->released, 1, memory_order_acq_rel) != 0) return;
+  kiln_artifact_unref(artifact);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Accessors                                                                  */

@@ -18,6 +18,7 @@
 
 #include "kiln/artifact_format.h"
 #include "kiln/kernel_abi.h"
+#include "runtime_c/cpu_features.h"
 #include "runtime_c/loader_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -149,6 +150,51 @@ static int64_t name_find(const NameRef* refs, size_t count, const char* s, size_
 /* META                                                                      */
 /* ------------------------------------------------------------------------ */
 
+/* META's optional `target_triple`, `target_cpu` and `cpu_features` (written
+ * by codegen_llvm/export.cc): every feature the code was compiled with, by
+ * LLVM's names. On x86-64, for an x86-64 artifact, a feature this runtime can
+ * probe (cpu_features.c) and the CPU lacks refuses the artifact before any of
+ * its code is mapped: its first kernel would otherwise die of SIGILL. Names
+ * the runtime cannot probe (tuning flags, features it does not know) are
+ * recorded only. Other machines: recorded, not checked (no portable probe). */
+static KilnStatus* check_cpu_features(const Loader* L, const cJSON* meta, const char* target) {
+  const cJSON* triple = cJSON_GetObjectItemCaseSensitive(meta, "target_triple");
+  const cJSON* cpu = cJSON_GetObjectItemCaseSensitive(meta, "target_cpu");
+  const cJSON* features = cJSON_GetObjectItemCaseSensitive(meta, "cpu_features");
+  if (triple != NULL && !cJSON_IsString(triple)) {
+    return kiln_lerr(L, KILN_DATA_LOSS, "META: 'target_triple' is not a string");
+  }
+  if (cpu != NULL && !cJSON_IsString(cpu)) {
+    return kiln_lerr(L, KILN_DATA_LOSS, "META: 'target_cpu' is not a string");
+  }
+  if (features == NULL) return NULL; /* an artifact from before the field: not checked */
+  if (!cJSON_IsArray(features)) {
+    return kiln_lerr(L, KILN_DATA_LOSS, "META: 'cpu_features' is not an array");
+  }
+  int i = 0;
+  const cJSON* it = NULL;
+  cJSON_ArrayForEach(it, features) {
+    if (!cJSON_IsString(it) || it->valuestring[0] == '\0') {
+      return kiln_lerr(L, KILN_DATA_LOSS, "META: cpu_features[%d] is not a non-empty string", i);
+    }
+    ++i;
+  }
+  if (triple == NULL || strncmp(triple->valuestring, "x86_64", 6) != 0 ||
+      !kiln_cpu_features_checked()) {
+    return NULL;
+  }
+  cJSON_ArrayForEach(it, features) {
+    if (kiln_cpu_feature_supported(it->valuestring) != 0) continue;
+    return kiln_lerr(L, KILN_FAILED_PRECONDITION,
+                     "artifact needs %.64s, which this CPU lacks (it was compiled for %.64s, "
+                     "target \"%.300s\"): compile the model for this machine (for example "
+                     "with the target \"llvm -mcpu=native\") or run it on a CPU with %.64s",
+                     it->valuestring, cpu != NULL ? cpu->valuestring : "another CPU", target,
+                     it->valuestring);
+  }
+  return NULL;
+}
+
 KilnStatus* kiln_loader_check_meta(Loader* L) {
   KilnArtifact* art = L->art;
   const cJSON* meta = L->meta;
@@ -172,6 +218,8 @@ KilnStatus* kiln_loader_check_meta(Loader* L) {
                 "META: kernel_abi_version is %lld, this runtime implements kernel ABI version %d",
                 (long long)abi_version, KILN_KERNEL_ABI_VERSION);
   }
+  KilnStatus* st = check_cpu_features(L, meta, target->valuestring);
+  if (st != NULL) return st;
   const cJSON* model = cJSON_GetObjectItemCaseSensitive(meta, "model");
   if (model != NULL && !cJSON_IsString(model)) {
     return kiln_lerr(L, KILN_DATA_LOSS, "META: 'model' is not a string");

@@ -59,6 +59,9 @@ struct KilnStringBlock {
 /* The loader's state while one artifact loads. */
 typedef struct {
   const char* path;
+  int fd;          /* the artifact file, open from validation to dlopen */
+  uint64_t st_dev; /* its device and inode (fstat) */
+  uint64_t st_ino;
   KilnArtifact* art;
   KilnBlobView view;
   const uint8_t* blob; /* the blob inside the validation image */

@@ -11,6 +11,7 @@
 #define KILN_RUNTIME_C_RUNTIME_INTERNAL_H_
 
 #include <dlpack/dlpack.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,9 +84,20 @@ typedef struct {
   int32_t entry_id;
 } KilnPlanIO;
 
+typedef struct KilnLoadedFile KilnLoadedFile;
+
 struct KilnArtifact {
+  /* References: the caller's (until kiln_artifact_release) plus one per live
+   * session; freed when the count reaches 0. `released` records the
+   * caller's release, so a second kiln_artifact_release is ignored (it
+   * would otherwise drop a session's reference). */
+  atomic_int refs;
+  atomic_int released;
   char* path;
   void* dl_handle;
+  /* The loaded file's entry in loader.c's registry (the descriptor the
+   * library was dlopen'ed through, shared by the artifacts of one file). */
+  struct KilnLoadedFile* file;
   uint64_t checksum;
 
   char* meta_text; /* NUL-terminated copies of the sections */
@@ -147,6 +159,10 @@ struct KilnSession {
   uint8_t* input_set; /* per input: set since creation */
   int32_t num_unset_inputs;
 };
+
+/* A session's reference on its artifact (executor.c takes one per session). */
+KILN_RT_HIDDEN void kiln_artifact_retain(const KilnArtifact* artifact);
+KILN_RT_HIDDEN void kiln_artifact_unref(const KilnArtifact* artifact);
 
 /* The storage pointer of `entry` in the session's own memory. */
 KILN_RT_HIDDEN void* kiln_session_own_data(const KilnSession* session, int32_t entry_id);

@@ -42,7 +42,8 @@ def kiln_test_artifact(
         sections = {},
         visibility = None,
         testonly = True,
-        tags = []):
+        tags = [],
+        startfiles = False):
     """A sealed artifact `<name>.so` (docs/artifact.md) built from hand-written C kernels.
 
     What a real `kiln compile` produces, minus the compiler: the kernels and
@@ -82,6 +83,11 @@ def kiln_test_artifact(
       visibility: visibility of `:<name>` and `:<name>_unsealed.so`.
       testonly: True by default (test fixtures only).
       tags: tags for every target made.
+      startfiles: link the C start files (crti/crtbeginS: DT_INIT,
+        .init_array) as a plain `cc -shared` does. False by default, as kiln
+        links its artifacts (-nostartfiles): the loader refuses a library
+        with constructors. True makes such a library, for the tests of that
+        refusal.
     """
     blob_c = name + "_blob.c"
     section_args = []
@@ -117,10 +123,14 @@ def kiln_test_artifact(
         tags = tags,
         visibility = ["//visibility:private"],
     )
+    # As in a real artifact (LLVM code, linked by export.cc): no start files,
+    # so no constructors or destructors, and no sanitizer instrumentation,
+    # whose module constructors the loader would refuse.
     native.cc_binary(
         name = name + "_unsealed.so",
         srcs = kernels,
-        copts = KILN_C_COPTS,
+        copts = KILN_C_COPTS + ["-fno-sanitize=all"],
+        linkopts = [] if startfiles else ["-nostartfiles"],
         deps = [
             ":" + name + "_blob",
             _KERNEL_ABI,

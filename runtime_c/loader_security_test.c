@@ -1,0 +1,376 @@
+/* File: runtime_c/loader_security_test.c
+ *
+ * What kiln_artifact_load trusts, and the C API contract around sessions
+ * (issue 15), on the fixtures rt_basic, rt_cpu, rt_ctor and rt_startfiles:
+ *
+ *  - a library that would run its own code at dlopen is refused before
+ *    dlopen: a constructor (which must not have run), the C start files
+ *    (DT_INIT, .init_array), and, in patched copies of rt_basic, DT_INIT /
+ *    DT_FINI / DT_RPATH / DT_RUNPATH / DT_PREINIT_ARRAY / DT_AUDIT /
+ *    DT_FILTER tags, a DT_NEEDED path, an IRELATIVE relocation, another
+ *    machine;
+ *  - META cpu_features: a feature this CPU lacks refuses the artifact
+ *    ("artifact needs X, which this CPU lacks"); names the runtime cannot
+ *    probe are ignored; an artifact with only present features loads;
+ *  - a session holds a reference on its artifact: it runs after the
+ *    artifact is released, and a second release meanwhile is harmless;
+ *  - a DLTensor whose byte_offset cannot fit is refused, never memcpy'd.
+ *
+ * Each fails on the code before issue 15's loader changes (the load
+ * succeeded and ran the constructor; the run after release called unmapped
+ * kernels; the huge byte_offset was handed to memcpy).
+ *
+ * Arguments: the fixture paths ($(rootpath :rt_...)).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/artifact_writer.h"
+#include "kiln/runtime.h"
+#include "kiln/status.h"
+#include "runtime_c/cpu_features.h"
+#include "runtime_c/elf_load_check.h"
+#include "runtime_c/runtime_test_util.h"
+
+static char g_tmp[900];
+
+/* "<TEST_TMPDIR>/<name>". */
+static const char* tmp_path(const char* name, char* buf, size_t size) {
+  (void)snprintf(buf, size, "%s/%s", g_tmp, name);
+  return buf;
+}
+
+/* Offset of `needle` (n bytes) in `hay`, or -1. */
+static long find_bytes(const uint8_t* hay, uint64_t size, const void* needle, size_t n) {
+  for (uint64_t i = 0; i + n <= size; ++i) {
+    if (memcmp(hay + i, needle, n) == 0) return (long)i;
+  }
+  return -1;
+}
+
+/* File offset of the dynamic array of an ELF64 image (PT_DYNAMIC p_offset),
+ * and its size; -1 when absent. */
+static long dynamic_offset(const uint8_t* img, uint64_t* size) {
+  uint64_t phoff = rd64(img + 32);
+  uint16_t phnum = rd16(img + 56);
+  for (uint16_t i = 0; i < phnum; ++i) {
+    const uint8_t* ph = img + phoff + (uint64_t)i * 56;
+    if (rd32(ph) == 2) {
+      *size = rd64(ph + 32);
+      return (long)rd64(ph + 8);
+    }
+  }
+  return -1;
+}
+
+/* Offset of the first dynamic entry with tag `tag`, or -1. */
+static long dynamic_entry(const uint8_t* img, uint64_t tag) {
+  uint64_t size = 0;
+  long dyn = dynamic_offset(img, &size);
+  if (dyn < 0) return -1;
+  for (uint64_t i = 0; i + 16 <= size; i += 16) {
+    uint64_t t = rd64(img + dyn + i);
+    if (t == tag) return dyn + (long)i;
+    if (t == 0) break;
+  }
+  return -1;
+}
+
+/* Runs rt_basic's session once with x = 1..6, y = 0 and checks output 2
+ * (relu(x + y)). */
+static void run_basic(KilnSession* s) {
+  float x[6] = {1, -2, 3, -4, 5, -6};
+  float y[6] = {0, 0, 0, 0, 0, 0};
+  int64_t shape[2] = {2, 3};
+  DLTensor tx = f32_tensor(x, 2, shape);
+  DLTensor ty = f32_tensor(y, 2, shape);
+  if (!EXPECT_OK(kiln_session_set_input(s, "x", &tx))) return;
+  if (!EXPECT_OK(kiln_session_set_input(s, "y", &ty))) return;
+  if (!EXPECT_OK(kiln_session_run(s))) return;
+  const DLTensor* out = NULL;
+  if (!EXPECT_OK(kiln_session_get_output(s, 2, &out))) return;
+  const float want[6] = {1, 0, 3, 0, 5, 0};
+  CHECK(out != NULL && memcmp(out->data, want, sizeof want) == 0);
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_constructors_refused(void) {
+  unsetenv("KILN_RT_CTOR_RAN");
+  KilnArtifact* a = NULL;
+  KilnStatus* st = kiln_artifact_load(fixture("rt_ctor"), &a);
+  CHECK(a == NULL);
+  CHECK(st != NULL && strstr(kiln_status_message(st), fixture("rt_ctor")) != NULL);
+  EXPECT_ERROR(st, KILN_DATA_LOSS, "refusing to load", "runs code when it is loaded",
+               "not linked by this kiln");
+  /* Refused before dlopen: the constructor never ran. */
+  CHECK(getenv("KILN_RT_CTOR_RAN") == NULL);
+
+  /* Linked with crti/crtbeginS, as `cc -shared` links by default. */
+  EXPECT_ERROR(kiln_artifact_load(fixture("rt_startfiles"), &a), KILN_DATA_LOSS,
+               "refusing to load");
+  CHECK(a == NULL);
+
+  /* The fixtures kiln links (like kiln's own artifacts) have none. */
+  uint64_t size = 0;
+  uint8_t* img = read_file(fixture("rt_basic"), &size);
+  CHECK(img != NULL);
+  if (img == NULL) return;
+  CHECK_OK(kiln_elf_check_load_code(img, size));
+  CHECK(dynamic_entry(img, 12) < 0 && dynamic_entry(img, 25) < 0); /* no DT_INIT(_ARRAY) */
+  free(img);
+}
+
+/* rt_basic with one dynamic entry's tag replaced by `tag` (value kept):
+ * kiln_elf_check_load_code must refuse it naming `what`; and, resealed as a
+ * file, kiln_artifact_load must refuse it too (before dlopen). */
+static void check_patched_tag(const uint8_t* good, uint64_t size, uint64_t tag, const char* what) {
+  uint8_t* img = (uint8_t*)malloc((size_t)size);
+  CHECK(img != NULL);
+  if (img == NULL) return;
+  memcpy(img, good, (size_t)size);
+  /* A harmless entry to overwrite: DT_FLAGS, DT_FLAGS_1, DT_RELACOUNT, DT_GNU_HASH. */
+  const uint64_t victims[] = {0x1e, 0x6ffffffb, 0x6ffffff9, 0x6ffffef5};
+  long at = -1;
+  for (size_t v = 0; v < sizeof victims / sizeof victims[0] && at < 0; ++v) {
+    at = dynamic_entry(img, victims[v]);
+  }
+  CHECK(at >= 0);
+  if (at < 0) {
+    free(img);
+    return;
+  }
+  wr64(img + at, tag);
+  CHECK_STATUS(kiln_elf_check_load_code(img, size), KILN_DATA_LOSS, what);
+
+  char path[1024];
+  tmp_path("patched.so", path, sizeof path);
+  CHECK(write_file(path, img, size) == 0);
+  CHECK_OK(kiln_artifact_seal_file(path));
+  KilnArtifact* a = NULL;
+  KilnStatus* st = kiln_artifact_load(path, &a);
+  CHECK(a == NULL);
+  CHECK(st != NULL && strstr(kiln_status_message(st), path) != NULL);
+  CHECK_STATUS(st, KILN_DATA_LOSS, what);
+  free(img);
+}
+
+static void test_dynamic_tags_refused(void) {
+  uint64_t size = 0;
+  uint8_t* good = read_file(fixture("rt_basic"), &size);
+  CHECK(good != NULL);
+  if (good == NULL) return;
+  check_patched_tag(good, size, 12, "DT_INIT");
+  check_patched_tag(good, size, 13, "DT_FINI");
+  check_patched_tag(good, size, 15, "DT_RPATH");
+  check_patched_tag(good, size, 29, "DT_RUNPATH");
+  check_patched_tag(good, size, 32, "DT_PREINIT_ARRAY");
+  check_patched_tag(good, size, 0x6ffffefc, "DT_AUDIT");
+  check_patched_tag(good, size, 0x7fffffff, "DT_FILTER");
+  /* An array with no size tag, and a non-empty one (the value is kept, so
+   * DT_INIT_ARRAYSZ gets a nonzero size). */
+  check_patched_tag(good, size, 25, "DT_INIT_ARRAY");
+  check_patched_tag(good, size, 27, "DT_INIT_ARRAY");
+  check_patched_tag(good, size, 26, "DT_FINI_ARRAY");
+
+  uint8_t* img = (uint8_t*)malloc((size_t)size);
+  CHECK(img != NULL);
+  if (img == NULL) {
+    free(good);
+    return;
+  }
+  /* A DT_NEEDED path: "libm.so.6" becomes "./evil.so" (same length). */
+  memcpy(img, good, (size_t)size);
+  long libm = find_bytes(img, size, "libm.so.6", 10);
+  CHECK(libm >= 0);
+  if (libm >= 0) {
+    memcpy(img + libm, "./evil.so", 9);
+    CHECK_STATUS(kiln_elf_check_load_code(img, size), KILN_DATA_LOSS, "'./evil.so'");
+  }
+
+#if defined(__x86_64__)
+  /* An IFUNC resolver: the first PLT relocation (DT_JMPREL) made
+   * R_X86_64_IRELATIVE. */
+  memcpy(img, good, (size_t)size);
+  long rela_tag = dynamic_entry(img, 23);
+  CHECK(rela_tag >= 0);
+  if (rela_tag >= 0) {
+    uint64_t rela_vaddr = rd64(img + rela_tag + 8);
+    /* rt_basic's first PT_LOAD maps offset 0 at address 0. */
+    CHECK(rela_vaddr + 24 <= size);
+    if (rela_vaddr + 24 <= size) {
+      wr32(img + rela_vaddr + 8, 37);
+      CHECK_STATUS(kiln_elf_check_load_code(img, size), KILN_DATA_LOSS, "IRELATIVE relocation");
+    }
+  }
+  /* Another machine: e_machine = EM_AARCH64. */
+  memcpy(img, good, (size_t)size);
+  wr16(img + 18, 183);
+  CHECK_STATUS(kiln_elf_check_load_code(img, size), KILN_UNIMPLEMENTED, "aarch64");
+#endif
+  free(img);
+  free(good);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* rt_cpu with its placeholder feature replaced by `name`, resealed, at
+ * `path`. */
+static int write_cpu_variant(const char* name, const char* path) {
+  uint64_t size = 0;
+  uint8_t* img = read_file(fixture("rt_cpu"), &size);
+  CHECK(img != NULL);
+  if (img == NULL) return 0;
+  const char placeholder[] = "\"ZZZZZZZZZZZZZZZZZZZZZZZZ\"";
+  const size_t n = sizeof placeholder - 1;
+  long at = find_bytes(img, size, placeholder, n);
+  CHECK(at >= 0 && strlen(name) + 2 <= n);
+  if (at < 0 || strlen(name) + 2 > n) {
+    free(img);
+    return 0;
+  }
+  char repl[64];
+  memset(repl, ' ', sizeof repl);
+  repl[0] = '"';
+  memcpy(repl + 1, name, strlen(name));
+  repl[1 + strlen(name)] = '"';
+  memcpy(img + at, repl, n);
+  int ok = write_file(path, img, size) == 0;
+  CHECK(ok);
+  free(img);
+  return ok && check_ok(kiln_artifact_seal_file(path), "seal", __LINE__);
+}
+
+static void test_cpu_features(void) {
+  CHECK(kiln_cpu_feature_supported("kiln-test-not-a-feature") == -1);
+  CHECK(kiln_cpu_feature_supported("fast-gather") == -1); /* an LLVM tuning flag */
+#if defined(__x86_64__)
+  CHECK(kiln_cpu_features_checked());
+  CHECK(kiln_cpu_feature_supported("sse2") == 1); /* every x86-64 CPU */
+#endif
+  /* As built: sse2 and two names no CPU check knows: loads. */
+  KilnArtifact* a = NULL;
+  if (EXPECT_OK(kiln_artifact_load(fixture("rt_cpu"), &a))) kiln_artifact_release(a);
+
+  char path[1024];
+  tmp_path("rt_cpu_variant.so", path, sizeof path);
+  /* A feature this CPU has: loads. */
+  if (write_cpu_variant("sse2", path)) {
+    a = NULL;
+    if (EXPECT_OK(kiln_artifact_load(path, &a))) kiln_artifact_release(a);
+  }
+  if (!kiln_cpu_features_checked()) {
+    printf("loader_security_test: CPU features are not checked on this machine\n");
+    return;
+  }
+  /* A feature this CPU lacks (every x86 CPU lacks one of the table: AMD
+   * parts have no AMX, Intel parts no SSE4a). */
+  const char* missing = NULL;
+  for (int i = 0; kiln_cpu_feature_name(i) != NULL && missing == NULL; ++i) {
+    if (kiln_cpu_feature_supported(kiln_cpu_feature_name(i)) == 0) missing = kiln_cpu_feature_name(i);
+  }
+  CHECK(missing != NULL);
+  if (missing == NULL || !write_cpu_variant(missing, path)) return;
+  char want[128];
+  (void)snprintf(want, sizeof want, "artifact needs %s, which this CPU lacks", missing);
+  a = NULL;
+  KilnStatus* st = kiln_artifact_load(path, &a);
+  CHECK(a == NULL);
+  CHECK(st != NULL && strstr(kiln_status_message(st), path) != NULL);
+  EXPECT_ERROR(st, KILN_FAILED_PRECONDITION, want, "x86-64");
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_session_outlives_artifact(void) {
+  KilnArtifact* a = load_fixture("rt_basic");
+  KilnSession* s1 = NULL;
+  KilnSession* s2 = NULL;
+  CHECK_OK(kiln_session_create(a, NULL, &s1));
+  CHECK_OK(kiln_session_create(a, NULL, &s2));
+  kiln_artifact_release(a); /* the sessions keep it (and its kernels) alive */
+  kiln_artifact_release(a); /* a second release while sessions live: ignored */
+  if (s1 != NULL) run_basic(s1);
+  kiln_session_release(s1);
+  if (s2 != NULL) run_basic(s2); /* still alive after the first session went */
+  kiln_session_release(s2);      /* the last reference: freed here */
+  kiln_session_release(NULL);
+  kiln_artifact_release(NULL);
+}
+
+/* The dynamic linker knows a library by the names it was opened with
+ * (/proc/self/fd/N): the same file loaded twice, the first released, then
+ * another file loaded, must give the other file (its descriptor number must
+ * not name the still-loaded first library). */
+static void test_reload_names(void) {
+  KilnArtifact* a1 = load_fixture("rt_basic");
+  KilnArtifact* a2 = load_fixture("rt_basic");
+  kiln_artifact_release(a1);
+  KilnArtifact* b = NULL;
+  if (EXPECT_OK(kiln_artifact_load(fixture("rt_cpu"), &b))) {
+    CHECK(strstr(kiln_artifact_target(b), "-mcpu=x86-64") != NULL);
+    kiln_artifact_release(b);
+  }
+  KilnSession* s = NULL;
+  if (EXPECT_OK(kiln_session_create(a2, NULL, &s))) run_basic(s);
+  kiln_session_release(s);
+  kiln_artifact_release(a2);
+}
+
+static void test_byte_offset(void) {
+  KilnArtifact* a = load_fixture("rt_basic");
+  KilnSession* s = NULL;
+  if (!EXPECT_OK(kiln_session_create(a, NULL, &s))) {
+    kiln_artifact_release(a);
+    return;
+  }
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {2, 3};
+  DLTensor t = f32_tensor(x, 2, shape);
+  const uint64_t bad[] = {UINT64_MAX - 3, UINT64_C(1) << 60, UINT64_C(1) << 56,
+                          (uint64_t)(UINTPTR_MAX - (uintptr_t)x) - 8};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    t.byte_offset = bad[i];
+    EXPECT_ERROR(kiln_session_set_input(s, "x", &t), KILN_INVALID_ARGUMENT, "input 'x'",
+                 "byte_offset", "does not fit");
+    EXPECT_ERROR(kiln_session_set_input_zero_copy(s, "x", &t), KILN_INVALID_ARGUMENT,
+                 "byte_offset");
+    EXPECT_ERROR(kiln_session_set_input_index(s, 0, &t), KILN_INVALID_ARGUMENT, "byte_offset");
+  }
+  /* An output copy into a destination with an impossible offset. */
+  float out[6];
+  DLTensor dst = f32_tensor(out, 2, shape);
+  dst.byte_offset = UINT64_MAX - 3;
+  EXPECT_ERROR(kiln_session_copy_output(s, 0, &dst), KILN_INVALID_ARGUMENT, "output 'output0'",
+               "byte_offset");
+  /* A plausible offset is still honoured. */
+  t.byte_offset = 0;
+  CHECK_OK(kiln_session_set_input(s, "x", &t));
+  /* ndim / shape that do not fit are refused (never read past ndim). */
+  DLTensor wrong = f32_tensor(x, 1, shape);
+  EXPECT_ERROR(kiln_session_set_input(s, "x", &wrong), KILN_INVALID_ARGUMENT, "expected");
+  wrong = f32_tensor(x, -1, NULL);
+  EXPECT_ERROR(kiln_session_set_input(s, "x", &wrong), KILN_INVALID_ARGUMENT, "ndim -1");
+  wrong = f32_tensor(x, 2, NULL);
+  EXPECT_ERROR(kiln_session_set_input(s, "x", &wrong), KILN_INVALID_ARGUMENT, "no shape");
+  kiln_session_release(s);
+  kiln_artifact_release(a);
+}
+
+int main(int argc, char** argv) {
+  g_argc = argc;
+  g_argv = argv;
+  const char* tmp = getenv("TEST_TMPDIR");
+  (void)snprintf(g_tmp, sizeof g_tmp, "%s", tmp != NULL ? tmp : "/tmp");
+  test_constructors_refused();
+  test_dynamic_tags_refused();
+  test_cpu_features();
+  test_session_outlives_artifact();
+  test_reload_names();
+  test_byte_offset();
+  return test_main_end("loader_security_test");
+}
