@@ -3,11 +3,13 @@
 // return a status with the right code and a message naming the problem, and
 // clear its out-parameters), and the whole path — parse / import, print,
 // optimize, compile, load, run — against results computed here.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 #include <vector>
@@ -561,6 +563,127 @@ TEST(KilnApi, CompileLoadRunEndToEnd) {
     EXPECT_FLOAT_EQ(static_cast<const float*>(managed->dl_tensor.data)[i], e0[i]);
   }
   managed->deleter(managed);
+}
+
+// The whole file's bytes.
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+uint64_t Le(const std::string& b, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+  return v;
+}
+
+// The dynamic tags of an ELF64 little-endian shared object (PT_DYNAMIC).
+std::vector<uint64_t> DynamicTags(const std::string& elf) {
+  std::vector<uint64_t> tags;
+  if (elf.size() < 64) return tags;
+  uint64_t phoff = Le(elf, 32, 8), phnum = Le(elf, 56, 2);
+  for (uint64_t i = 0; i < phnum && phoff + (i + 1) * 56 <= elf.size(); ++i) {
+    size_t ph = phoff + i * 56;
+    if (Le(elf, ph, 4) != 2) continue;
+    uint64_t off = Le(elf, ph + 8, 8), size = Le(elf, ph + 32, 8);
+    for (uint64_t e = 0; e + 16 <= size && off + e + 16 <= elf.size(); e += 16) {
+      uint64_t tag = Le(elf, off + e, 8);
+      if (tag == 0) break;
+      tags.push_back(tag);
+    }
+  }
+  return tags;
+}
+
+// The first of a few x86 features this CPU lacks (every x86 CPU lacks one:
+// AMD parts have no AMX, Intel parts no SSE4a), or "".
+std::string MissingX86Feature() {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("amx-tile")) return "amx-tile";
+  if (!__builtin_cpu_supports("avx512fp16")) return "avx512fp16";
+  if (!__builtin_cpu_supports("sse4a")) return "sse4a";
+  if (!__builtin_cpu_supports("avx512f")) return "avx512f";
+#endif
+  return "";
+}
+
+// Issue 15: an artifact is code. kiln's own artifacts carry no constructors
+// (linked without start files) and record the CPU features their code needs;
+// the loader refuses a CPU without them. A session keeps its artifact alive;
+// a DLTensor whose byte_offset cannot fit is refused, never memcpy'd.
+TEST(KilnApi, ArtifactTrustAndSessionContract) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  const std::string path = TmpDir() + "/trust.so";
+  KilnCompileOptions o;
+  kiln_compile_options_init(&o);
+  ASSERT_KILN_OK(kiln_model_compile(model, &o, path.c_str(), nullptr));
+
+  const std::string bytes = ReadAll(path);
+  std::vector<uint64_t> tags = DynamicTags(bytes);
+  EXPECT_FALSE(tags.empty());
+  // DT_INIT, DT_FINI, DT_INIT_ARRAY(SZ), DT_FINI_ARRAY(SZ), DT_PREINIT_ARRAY(SZ).
+  for (uint64_t refused : {12u, 13u, 25u, 26u, 27u, 28u, 32u, 33u}) {
+    EXPECT_EQ(std::count(tags.begin(), tags.end(), refused), 0) << "dynamic tag " << refused;
+  }
+  EXPECT_THAT(bytes, HasSubstr("\"cpu_features\":["));
+  EXPECT_THAT(bytes, HasSubstr("\"target_triple\":\""));
+  EXPECT_THAT(bytes, HasSubstr("\"target_cpu\":\""));
+#if defined(__x86_64__)
+  EXPECT_THAT(bytes, HasSubstr("\"sse2\""));
+#endif
+
+  KilnArtifact* artifact = nullptr;
+  ASSERT_KILN_OK(kiln_artifact_load(path.c_str(), &artifact));
+  KilnSession* s = nullptr;
+  ASSERT_KILN_OK(kiln_session_create(artifact, nullptr, &s));
+  kiln_artifact_release(artifact);  // the session keeps it (and its kernels) alive
+  kiln_artifact_release(artifact);  // harmless while the session lives
+
+  float x[6] = {1, -2, 3, -4, 5, -6};
+  float y[6] = {0.5f, 0.5f, -5, 1, 1, 10};
+  int64_t shape[2] = {2, 3};
+  DLTensor tx{x, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  DLTensor ty{y, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  DLTensor far = tx;
+  far.byte_offset = UINT64_MAX - 7;
+  EXPECT_KILN_ERROR(kiln_session_set_input(s, "x", &far), KILN_INVALID_ARGUMENT, "byte_offset");
+  far.byte_offset = uint64_t{1} << 60;
+  EXPECT_KILN_ERROR(kiln_session_set_input_zero_copy(s, "x", &far), KILN_INVALID_ARGUMENT,
+                    "does not fit");
+  DLTensor no_shape = tx;
+  no_shape.shape = nullptr;
+  EXPECT_KILN_ERROR(kiln_session_set_input(s, "x", &no_shape), KILN_INVALID_ARGUMENT, "no shape");
+  DLTensor bad_ndim = tx;
+  bad_ndim.ndim = 1 << 30;
+  EXPECT_KILN_ERROR(kiln_session_set_input(s, "x", &bad_ndim), KILN_INVALID_ARGUMENT, "ndim");
+  ASSERT_KILN_OK(kiln_session_set_input(s, "x", &tx));
+  ASSERT_KILN_OK(kiln_session_set_input(s, "y", &ty));
+  ASSERT_KILN_OK(kiln_session_run(s));
+  float e0[6], e1[6];
+  Expected(x, y, e0, e1);
+  const DLTensor* out = nullptr;
+  ASSERT_KILN_OK(kiln_session_get_output(s, 0, &out));
+  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(static_cast<const float*>(out->data)[i], e0[i]);
+  float dst_data[6];
+  DLTensor dst{dst_data, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, UINT64_MAX - 3};
+  EXPECT_KILN_ERROR(kiln_session_copy_output(s, 0, &dst), KILN_INVALID_ARGUMENT, "byte_offset");
+  kiln_session_release(s);  // the last reference: the artifact goes here
+
+  // Compiled for a feature this CPU lacks: refused at load, before any of
+  // its code is mapped.
+  const std::string missing = MissingX86Feature();
+  if (!missing.empty()) {
+    const std::string target = "llvm -mattr=+" + missing;
+    const std::string other = TmpDir() + "/needs_" + missing + ".so";
+    o.target = target.c_str();
+    ASSERT_KILN_OK(kiln_model_compile(model, &o, other.c_str(), nullptr));
+    KilnArtifact* a = Garbage<KilnArtifact>();
+    EXPECT_KILN_ERROR(kiln_artifact_load(other.c_str(), &a), KILN_FAILED_PRECONDITION,
+                      "artifact needs " + missing + ", which this CPU lacks");
+    EXPECT_EQ(a, nullptr);
+  }
+  kiln_model_release(model);
 }
 
 TEST(KilnApi, EmitEveryStage) {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +27,8 @@
 #include "ir/status_macros.h"
 #include "kiln/artifact_writer.h"
 #include "kiln/kernel_abi.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 
 extern char** environ;
 
@@ -138,6 +141,31 @@ std::string Stem(const std::string& path) {
 
 using BuilderPtr = std::unique_ptr<KilnArtifactBuilder, void (*)(KilnArtifactBuilder*)>;
 
+// Every CPU feature the code is compiled with, by LLVM's names, sorted: the
+// target's explicit features plus those its CPU implies (-mcpu=skylake-avx512
+// alone means avx512f, avx2, fma, ...). Tuning flags come along; the loader
+// checks the names it can probe and ignores the rest (docs/artifact.md).
+absl::StatusOr<std::vector<std::string>> CpuFeatures(const Target& target) {
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("export: unknown target triple '", target.triple, "': ", error));
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      t->createMCSubtargetInfo(target.triple, target.cpu, target.features));
+  if (sti == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("export: no subtarget information for '", target.ToString(), "'"));
+  }
+  std::vector<std::string> features;
+  for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures()) {
+    if (sti->getFeatureBits().test(kv.Value)) features.emplace_back(kv.Key);
+  }
+  std::sort(features.begin(), features.end());
+  return features;
+}
+
 // The artifact's builder, holding references to the plan's parameters (no
 // copy: they go from the plan's tensors to the linked file in one write,
 // kiln_artifact_builder_write_into). `plan` must outlive it.
@@ -148,6 +176,11 @@ absl::StatusOr<BuilderPtr> BuildBlob(const lowering::GraphPlan& plan, const Targ
   meta["target"] = target.ToString();
   meta["model"] = model;
   meta["kernel_abi_version"] = KILN_KERNEL_ABI_VERSION;
+  // What the loader checks against the machine before mapping the code.
+  meta["target_triple"] = target.triple;
+  meta["target_cpu"] = target.cpu;
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> cpu_features, CpuFeatures(target));
+  meta["cpu_features"] = cpu_features;
   meta["input_names"] = plan.input_names;
   meta["output_names"] = plan.output_names;
   std::string meta_text = meta.dump();
@@ -465,7 +498,13 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
   if (options.prefer_lld && options.cc == "cc" && OnPath("ld.lld")) link.push_back("-fuse-ld=lld");
   // Kernels call libm; the kiln_* runtime functions stay undefined and
   // resolve against libkiln_runtime.so (or the loading program) at load time.
-  link.insert(link.end(), {"-lm", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu"});
+  // No start files (crti/crtbeginS/crtendS/crtn): the kernels are plain
+  // C-ABI functions that need no _init, frame_dummy or destructors, and the
+  // loader refuses a library that would run any code of its own at dlopen
+  // (DT_INIT, .init_array, ...), so nothing of an artifact runs before it is
+  // validated.
+  link.insert(link.end(),
+              {"-nostartfiles", "-lm", "-Wl,-z,noexecstack", "-Wl,--hash-style=gnu"});
   KILN_RETURN_IF_ERROR(RunTool(link, dir + "/link.log"));
   KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_write_into(blob.get(), staged.c_str()),
                                 "writing the artifact"));
