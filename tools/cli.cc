@@ -1,138 +1,95 @@
 // File: tools/cli.cc
 #include "tools/cli.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 
+#include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
 namespace kiln::cli {
 
-Args::Args(std::string command, std::vector<std::string> args, const char* help)
-    : command_(std::move(command)), args_(std::move(args)), used_(args_.size(), false),
-      help_text_(help) {
-  for (size_t i = 0; i < args_.size(); ++i) {
-    if (args_[i] == "--help" || args_[i] == "-h") {
-      help_ = true;
-      used_[i] = true;
-    }
-  }
+Parser::Parser(std::string command, const char* help)
+    : command_(std::move(command)), help_text_(help), app_(std::make_unique<CLI::App>()) {
+  app_->set_help_flag();  // the hand-written help text instead of CLI11's
+  app_->add_flag("-h,--help", help_);
+  // Unknown options and positional arguments are collected, then told apart
+  // (an unknown option is named in the error).
+  app_->allow_extras();
 }
 
-std::string Args::Value(const char* name, const char* alias) {
-  std::string value;
-  for (size_t i = 0; i < args_.size(); ++i) {
-    if (used_[i]) continue;
-    const std::string& a = args_[i];
-    for (const char* n : {name, alias}) {
-      if (n == nullptr) continue;
-      std::string eq = absl::StrCat(n, "=");
-      if (a == n) {
-        used_[i] = true;
-        if (i + 1 >= args_.size()) {
-          if (error_.empty()) error_ = absl::StrCat(n, " needs a value");
-        } else {
-          value = args_[++i];
-          used_[i] = true;
+Parser::~Parser() = default;
+
+void Parser::Text(const std::string& names, std::string* out) {
+  app_->add_option(names, *out)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void Parser::Texts(const std::string& names, std::vector<std::string>* out) {
+  app_->add_option(names, *out);
+}
+
+void Parser::Flag(const std::string& names, bool* out) {
+  app_->add_flag(names, *out)->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void Parser::Int(const std::string& names, int* out, int lo, int hi) {
+  std::string name = names.substr(names.rfind(',') + 1);  // the long spelling
+  CLI::Option* opt = app_->add_option(names, *out);
+  opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  opt->check(CLI::Validator(
+      [this, name, lo, hi](std::string& value) -> std::string {
+        int n = 0;
+        if (absl::SimpleAtoi(value, &n) && n >= lo && n <= hi) return "";
+        if (error_.empty()) {
+          error_ = absl::StrCat(name, " must be an integer from ", lo, " to ", hi, ", got '",
+                                value, "'");
         }
-        break;
-      }
-      if (a.starts_with(eq)) {
-        used_[i] = true;
-        value = a.substr(eq.size());
-        break;
-      }
-    }
-  }
-  return value;
+        return error_;
+      },
+      absl::StrCat("INT in [", lo, ", ", hi, "]")));
 }
 
-std::vector<std::string> Args::Values(const char* name) {
-  std::vector<std::string> out;
-  std::string eq = absl::StrCat(name, "=");
-  for (size_t i = 0; i < args_.size(); ++i) {
-    if (used_[i]) continue;
-    if (args_[i] == name) {
-      used_[i] = true;
-      if (i + 1 >= args_.size()) {
-        if (error_.empty()) error_ = absl::StrCat(name, " needs a value");
-      } else {
-        out.push_back(args_[++i]);
-        used_[i] = true;
-      }
-    } else if (args_[i].starts_with(eq)) {
-      used_[i] = true;
-      out.push_back(args_[i].substr(eq.size()));
-    }
+bool Parser::Parse(const std::vector<std::string>& args, std::vector<std::string>* positional) {
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11's order
+  try {
+    app_->parse(reversed);
+  } catch (const CLI::ArgumentMismatch& e) {
+    // "--output: 1 required TEXT missing" -> which option lacks its value.
+    std::string what = e.what();
+    std::string name = what.substr(0, what.find(':'));
+    exit_code_ = Usage(name.starts_with("-") ? absl::StrCat(name, " needs a value") : what);
+    return false;
+  } catch (const CLI::ParseError& e) {
+    exit_code_ = Usage(error_.empty() ? std::string(e.what()) : error_);
+    return false;
   }
-  return out;
-}
-
-bool Args::Flag(const char* name) {
-  bool found = false;
-  for (size_t i = 0; i < args_.size(); ++i) {
-    if (!used_[i] && args_[i] == name) {
-      used_[i] = true;
-      found = true;
-    }
-  }
-  return found;
-}
-
-int Args::Int(const char* name, const char* alias, int fallback, int lo, int hi) {
-  std::string v = Value(name, alias);
-  if (v.empty()) return fallback;
-  int n = 0;
-  if (!absl::SimpleAtoi(v, &n) || n < lo || n > hi) {
-    if (error_.empty()) {
-      error_ = absl::StrCat(name, " must be an integer from ", lo, " to ", hi, ", got '", v, "'");
-    }
-    return fallback;
-  }
-  return n;
-}
-
-std::vector<std::string> Args::Positional() {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < args_.size(); ++i) {
-    if (used_[i]) continue;
-    if (args_[i].size() > 1 && args_[i][0] == '-') continue;  // reported by Finish
-    used_[i] = true;
-    out.push_back(args_[i]);
-  }
-  return out;
-}
-
-bool Args::Finish() {
   if (help_) {
     std::fputs(help_text_, stdout);
     exit_code_ = 0;
     return false;
   }
-  if (error_.empty()) {
-    for (size_t i = 0; i < args_.size(); ++i) {
-      if (!used_[i]) {
-        error_ = absl::StrCat("unknown option '", args_[i], "'");
-        break;
-      }
+  positional->clear();
+  for (const std::string& a : app_->remaining()) {
+    if (a.size() > 1 && a[0] == '-') {
+      exit_code_ = Usage(absl::StrCat("unknown option '", a, "'"));
+      return false;
     }
-  }
-  if (!error_.empty()) {
-    exit_code_ = Usage(error_);
-    return false;
+    positional->push_back(a);
   }
   return true;
 }
 
-int Args::Usage(const std::string& message) {
+int Parser::Usage(const std::string& message) {
   std::fprintf(stderr, "kiln %s: %s\n(kiln %s --help for usage)\n", command_.c_str(),
                message.c_str(), command_.c_str());
   exit_code_ = 2;
   return 2;
 }
 
-int Fail(const std::string& command, KilnStatus* status) {
+std::string StatusText(KilnStatus* status) {
   // The C API names its function first ("kiln_model_optimize: ..."); a
   // person at a terminal needs only the rest.
   std::string message = kiln_status_message(status);
@@ -143,7 +100,11 @@ int Fail(const std::string& command, KilnStatus* status) {
       message = message.substr(end + 2);
     }
   }
-  return Fail(command, message);
+  return message;
+}
+
+int Fail(const std::string& command, KilnStatus* status) {
+  return Fail(command, StatusText(status));
 }
 
 int Fail(const std::string& command, const std::string& message) {
@@ -155,7 +116,9 @@ bool ParseInputShape(const std::string& spec, std::map<std::string, std::vector<
                      std::string* error) {
   size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) {
-    *error = absl::StrCat("--input-shape must be name=d0,d1,..., got '", spec, "'");
+    *error = absl::StrCat("--input-shape must be NAME=D0,D1,... (an input) or DIM=SIZE (a "
+                          "symbolic dim), got '",
+                          spec, "'");
     return false;
   }
   std::vector<int64_t> dims;
@@ -171,17 +134,33 @@ bool ParseInputShape(const std::string& spec, std::map<std::string, std::vector<
   return true;
 }
 
-std::string TensorText(const DLTensor& t) {
-  std::string s;
-  if (t.dtype.code == 6) {  // DLPack's bool (Debian's dlpack.h predates kDLBool)
-    s = "bool";
-  } else {
-    const char* base = t.dtype.code == kDLFloat ? "float" : t.dtype.code == kDLInt ? "int"
-                       : t.dtype.code == kDLUInt ? "uint" : t.dtype.code == kDLBfloat ? "bfloat"
-                       : "type";
-    s = absl::StrCat(base, t.dtype.bits, t.dtype.lanes > 1 ? absl::StrCat("x", t.dtype.lanes) : "");
+std::string TakeText(char* text) {
+  std::string s = text != nullptr ? text : "";
+  kiln_free(text);
+  return s;
+}
+
+bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) {
+    *error = absl::StrCat("cannot write '", path, "'");
+    return false;
   }
-  s += "[";
+  return true;
+}
+
+std::string DtypeText(const DLDataType& t) {
+  if (t.code == 6) return "bool";  // DLPack's bool (Debian's dlpack.h predates kDLBool)
+  const char* base = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int"
+                     : t.code == kDLUInt ? "uint" : t.code == kDLBfloat ? "bfloat"
+                     : "type";
+  return absl::StrCat(base, t.bits, t.lanes > 1 ? absl::StrCat("x", t.lanes) : "");
+}
+
+std::string TensorText(const DLTensor& t) {
+  std::string s = DtypeText(t.dtype) + "[";
   for (int32_t d = 0; d < t.ndim; ++d) {
     absl::StrAppend(&s, d ? "," : "", t.shape[d] < 0 ? std::string("?") : absl::StrCat(t.shape[d]));
   }
@@ -190,7 +169,7 @@ std::string TensorText(const DLTensor& t) {
 
 ModelPtr LoadModel(const std::string& path,
                    const std::map<std::string, std::vector<int64_t>>& input_shapes,
-                   KilnStatus** status) {
+                   KilnStatus** status, bool warn) {
   std::vector<KilnInputShape> shapes;
   for (const auto& [name, dims] : input_shapes) {
     shapes.push_back({name.c_str(), static_cast<int32_t>(dims.size()), dims.data()});
@@ -203,7 +182,7 @@ ModelPtr LoadModel(const std::string& path,
   *status = kiln_model_load_file(path.c_str(), &options, &model);
   // What the import accepted but warns about (kiln_model_warnings), on stderr.
   const char* warnings = nullptr;
-  if (*status == nullptr && model != nullptr) {
+  if (warn && *status == nullptr && model != nullptr) {
     kiln_status_free(kiln_model_warnings(model, &warnings));
   }
   if (warnings != nullptr) {
@@ -213,6 +192,13 @@ ModelPtr LoadModel(const std::string& path,
     }
   }
   return ModelPtr(model);
+}
+
+std::vector<CommandHelp> AllHelp() {
+  return {{"compile", kCompileHelp}, {"run", kRunHelp},     {"info", kInfoHelp},
+          {"bench", kBenchHelp},     {"debug", kDebugHelp}, {"check", kCheckHelp},
+          {"print", kPrintHelp},     {"opt", kOptHelp},     {"lower", kLowerHelp},
+          {"graph", kGraphHelp}};
 }
 
 }  // namespace kiln::cli

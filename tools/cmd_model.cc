@@ -1,53 +1,48 @@
 // File: tools/cmd_model.cc
 //
-// The compiler subcommands of `kiln`: print, check, opt, lower, compile and
-// graph, on the C API (kiln/kiln.h) alone.
-#include <atomic>
-#include <cerrno>
+// The compiler subcommands of `kiln`: print, check, opt, lower and compile,
+// on the C API (kiln/kiln.h) alone (graph is in cmd_graph.cc).
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <optional>
 #include <string>
 #include <system_error>
-#include <thread>
 #include <vector>
 
-#include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "kiln/kiln.h"
+#include "nlohmann/json.hpp"
 #include "tools/cli.h"
-
-extern char** environ;
+#include "tools/interrupt_cleanup.h"
+#include "tools/progress.h"
+#include "tools/signature.h"
 
 namespace kiln::cli {
-namespace {
 
-constexpr const char kPrintHelp[] =
-    "usage: kiln print MODEL [--types] [--input-shape NAME=D,D,...]\n"
+const char kPrintHelp[] =
+    "usage: kiln print MODEL... [--types] [--input-shape NAME=D,D,...]\n"
     "\n"
     "Reads a model (.kir text IR, or .onnx) and prints it as text IR.\n"
     "  --types                 type-check and show every inferred type\n"
-    "  --input-shape N=D,D     static shape for ONNX input N (repeatable)\n";
+    "  --input-shape N=D,D     static shape for ONNX input N, or DIM=SIZE for a\n"
+    "                          symbolic dim (repeatable)\n";
 
-constexpr const char kCheckHelp[] =
-    "usage: kiln check MODEL...\n"
+const char kCheckHelp[] =
+    "usage: kiln check MODEL... [--input-shape N=D,D] [--json]\n"
     "\n"
     "Reads and type-checks each model (.kir or .onnx); prints its inputs and\n"
-    "outputs with their types, and the time it took.\n";
+    "outputs (names, dtypes, shapes with their symbolic dims by name, the output\n"
+    "names kiln run will use), the symbolic dims to bind, and the time it took.\n"
+    "  --input-shape N=D,D     static shape for ONNX input N, or DIM=SIZE for a\n"
+    "                          symbolic dim (repeatable)\n"
+    "  --json                  one JSON document on stdout instead of the text\n";
 
-constexpr const char kOptHelp[] =
+const char kOptHelp[] =
     "usage: kiln opt MODEL [--passes=A,B,...] [-O N] [--disable=A,B] [--print-after-all] [--timing]\n"
     "\n"
     "Runs graph passes and prints the resulting module as text IR.\n"
@@ -57,9 +52,9 @@ constexpr const char kOptHelp[] =
     "  --disable=A,B           never run these passes\n"
     "  --print-after-all       print the module after each pass\n"
     "  --timing                print each pass's time to stderr\n"
-    "  --input-shape N=D,D     static shape for ONNX input N (repeatable)\n";
+    "  --input-shape N=D,D     static shape for ONNX input N, or DIM=SIZE (repeatable)\n";
 
-constexpr const char kLowerHelp[] =
+const char kLowerHelp[] =
     "usage: kiln lower MODEL [--emit loop|llvm|asm] [--target T] [-O N] [--timing]\n"
     "\n"
     "Optimizes and fuses the model, lowers every fused function to a kernel and\n"
@@ -68,9 +63,9 @@ constexpr const char kLowerHelp[] =
     "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host)\n"
     "  -O N, --opt-level N     0-3 (default 3)\n"
     "  --timing                print pass, lowering and codegen times to stderr\n"
-    "  --input-shape N=D,D     static shape for ONNX input N (repeatable)\n";
+    "  --input-shape N=D,D     static shape for ONNX input N, or DIM=SIZE (repeatable)\n";
 
-constexpr const char kCompileHelp[] =
+const char kCompileHelp[] =
     "usage: kiln compile MODEL -o MODEL.so [options]\n"
     "\n"
     "Compiles a model (.kir or .onnx) into one shared library: the kernels, the\n"
@@ -79,7 +74,8 @@ constexpr const char kCompileHelp[] =
     "  -o, --output MODEL.so   the artifact to write\n"
     "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host)\n"
     "  -O N, --opt-level N     graph pass level 0-3 (default 3)\n"
-    "  --input-shape N=D,D     static shape for ONNX input N (repeatable)\n"
+    "  --input-shape N=D,D     static shape for ONNX input N (repeatable); DIM=SIZE\n"
+    "                          sets a symbolic dim in every input that has it (N=2)\n"
     "  --emit ir|loop|llvm|asm also print the model at that stage to stdout: the\n"
     "                          optimized, fused graph IR; the loop IR of every kernel;\n"
     "                          LLVM IR; assembly (-o is optional with --emit)\n"
@@ -87,27 +83,22 @@ constexpr const char kCompileHelp[] =
     "                          2_kernels.tir, 3_kernels.ll, 4_kernels.s\n"
     "  --no-memory-plan        one storage per tensor (no sharing)\n"
     "  --timing                print phase times and sizes to stderr\n"
+    "  --json                  with --timing: the times and sizes as one JSON document\n"
+    "                          on stdout instead\n"
+    "On a terminal, stderr shows the phase under way and its time.\n"
     "Interrupted (Ctrl-C, SIGTERM, SIGHUP), it removes its temporary files in $TMPDIR\n"
     "before it ends.\n";
 
-constexpr const char kGraphHelp[] =
-    "usage: kiln graph MODEL [--format dot|svg] [-o FILE] [--fused] [-O N]\n"
-    "\n"
-    "Draws the model's dataflow graph: one box per operator, inputs, constants and\n"
-    "outputs, edges labelled with tensor types. svg needs Graphviz's `dot`.\n"
-    "  --format dot|svg        Graphviz source (default) or an SVG picture\n"
-    "  -o FILE                 write to FILE instead of stdout\n"
-    "  --fused                 draw the model after optimization and fusion\n"
-    "  -O N, --opt-level N     the pass level for --fused (default 3)\n"
-    "  --input-shape N=D,D     static shape for ONNX input N (repeatable)\n";
+namespace {
 
-// --input-shape values of `a` into `shapes`; false (and a usage error) on a
+// --input-shape values into `shapes`; false (and a usage error) on a
 // malformed one.
-bool ReadInputShapes(Args& a, std::map<std::string, std::vector<int64_t>>* shapes) {
-  for (const std::string& spec : a.Values("--input-shape")) {
+bool ReadInputShapes(Parser& p, const std::vector<std::string>& specs,
+                     std::map<std::string, std::vector<int64_t>>* shapes) {
+  for (const std::string& spec : specs) {
     std::string error;
     if (!ParseInputShape(spec, shapes, &error)) {
-      a.Usage(error);
+      p.Usage(error);
       return false;
     }
   }
@@ -115,16 +106,53 @@ bool ReadInputShapes(Args& a, std::map<std::string, std::vector<int64_t>>* shape
 }
 
 // One positional MODEL argument.
-bool OneModel(Args& a, std::string* file) {
-  std::vector<std::string> files = a.Positional();
-  if (!a.Finish()) return false;
+bool OneModel(Parser& p, const std::vector<std::string>& files, std::string* file) {
   if (files.size() != 1) {
-    a.Usage(files.empty() ? "no model file given"
+    p.Usage(files.empty() ? "no model file given"
                           : absl::StrCat("one model file expected, got ", files.size()));
     return false;
   }
   *file = files[0];
   return true;
+}
+
+// Loads `file` with --input-shape values (input or dim names). Returns NULL
+// after reporting the error (exit status in *rc).
+ModelPtr Load(Parser& p, const char* command, const std::string& file,
+              const std::map<std::string, std::vector<int64_t>>& shapes, int* rc) {
+  KilnStatus* st = nullptr;
+  std::string usage;
+  ModelPtr m = LoadModelBound(file, shapes, &st, &usage);
+  if (!usage.empty()) {
+    *rc = p.Usage(usage);
+    return nullptr;
+  }
+  if (st != nullptr) {
+    *rc = Fail(command, st);
+    return nullptr;
+  }
+  return m;
+}
+
+// "" when every input is static; else the error naming the symbolic dim.
+std::string StaticInputsError(const KilnModel* m, const std::string& file) {
+  int32_t n = 0;
+  kiln_status_free(kiln_model_num_inputs(m, &n));
+  bool symbolic = false;
+  for (int32_t i = 0; i < n && !symbolic; ++i) {
+    const char* name = nullptr;
+    DLTensor info;
+    if (KilnStatus* st = kiln_model_input_info(m, i, &name, &info)) {
+      kiln_status_free(st);
+      continue;
+    }
+    for (int32_t d = 0; d < info.ndim; ++d) symbolic = symbolic || info.shape[d] < 0;
+  }
+  if (!symbolic) return "";
+  ModelSignature sig;
+  std::string error;
+  if (!ReadSignature(m, &sig, &error)) return "";  // the C API's own error follows
+  return SymbolicDimError(sig, file);
 }
 
 // "A,B" -> trimmed, non-empty names (checked by the C API).
@@ -143,137 +171,40 @@ std::vector<const char*> CStrings(const std::vector<std::string>& v) {
   return out;
 }
 
-bool WriteFile(const std::string& path, const std::string& text, std::string* error) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) {
-    *error = absl::StrCat("cannot write '", path, "'");
-    return false;
-  }
-  return true;
-}
-
-// A malloc'ed string from the C API, freed with kiln_free.
-std::string TakeText(char* text) {
-  std::string s = text != nullptr ? text : "";
-  kiln_free(text);
-  return s;
-}
-
-// ---- Interrupted compiles (issue 15) -------------------------------------
-//
-// The library links in a kiln_export_* folder under $TMPDIR and removes it
-// when it is done; a compile ended by Ctrl-C or `kill` used to leave it
-// behind (up to 196 MB). So `kiln compile` gives the library a private
-// TMPDIR of its own (kiln_compile_XXXXXX under the real one), blocks SIGINT,
-// SIGTERM and SIGHUP in every thread (the mask is set before any thread
-// exists, and threads inherit it) and waits for them on a watcher thread.
-// The cleanup therefore runs as ordinary code on that thread, not in a signal
-// handler, where removing a folder tree would not be async-signal-safe: on a
-// signal the watcher removes the private folder, then ends the process by
-// the same signal (its exit status says so). A signal the caller set to be
-// ignored (nohup) stays ignored.
-class InterruptCleanup {
- public:
-  InterruptCleanup() {
-    const char* base = std::getenv("TMPDIR");
-    if (base != nullptr) saved_tmpdir_ = base;
-    std::string tmpl = absl::StrCat(base != nullptr && base[0] != '\0' ? base : "/tmp",
-                                    "/kiln_compile_XXXXXX");
-    if (::mkdtemp(tmpl.data()) == nullptr) return;  // the compile reports TMPDIR's problem
-    dir_ = tmpl;
-    ::setenv("TMPDIR", dir_.c_str(), 1);
-    sigemptyset(&signals_);
-    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-      struct sigaction current {};
-      if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
-      sigaddset(&signals_, sig);
-      if (wake_signal_ == 0) wake_signal_ = sig;
-    }
-    if (wake_signal_ == 0) return;  // all ignored: nothing can interrupt the compile
-    ::pthread_sigmask(SIG_BLOCK, &signals_, &saved_mask_);
-    watcher_ = std::thread([this] { Watch(); });
-  }
-
-  ~InterruptCleanup() {
-    if (dir_.empty()) return;
-    if (watcher_.joinable()) {
-      // Wake the watcher with a signal aimed at it alone; `done_` tells it
-      // apart from a real one.
-      done_.store(true);
-      ::pthread_kill(watcher_.native_handle(), wake_signal_);
-      watcher_.join();
-    }
-    RemoveDir();
-    if (saved_tmpdir_) {
-      ::setenv("TMPDIR", saved_tmpdir_->c_str(), 1);
+nlohmann::json ShapeJson(const TensorSignature& t) {
+  nlohmann::json dims = nlohmann::json::array();
+  for (const std::string& d : t.dims) {
+    if (!d.empty() && d[0] >= '0' && d[0] <= '9') {
+      dims.push_back(std::stoll(d));
     } else {
-      ::unsetenv("TMPDIR");
-    }
-    // A signal that came meanwhile is delivered now, with its default action.
-    if (wake_signal_ != 0) ::pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
-  }
-
-  InterruptCleanup(const InterruptCleanup&) = delete;
-  InterruptCleanup& operator=(const InterruptCleanup&) = delete;
-
- private:
-  void Watch() {
-    int sig = 0;
-    while (::sigwait(&signals_, &sig) != 0) {
-    }
-    if (done_.load()) return;
-    RemoveDir();
-    // Die by the signal: default action, unblocked on this thread, raised.
-    ::signal(sig, SIG_DFL);
-    sigset_t one;
-    sigemptyset(&one);
-    sigaddset(&one, sig);
-    ::pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
-    ::raise(sig);
-    ::_exit(128 + sig);
-  }
-
-  // The compile may still be writing there (other threads run on): retry
-  // until the folder is gone. Once it is, the library cannot recreate it (it
-  // only makes folders inside it).
-  void RemoveDir() {
-    for (int attempt = 0; attempt < 100; ++attempt) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-      if (!std::filesystem::exists(dir_, ec)) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      dims.push_back(d);
     }
   }
+  return dims;
+}
 
-  std::string dir_;
-  std::optional<std::string> saved_tmpdir_;
-  sigset_t signals_{};
-  sigset_t saved_mask_{};
-  int wake_signal_ = 0;  // a member of signals_; 0 when there is no watcher
-  std::atomic<bool> done_{false};
-  std::thread watcher_;
-};
-
-
+nlohmann::json TensorJson(const TensorSignature& t) {
+  return {{"name", t.name}, {"dtype", t.dtype}, {"shape", ShapeJson(t)}};
+}
 
 }  // namespace
 
 int Print(const std::vector<std::string>& args) {
-  Args a("print", args, kPrintHelp);
-  bool types = a.Flag("--types");
+  Parser p("print", kPrintHelp);
+  bool types = false;
+  std::vector<std::string> specs, files;
+  p.Flag("--types", &types);
+  p.Texts("--input-shape", &specs);
+  if (!p.Parse(args, &files)) return p.exit_code();
   std::map<std::string, std::vector<int64_t>> shapes;
-  if (!ReadInputShapes(a, &shapes)) return 2;
-  std::vector<std::string> files = a.Positional();
-  if (!a.Finish()) return a.exit_code();
-  if (files.empty()) return a.Usage("no model file given");
+  if (!ReadInputShapes(p, specs, &shapes)) return 2;
+  if (files.empty()) return p.Usage("no model file given");
   for (const std::string& f : files) {
-    KilnStatus* st = nullptr;
-    ModelPtr m = LoadModel(f, shapes, &st);
-    if (st != nullptr) return Fail("print", st);
+    int rc = 0;
+    ModelPtr m = Load(p, "print", f, shapes, &rc);
+    if (!m) return rc;
     char* text = nullptr;
-    st = kiln_model_print(m.get(), types ? 1 : 0, &text);
+    KilnStatus* st = kiln_model_print(m.get(), types ? 1 : 0, &text);
     if (st != nullptr) return Fail("print", st);
     std::fputs(TakeText(text).c_str(), stdout);
   }
@@ -281,38 +212,56 @@ int Print(const std::vector<std::string>& args) {
 }
 
 int Check(const std::vector<std::string>& args) {
-  Args a("check", args, kCheckHelp);
-  std::vector<std::string> files = a.Positional();
-  if (!a.Finish()) return a.exit_code();
-  if (files.empty()) return a.Usage("no model file given");
+  Parser p("check", kCheckHelp);
+  bool json = false;
+  std::vector<std::string> specs, files;
+  p.Texts("--input-shape", &specs);
+  p.Flag("--json", &json);
+  if (!p.Parse(args, &files)) return p.exit_code();
+  std::map<std::string, std::vector<int64_t>> shapes;
+  if (!ReadInputShapes(p, specs, &shapes)) return 2;
+  if (files.empty()) return p.Usage("no model file given");
+  nlohmann::json doc = {{"models", nlohmann::json::array()}};
   for (const std::string& f : files) {
     auto t0 = std::chrono::steady_clock::now();
-    KilnStatus* st = nullptr;
-    ModelPtr m = LoadModel(f, {}, &st);
-    if (st != nullptr) return Fail("check", st);
+    int rc = 0;
+    ModelPtr m = Load(p, "check", f, shapes, &rc);
+    if (!m) return rc;
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    int32_t num_inputs = 0, num_outputs = 0;
-    kiln_status_free(kiln_model_num_inputs(m.get(), &num_inputs));
-    kiln_status_free(kiln_model_num_outputs(m.get(), &num_outputs));
-    std::printf("%s: %d inputs, %d outputs; read and type-checked in %.2f ms\n", f.c_str(),
-                num_inputs, num_outputs, ms);
-    for (int32_t i = 0; i < num_inputs; ++i) {
-      const char* name = nullptr;
-      DLTensor info;
-      st = kiln_model_input_info(m.get(), i, &name, &info);
-      std::printf("  input  %-12s %s\n", name != nullptr ? name : "?",
-                  st == nullptr ? TensorText(info).c_str() : kiln_status_message(st));
-      kiln_status_free(st);
+    ModelSignature sig;
+    std::string error;
+    if (!ReadSignature(m.get(), &sig, &error)) return Fail("check", error);
+    const std::vector<std::string> dims = sig.SymbolicDims();
+    if (json) {
+      nlohmann::json model = {{"path", f},
+                              {"inputs", nlohmann::json::array()},
+                              {"outputs", nlohmann::json::array()},
+                              {"symbolic_dims", dims},
+                              {"ms", ms}};
+      for (const TensorSignature& t : sig.inputs) model["inputs"].push_back(TensorJson(t));
+      for (const TensorSignature& t : sig.outputs) model["outputs"].push_back(TensorJson(t));
+      doc["models"].push_back(std::move(model));
+      continue;
     }
-    for (int32_t i = 0; i < num_outputs; ++i) {
-      DLTensor info;
-      st = kiln_model_output_info(m.get(), i, &info);
-      std::printf("  output %-12d %s\n", i,
-                  st == nullptr ? TensorText(info).c_str() : kiln_status_message(st));
-      kiln_status_free(st);
+    std::printf("%s: %zu inputs, %zu outputs; read and type-checked in %.2f ms\n", f.c_str(),
+                sig.inputs.size(), sig.outputs.size(), ms);
+    for (size_t i = 0; i < sig.inputs.size(); ++i) {
+      std::printf("  input %zu '%s': %s\n", i, sig.inputs[i].name.c_str(),
+                  sig.inputs[i].Text().c_str());
+    }
+    for (size_t i = 0; i < sig.outputs.size(); ++i) {
+      std::printf("  output %zu '%s': %s\n", i, sig.outputs[i].name.c_str(),
+                  sig.outputs[i].Text().c_str());
+    }
+    if (!dims.empty()) {
+      std::string give;
+      for (const std::string& d : dims) absl::StrAppend(&give, " --input-shape ", d, "=SIZE");
+      std::printf("  symbolic dims: %s (compile with%s)\n", absl::StrJoin(dims, ", ").c_str(),
+                  give.c_str());
     }
   }
+  if (json) std::printf("%s\n", doc.dump(2).c_str());
   return 0;
 }
 
@@ -340,19 +289,25 @@ void OnPass(void* user, const char* pass, int32_t changed, double ms, const char
 }  // namespace
 
 int Opt(const std::vector<std::string>& args) {
-  Args a("opt", args, kOptHelp);
-  std::string list = a.Value("--passes");
-  int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
-  std::string disable = a.Value("--disable");
-  bool print_after_all = a.Flag("--print-after-all");
-  bool timing = a.Flag("--timing");
+  Parser p("opt", kOptHelp);
+  std::string list, disable;
+  int opt_level = 3;
+  bool print_after_all = false, timing = false;
+  std::vector<std::string> specs, files;
+  p.Text("--passes", &list);
+  p.Int("-O,--opt-level", &opt_level, 0, 3);
+  p.Text("--disable", &disable);
+  p.Flag("--print-after-all", &print_after_all);
+  p.Flag("--timing", &timing);
+  p.Texts("--input-shape", &specs);
+  if (!p.Parse(args, &files)) return p.exit_code();
   std::map<std::string, std::vector<int64_t>> shapes;
-  if (!ReadInputShapes(a, &shapes)) return 2;
+  if (!ReadInputShapes(p, specs, &shapes)) return 2;
   std::string file;
-  if (!OneModel(a, &file)) return a.exit_code();
-  KilnStatus* st = nullptr;
-  ModelPtr m = LoadModel(file, shapes, &st);
-  if (st != nullptr) return Fail("opt", st);
+  if (!OneModel(p, files, &file)) return 2;
+  int rc = 0;
+  ModelPtr m = Load(p, "opt", file, shapes, &rc);
+  if (!m) return rc;
   std::vector<std::string> passes = SplitNames(list), disabled = SplitNames(disable);
   std::vector<const char*> c_passes = CStrings(passes), c_disabled = CStrings(disabled);
   KilnOptimizeOptions o;
@@ -370,7 +325,7 @@ int Opt(const std::vector<std::string>& args) {
     o.after_pass_text = print_after_all ? 1 : 0;
   }
   KilnModel* out = nullptr;
-  st = kiln_model_optimize(m.get(), &o, &out);
+  KilnStatus* st = kiln_model_optimize(m.get(), &o, &out);
   if (st != nullptr) return Fail("opt", st);
   ModelPtr result(out);
   if (timing) {
@@ -396,25 +351,41 @@ int EmitKind(const std::string& emit) {
   return -1;
 }
 
+const char* EmitName(KilnEmitKind kind) {
+  switch (kind) {
+    case KILN_EMIT_GRAPH_IR: return "the fused graph IR";
+    case KILN_EMIT_LOOP_IR: return "loop IR";
+    case KILN_EMIT_LLVM_IR: return "LLVM IR";
+    case KILN_EMIT_ASSEMBLY: return "assembly";
+  }
+  return "";
+}
+
 }  // namespace
 
 int Lower(const std::vector<std::string>& args) {
-  Args a("lower", args, kLowerHelp);
-  std::string emit = a.Value("--emit");
-  if (emit.empty()) emit = "loop";
-  std::string target = a.Value("--target");
-  int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
-  bool timing = a.Flag("--timing");
+  Parser p("lower", kLowerHelp);
+  std::string emit = "loop", target;
+  int opt_level = 3;
+  bool timing = false;
+  std::vector<std::string> specs, files;
+  p.Text("--emit", &emit);
+  p.Text("--target", &target);
+  p.Int("-O,--opt-level", &opt_level, 0, 3);
+  p.Flag("--timing", &timing);
+  p.Texts("--input-shape", &specs);
+  if (!p.Parse(args, &files)) return p.exit_code();
   std::map<std::string, std::vector<int64_t>> shapes;
-  if (!ReadInputShapes(a, &shapes)) return 2;
+  if (!ReadInputShapes(p, specs, &shapes)) return 2;
   std::string file;
-  if (!OneModel(a, &file)) return a.exit_code();
+  if (!OneModel(p, files, &file)) return 2;
   if (emit != "loop" && emit != "llvm" && emit != "asm") {
-    return a.Usage(absl::StrCat("--emit must be loop, llvm or asm, got '", emit, "'"));
+    return p.Usage(absl::StrCat("--emit must be loop, llvm or asm, got '", emit, "'"));
   }
-  KilnStatus* st = nullptr;
-  ModelPtr m = LoadModel(file, shapes, &st);
-  if (st != nullptr) return Fail("lower", st);
+  int rc = 0;
+  ModelPtr m = Load(p, "lower", file, shapes, &rc);
+  if (!m) return rc;
+  if (std::string e = StaticInputsError(m.get(), file); !e.empty()) return Fail("lower", e);
   KilnCompileOptions o;
   kiln_compile_options_init(&o);
   o.opt_level = opt_level;
@@ -423,7 +394,8 @@ int Lower(const std::vector<std::string>& args) {
   std::memset(&r, 0, sizeof r);
   r.struct_size = sizeof r;
   char* text = nullptr;
-  st = kiln_model_emit(m.get(), &o, static_cast<KilnEmitKind>(EmitKind(emit)), &text, &r);
+  KilnStatus* st =
+      kiln_model_emit(m.get(), &o, static_cast<KilnEmitKind>(EmitKind(emit)), &text, &r);
   if (st != nullptr) return Fail("lower", st);
   std::fputs(TakeText(text).c_str(), stdout);
   if (timing) {
@@ -436,33 +408,50 @@ int Lower(const std::vector<std::string>& args) {
 int Compile(const std::vector<std::string>& args) {
   // First, before the library starts any thread (see InterruptCleanup).
   InterruptCleanup cleanup;
-  Args a("compile", args, kCompileHelp);
-  std::string output = a.Value("--output", "-o");
-  std::string target = a.Value("--target");
-  int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
-  bool no_memory_plan = a.Flag("--no-memory-plan");
-  std::string emit = a.Value("--emit");
-  std::string dump_dir = a.Value("--dump-ir");
-  bool timing = a.Flag("--timing");
+  Parser p("compile", kCompileHelp);
+  std::string output, target, emit, dump_dir;
+  int opt_level = 3;
+  bool no_memory_plan = false, timing = false, json = false;
+  std::vector<std::string> specs, files;
+  p.Text("-o,--output", &output);
+  p.Text("--target", &target);
+  p.Int("-O,--opt-level", &opt_level, 0, 3);
+  p.Flag("--no-memory-plan", &no_memory_plan);
+  p.Text("--emit", &emit);
+  p.Text("--dump-ir", &dump_dir);
+  p.Flag("--timing", &timing);
+  p.Flag("--json", &json);
+  p.Texts("--input-shape", &specs);
+  if (!p.Parse(args, &files)) return p.exit_code();
   std::map<std::string, std::vector<int64_t>> shapes;
-  if (!ReadInputShapes(a, &shapes)) return 2;
+  if (!ReadInputShapes(p, specs, &shapes)) return 2;
   std::string file;
-  if (!OneModel(a, &file)) return a.exit_code();
+  if (!OneModel(p, files, &file)) return 2;
   if (!emit.empty() && EmitKind(emit) < 0) {
-    return a.Usage(absl::StrCat("--emit must be ir, loop, llvm or asm, got '", emit, "'"));
+    return p.Usage(absl::StrCat("--emit must be ir, loop, llvm or asm, got '", emit, "'"));
   }
   if (output.empty() && emit.empty() && dump_dir.empty()) {
-    return a.Usage("no output file (-o MODEL.so)");
+    return p.Usage("no output file (-o MODEL.so)");
   }
-  KilnStatus* st = nullptr;
-  ModelPtr m = LoadModel(file, shapes, &st);
-  if (st != nullptr) return Fail("compile", st);
+  if (json && !timing) return p.Usage("--json goes with --timing (kiln compile --timing --json)");
+  if (json && !emit.empty()) {
+    return p.Usage("--json and --emit both write to stdout; use --dump-ir DIR with --json");
+  }
+  if (json && output.empty()) return p.Usage("--json reports a compile: give -o MODEL.so");
+  Progress progress("compile");
+  progress.Phase(absl::StrCat("reading ", file));
+  int rc = 0;
+  ModelPtr m = Load(p, "compile", file, shapes, &rc);
+  progress.Clear();
+  if (!m) return rc;
+  if (std::string e = StaticInputsError(m.get(), file); !e.empty()) return Fail("compile", e);
   KilnCompileOptions o;
   kiln_compile_options_init(&o);
   o.opt_level = opt_level;
   if (!target.empty()) o.target = target.c_str();
   o.no_memory_plan = no_memory_plan ? 1 : 0;
 
+  KilnStatus* st = nullptr;
   if (!dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(dump_dir, ec);
@@ -477,13 +466,15 @@ int Compile(const std::vector<std::string>& args) {
     if (!WriteFile(dump_dir + "/0_input.kir", TakeText(input), &error)) {
       return Fail("compile", error);
     }
-    const std::pair<KilnEmitKind, const char*> files[] = {{KILN_EMIT_GRAPH_IR, "1_fused.kir"},
-                                                          {KILN_EMIT_LOOP_IR, "2_kernels.tir"},
-                                                          {KILN_EMIT_LLVM_IR, "3_kernels.ll"},
-                                                          {KILN_EMIT_ASSEMBLY, "4_kernels.s"}};
-    for (const auto& [kind, name] : files) {
+    const std::pair<KilnEmitKind, const char*> stages[] = {{KILN_EMIT_GRAPH_IR, "1_fused.kir"},
+                                                           {KILN_EMIT_LOOP_IR, "2_kernels.tir"},
+                                                           {KILN_EMIT_LLVM_IR, "3_kernels.ll"},
+                                                           {KILN_EMIT_ASSEMBLY, "4_kernels.s"}};
+    for (const auto& [kind, name] : stages) {
+      progress.Phase(absl::StrCat("writing ", EmitName(kind), " to ", dump_dir, "/", name));
       char* text = nullptr;
       st = kiln_model_emit(m.get(), &o, kind, &text, nullptr);
+      progress.Clear();
       if (st != nullptr) return Fail("compile", st);
       if (!WriteFile(absl::StrCat(dump_dir, "/", name), TakeText(text), &error)) {
         return Fail("compile", error);
@@ -491,8 +482,11 @@ int Compile(const std::vector<std::string>& args) {
     }
   }
   if (!emit.empty()) {
+    const KilnEmitKind kind = static_cast<KilnEmitKind>(EmitKind(emit));
+    progress.Phase(absl::StrCat("generating ", EmitName(kind)));
     char* text = nullptr;
-    st = kiln_model_emit(m.get(), &o, static_cast<KilnEmitKind>(EmitKind(emit)), &text, nullptr);
+    st = kiln_model_emit(m.get(), &o, kind, &text, nullptr);
+    progress.Clear();
     if (st != nullptr) return Fail("compile", st);
     std::fputs(TakeText(text).c_str(), stdout);
   }
@@ -501,9 +495,29 @@ int Compile(const std::vector<std::string>& args) {
   KilnCompileReport r;
   std::memset(&r, 0, sizeof r);
   r.struct_size = sizeof r;
+  progress.Phase(absl::StrCat("compiling to ", output,
+                              " (graph passes, lowering, code generation, link)"));
   st = kiln_model_compile(m.get(), &o, output.c_str(), &r);
+  progress.Clear();
   if (st != nullptr) return Fail("compile", st);
-  if (timing) {
+  if (json) {
+    nlohmann::json doc = {
+        {"model", file},
+        {"output", output},
+        {"fused_calls", r.num_fused_calls},
+        {"kernels", r.num_kernels},
+        {"ms",
+         {{"passes", r.passes_ms},
+          {"lowering", r.lower_ms},
+          {"plan", r.plan_ms},
+          {"codegen", r.codegen_ms},
+          {"link", r.link_ms},
+          {"total", r.passes_ms + r.lower_ms + r.plan_ms + r.codegen_ms + r.link_ms}}},
+        {"arena_bytes", r.arena_bytes},
+        {"naive_bytes", r.naive_bytes},
+        {"file_bytes", r.file_bytes}};
+    std::printf("%s\n", doc.dump(2).c_str());
+  } else if (timing) {
     std::fprintf(stderr,
                  "kiln compile: %d fused calls, %d kernels; passes %.1f ms, lowering %.1f ms, "
                  "plan %.1f ms, codegen %.1f ms, link %.1f ms; arena %lld bytes (naive %lld); "
@@ -512,84 +526,6 @@ int Compile(const std::vector<std::string>& args) {
                  r.codegen_ms, r.link_ms, static_cast<long long>(r.arena_bytes),
                  static_cast<long long>(r.naive_bytes), output.c_str(),
                  static_cast<unsigned long long>(r.file_bytes));
-  }
-  return 0;
-}
-
-int Graph(const std::vector<std::string>& args) {
-  Args a("graph", args, kGraphHelp);
-  std::string format = a.Value("--format");
-  if (format.empty()) format = "dot";
-  std::string output = a.Value("--output", "-o");
-  bool fused = a.Flag("--fused");
-  int opt_level = a.Int("--opt-level", "-O", 3, 0, 3);
-  std::map<std::string, std::vector<int64_t>> shapes;
-  if (!ReadInputShapes(a, &shapes)) return 2;
-  std::string file;
-  if (!OneModel(a, &file)) return a.exit_code();
-  if (format != "dot" && format != "svg") {
-    return a.Usage(absl::StrCat("--format must be dot or svg, got '", format, "'"));
-  }
-  KilnStatus* st = nullptr;
-  ModelPtr m = LoadModel(file, shapes, &st);
-  if (st != nullptr) return Fail("graph", st);
-  if (fused) {
-    // The default pipeline with fusion required: what the compiler lowers.
-    KilnOptimizeOptions o;
-    kiln_optimize_options_init(&o);
-    o.opt_level = opt_level;
-    const char* required[] = {"FuseOps"};
-    o.required_passes = required;
-    o.num_required_passes = 1;
-    KilnModel* out = nullptr;
-    st = kiln_model_optimize(m.get(), &o, &out);
-    if (st != nullptr) return Fail("graph", st);
-    m.reset(out);
-  }
-  char* dot_text = nullptr;
-  st = kiln_model_to_dot(m.get(), &dot_text);
-  if (st != nullptr) return Fail("graph", st);
-  std::string dot = TakeText(dot_text);
-  std::string error;
-  if (format == "dot") {
-    if (output.empty()) {
-      std::fputs(dot.c_str(), stdout);
-      return 0;
-    }
-    return WriteFile(output, dot, &error) ? 0 : Fail("graph", error);
-  }
-  // svg: Graphviz reads the dot text from a temporary file.
-  std::string tmp = (std::filesystem::temp_directory_path() /
-                     absl::StrCat("kiln_graph_", ::getpid(), ".dot")).string();
-  if (!WriteFile(tmp, dot, &error)) return Fail("graph", error);
-  // Graphviz is spawned without a shell: the paths are arguments, never
-  // command text (a user's -o value must not run anything).
-  std::vector<std::string> dot_args = {"dot", "-Tsvg", tmp};
-  if (!output.empty()) {
-    dot_args.push_back("-o");
-    dot_args.push_back(output);
-  }
-  std::vector<char*> argv;
-  for (std::string& a : dot_args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int rc = posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ);
-  int wstatus = 0;
-  if (rc == 0) {
-    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
-    }
-  }
-  std::error_code ec;
-  std::filesystem::remove(tmp, ec);
-  if (rc != 0) {
-    return Fail("graph", absl::StrCat("cannot run Graphviz `dot`: ", std::strerror(rc),
-                                      " (Debian: apt-get install graphviz; or use --format dot)"));
-  }
-  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    return Fail("graph", WIFEXITED(wstatus)
-                             ? absl::StrCat("Graphviz `dot -Tsvg` exited with status ",
-                                            WEXITSTATUS(wstatus))
-                             : std::string("Graphviz `dot -Tsvg` was killed by a signal"));
   }
   return 0;
 }

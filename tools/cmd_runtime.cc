@@ -2,6 +2,7 @@
 //
 // The deployment subcommands of `kiln`: run, bench and debug. They use only
 // the runtime's C API (kiln/kiln_runtime.h), exactly as a service would.
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -17,7 +18,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "kiln/kiln_runtime.h"
+#include "nlohmann/json.hpp"
 #include "tools/cli.h"
+#include "tools/npz.h"
+#include "tools/progress.h"
 
 namespace kiln::cli {
 namespace {
@@ -25,20 +29,31 @@ namespace {
 // DLPack's bool type code (6); Debian's dlpack.h predates kDLBool.
 constexpr uint8_t kDLBoolCode = 6;
 
-constexpr const char kRunHelp[] =
-    "usage: kiln run MODEL.so [--input NAME=FILE.npy ...] [--random-inputs] [--output-dir DIR]\n"
-    "                [--repeat N] [--threads T] [--quiet]\n"
+}  // namespace
+
+const char kRunHelp[] =
+    "usage: kiln run MODEL.so [--input NAME=FILE.npy | --input FILE.npz ...] [--random-inputs]\n"
+    "                [--output-dir DIR] [--output-npz FILE.npz] [--top-k N] [--repeat N]\n"
+    "                [--threads T] [--quiet] [--json]\n"
     "\n"
-    "Loads a compiled model, sets its inputs from NumPy .npy files, runs it, and\n"
-    "prints every output (name, dtype, shape, values) and the time per run.\n"
+    "Loads a compiled model, sets its inputs from NumPy .npy or .npz files, runs it,\n"
+    "and prints every output (name, dtype, shape, values) and the time per run.\n"
     "  --input NAME=FILE.npy   the value of input NAME (repeatable)\n"
+    "  --input FILE.npz        every array of FILE.npz (np.savez) sets the input of\n"
+    "                          its name\n"
     "  --random-inputs         inputs not given get random values (seed 0)\n"
     "  --output-dir DIR        write each output as DIR/<output name>.npy\n"
+    "  --output-npz FILE.npz   write every output into one .npz, by output name\n"
+    "  --top-k N               print the indices and values of the N largest values of\n"
+    "                          each output row (the last axis), as for a classifier\n"
     "  --repeat N              timed runs (default 1); the time printed is the mean\n"
     "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n"
-    "  --quiet                 print only the time, not the values\n";
+    "  --quiet                 print only the time, not the values\n"
+    "  --json                  one JSON document on stdout: outputs (all values unless\n"
+    "                          --quiet; top_k with --top-k) and the time per run\n"
+    "On a terminal, stderr shows the runs done when there are many.\n";
 
-constexpr const char kBenchHelp[] =
+const char kBenchHelp[] =
     "usage: kiln bench MODEL.so [--repeat N] [--warmup N] [--threads T] [--input NAME=FILE.npy ...]\n"
     "\n"
     "Times the model (inputs random unless given) and prints one line of TVM's\n"
@@ -47,9 +62,9 @@ constexpr const char kBenchHelp[] =
     "  --repeat N              timed runs (default 10)\n"
     "  --warmup N              untimed runs first (default 1, at least 1)\n"
     "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n"
-    "  --input NAME=FILE.npy   the value of input NAME (repeatable)\n";
+    "  --input NAME=FILE.npy   the value of input NAME (repeatable; or --input FILE.npz)\n";
 
-constexpr const char kDebugHelp[] =
+const char kDebugHelp[] =
     "usage: kiln debug MODEL.so --dump-dir DIR [--input NAME=FILE.npy ...] [--threads T]\n"
     "                  [--warmup W] [--repeat N] [--no-tensors]\n"
     "\n"
@@ -59,11 +74,13 @@ constexpr const char kDebugHelp[] =
     "chrome://tracing or Perfetto) and, from one more run, DIR/tensors/<node>__<i>.npy\n"
     "for every node's outputs. Inputs are random unless given.\n"
     "  --dump-dir DIR          where to write (created if missing)\n"
-    "  --input NAME=FILE.npy   the value of input NAME (repeatable)\n"
+    "  --input NAME=FILE.npy   the value of input NAME (repeatable; or --input FILE.npz)\n"
     "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n"
     "  --warmup W              untimed runs before the timed ones (default 0)\n"
     "  --repeat N              timed runs; each node's time is its median (default 1)\n"
     "  --no-tensors            write no tensors/ (and skip the run that dumps them)\n";
+
+namespace {
 
 // Owns the runtime objects of one command.
 struct Runtime {
@@ -163,8 +180,8 @@ void FillRandom(const DLTensor& info, uint8_t* data, std::mt19937* rng) {
 }
 
 // Loads the artifact, makes a session and sets every input: from --input
-// files, else random when `random` is set; otherwise an error naming the
-// missing input.
+// files (NAME=FILE.npy, or FILE.npz: each array by its name), else random
+// when `random` is set; otherwise an error naming the missing input.
 int Prepare(const char* command, const std::string& path,
             const std::vector<std::string>& input_specs, bool random, int threads, Runtime* rt) {
   KilnStatus* st = kiln_artifact_load(path.c_str(), &rt->artifact);
@@ -176,17 +193,57 @@ int Prepare(const char* command, const std::string& path,
   st = kiln_session_create(rt->artifact, &opts, &rt->session);
   if (st != nullptr) return StatusFail(command, st);
   std::map<std::string, std::string> files;
+  std::map<std::string, KilnNpyTensor*> from_npz;  // owned by rt->npy
+  TempDir tmp;
   for (const std::string& spec : input_specs) {
     size_t eq = spec.find('=');
+    if (eq == std::string::npos && spec.ends_with(".npz")) {
+      std::vector<NpzArray> arrays;
+      std::string error;
+      if (!ReadNpz(spec, &arrays, &error)) {
+        std::fprintf(stderr, "kiln %s: error: %s\n", command, error.c_str());
+        return 1;
+      }
+      for (const NpzArray& a : arrays) {
+        int32_t index = -1;
+        st = kiln_artifact_input_index(rt->artifact, a.name.c_str(), &index);
+        if (st != nullptr) {
+          std::fprintf(stderr, "kiln %s: error: %s holds array '%s': %s\n", command, spec.c_str(),
+                       a.name.c_str(), kiln_status_message(st));
+          kiln_status_free(st);
+          return 1;
+        }
+        KilnNpyTensor* t =
+            NpyToTensor(a.npy, absl::StrCat(spec, "['", a.name, "']"), tmp, &error);
+        if (t == nullptr) {
+          std::fprintf(stderr, "kiln %s: error: %s\n", command, error.c_str());
+          return 1;
+        }
+        rt->npy.push_back(t);
+        from_npz[a.name] = t;
+        files.erase(a.name);
+      }
+      continue;
+    }
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
-      std::fprintf(stderr, "kiln %s: --input must be NAME=FILE.npy, got '%s'\n", command,
-                   spec.c_str());
+      std::fprintf(stderr,
+                   "kiln %s: --input must be NAME=FILE.npy or FILE.npz, got '%s'\n(kiln %s "
+                   "--help for usage)\n",
+                   command, spec.c_str(), command);
+      return 2;
+    }
+    if (spec.ends_with(".npz")) {
+      std::fprintf(stderr,
+                   "kiln %s: --input %s: an .npz sets inputs by its arrays' names; give it "
+                   "alone: --input %s\n(kiln %s --help for usage)\n",
+                   command, spec.c_str(), spec.substr(eq + 1).c_str(), command);
       return 2;
     }
     int32_t index = -1;
     st = kiln_artifact_input_index(rt->artifact, spec.substr(0, eq).c_str(), &index);
     if (st != nullptr) return StatusFail(command, st);
     files[spec.substr(0, eq)] = spec.substr(eq + 1);
+    from_npz.erase(spec.substr(0, eq));
   }
   std::mt19937 rng(0);
   for (int32_t i = 0; i < kiln_artifact_num_inputs(rt->artifact); ++i) {
@@ -194,6 +251,11 @@ int Prepare(const char* command, const std::string& path,
     DLTensor info;
     st = kiln_artifact_input_info(rt->artifact, i, &name, &info);
     if (st != nullptr) return StatusFail(command, st);
+    if (auto z = from_npz.find(name); z != from_npz.end()) {
+      st = kiln_session_set_input(rt->session, name, &z->second->tensor);
+      if (st != nullptr) return StatusFail(command, st);
+      continue;
+    }
     auto it = files.find(name);
     if (it != files.end()) {
       KilnNpyTensor* t = nullptr;
@@ -234,29 +296,82 @@ std::string FileSafe(const std::string& name) {
   return s;
 }
 
+// The indices of the `k` largest values of each row (the last axis) of
+// `t`, largest first; ties keep the lower index first, NaN counts as
+// smallest. A scalar is one row of one value.
+std::vector<std::vector<int64_t>> TopK(const DLTensor& t, int k) {
+  const int64_t n = NumElements(t);
+  const int64_t cols = t.ndim == 0 ? 1 : t.shape[t.ndim - 1];
+  std::vector<std::vector<int64_t>> rows;
+  if (cols <= 0 || n <= 0) return rows;
+  const int64_t take = std::min<int64_t>(k, cols);
+  for (int64_t r = 0; r < n / cols; ++r) {
+    std::vector<int64_t> idx(static_cast<size_t>(cols));
+    for (int64_t c = 0; c < cols; ++c) idx[static_cast<size_t>(c)] = c;
+    const auto greater = [&](int64_t x, int64_t y) {
+      double a = Element(t, r * cols + x), b = Element(t, r * cols + y);
+      if (std::isnan(a) || std::isnan(b)) return !std::isnan(a) && std::isnan(b);
+      return a > b;
+    };
+    std::stable_sort(idx.begin(), idx.end(), greater);
+    idx.resize(static_cast<size_t>(take));
+    rows.push_back(std::move(idx));
+  }
+  return rows;
+}
+
+// A value for JSON: NaN and infinities as strings (JSON has no such numbers).
+nlohmann::json JsonValue(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+nlohmann::json ShapeJson(const DLTensor& t) {
+  nlohmann::json s = nlohmann::json::array();
+  for (int32_t d = 0; d < t.ndim; ++d) s.push_back(t.shape[d]);
+  return s;
+}
+
 }  // namespace
 
 int Run(const std::vector<std::string>& args) {
-  Args a("run", args, kRunHelp);
-  std::vector<std::string> inputs = a.Values("--input");
-  bool random = a.Flag("--random-inputs");
-  std::string out_dir = a.Value("--output-dir");
-  int repeat = a.Int("--repeat", nullptr, 1, 1, 1000000);
-  int threads = a.Int("--threads", nullptr, 0, 0, 4096);
-  bool quiet = a.Flag("--quiet");
-  std::vector<std::string> files = a.Positional();
-  if (!a.Finish()) return a.exit_code();
-  if (files.size() != 1) return a.Usage("one MODEL.so expected");
+  Parser p("run", kRunHelp);
+  std::vector<std::string> inputs, files;
+  bool random = false, quiet = false, json = false;
+  std::string out_dir, out_npz;
+  int repeat = 1, threads = 0, top_k = 0;
+  p.Texts("--input", &inputs);
+  p.Flag("--random-inputs", &random);
+  p.Text("--output-dir", &out_dir);
+  p.Text("--output-npz", &out_npz);
+  p.Int("--top-k", &top_k, 1, 1000000);
+  p.Int("--repeat", &repeat, 1, 1000000);
+  p.Int("--threads", &threads, 0, 4096);
+  p.Flag("--quiet", &quiet);
+  p.Flag("--json", &json);
+  if (!p.Parse(args, &files)) return p.exit_code();
+  if (files.size() != 1) return p.Usage("one MODEL.so expected");
+  if (!out_npz.empty() && !out_npz.ends_with(".npz")) {
+    return p.Usage(absl::StrCat("--output-npz must name a .npz file, got '", out_npz, "'"));
+  }
   Runtime rt;
   if (int rc = Prepare("run", files[0], inputs, random, threads, &rt)) return rc;
   double total_ms = 0;
+  Progress progress("run");
   for (int r = 0; r < repeat; ++r) {
+    // Shown once the runs have taken a second: a single quick run stays quiet.
+    if (total_ms > 1000) progress.Count("run", r, repeat);
     auto t0 = std::chrono::steady_clock::now();
     KilnStatus* st = kiln_session_run(rt.session);
     total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                     .count();
-    if (st != nullptr) return StatusFail("run", st);
+    if (st != nullptr) {
+      progress.Clear();
+      return StatusFail("run", st);
+    }
   }
+  progress.Clear();
   if (!out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(out_dir, ec);
@@ -266,6 +381,9 @@ int Run(const std::vector<std::string>& args) {
       return 1;
     }
   }
+  std::vector<NpzArray> npz;
+  TempDir tmp;
+  nlohmann::json doc = {{"model", files[0]}, {"outputs", nlohmann::json::array()}};
   for (int32_t i = 0; i < kiln_artifact_num_outputs(rt.artifact); ++i) {
     const char* name = nullptr;
     DLTensor info;
@@ -279,13 +397,77 @@ int Run(const std::vector<std::string>& args) {
       st = kiln_npy_write(path.c_str(), out);
       if (st != nullptr) return StatusFail("run", st);
     }
-    if (quiet) continue;
+    if (!out_npz.empty()) {
+      NpzArray a;
+      a.name = name;
+      for (char& c : a.name) {
+        if (c == '/' || c == '\\') c = '_';
+      }
+      std::string error;
+      if (!TensorToNpy(*out, tmp, &a.npy, &error)) {
+        std::fprintf(stderr, "kiln run: error: output '%s': %s\n", name, error.c_str());
+        return 1;
+      }
+      npz.push_back(std::move(a));
+    }
     const int64_t n = NumElements(*out);
+    std::vector<std::vector<int64_t>> top;
+    if (top_k > 0) top = TopK(*out, top_k);
+    const int64_t cols = out->ndim == 0 ? 1 : out->shape[out->ndim - 1];
+    if (json) {
+      nlohmann::json o = {{"index", i},
+                          {"name", name},
+                          {"dtype", DtypeText(out->dtype)},
+                          {"shape", ShapeJson(*out)}};
+      if (!quiet) {
+        nlohmann::json values = nlohmann::json::array();
+        for (int64_t e = 0; e < n; ++e) values.push_back(JsonValue(Element(*out, e)));
+        o["values"] = std::move(values);
+      }
+      if (top_k > 0) {
+        nlohmann::json rows = nlohmann::json::array();
+        for (size_t r = 0; r < top.size(); ++r) {
+          nlohmann::json vals = nlohmann::json::array();
+          for (int64_t c : top[r]) {
+            vals.push_back(JsonValue(Element(*out, static_cast<int64_t>(r) * cols + c)));
+          }
+          rows.push_back({{"indices", top[r]}, {"values", vals}});
+        }
+        o["top_k"] = std::move(rows);
+      }
+      doc["outputs"].push_back(std::move(o));
+      continue;
+    }
+    if (quiet) continue;
     std::printf("output %d '%s': %s\n", i, name, TensorText(*out).c_str());
+    if (top_k > 0) {
+      for (size_t r = 0; r < top.size(); ++r) {
+        std::printf("  top %zu of row %zu:", top[r].size(), r);
+        for (size_t j = 0; j < top[r].size(); ++j) {
+          std::printf("%s %lld (%.6g)", j ? "," : "", static_cast<long long>(top[r][j]),
+                      Element(*out, static_cast<int64_t>(r) * cols + top[r][j]));
+        }
+        std::printf("\n");
+      }
+      continue;
+    }
     constexpr int64_t kShow = 16;
     std::printf("  [");
     for (int64_t e = 0; e < n && e < kShow; ++e) std::printf("%s%.6g", e ? ", " : "", Element(*out, e));
     std::printf("%s]\n", n > kShow ? absl::StrCat(", ... (", n, " values)").c_str() : "");
+  }
+  if (!out_npz.empty()) {
+    std::string error;
+    if (!WriteNpz(out_npz, npz, &error)) {
+      std::fprintf(stderr, "kiln run: error: %s\n", error.c_str());
+      return 1;
+    }
+  }
+  if (json) {
+    doc["time_ms_mean"] = total_ms / repeat;
+    doc["repeat"] = repeat;
+    std::printf("%s\n", doc.dump(2).c_str());
+    return 0;
   }
   std::printf("time per run: %.3f ms (mean of %d run%s)\n", total_ms / repeat, repeat,
               repeat == 1 ? "" : "s");
@@ -293,14 +475,15 @@ int Run(const std::vector<std::string>& args) {
 }
 
 int Bench(const std::vector<std::string>& args) {
-  Args a("bench", args, kBenchHelp);
-  std::vector<std::string> inputs = a.Values("--input");
-  int repeat = a.Int("--repeat", nullptr, 10, 1, 1000000);
-  int warmup = a.Int("--warmup", nullptr, 1, 1, 1000000);
-  int threads = a.Int("--threads", nullptr, 0, 0, 4096);
-  std::vector<std::string> files = a.Positional();
-  if (!a.Finish()) return a.exit_code();
-  if (files.size() != 1) return a.Usage("one MODEL.so expected");
+  Parser p("bench", kBenchHelp);
+  std::vector<std::string> inputs, files;
+  int repeat = 10, warmup = 1, threads = 0;
+  p.Texts("--input", &inputs);
+  p.Int("--repeat", &repeat, 1, 1000000);
+  p.Int("--warmup", &warmup, 1, 1000000);
+  p.Int("--threads", &threads, 0, 4096);
+  if (!p.Parse(args, &files)) return p.exit_code();
+  if (files.size() != 1) return p.Usage("one MODEL.so expected");
   Runtime rt;
   if (int rc = Prepare("bench", files[0], inputs, /*random=*/true, threads, &rt)) return rc;
   KilnBenchmarkOptions bo;
@@ -310,7 +493,10 @@ int Bench(const std::vector<std::string>& args) {
   bo.warmup = warmup;
   KilnBenchmarkResult result;
   char* line = nullptr;
+  Progress progress("bench");
+  progress.Phase(absl::StrCat(warmup, " warm-up and ", repeat, " timed runs"));
   KilnStatus* st = kiln_session_benchmark(rt.session, &bo, &result, &line);
+  progress.Clear();
   if (st != nullptr) return StatusFail("bench", st);
   std::printf("%s\n", line);
   kiln_free(line);
@@ -320,17 +506,20 @@ int Bench(const std::vector<std::string>& args) {
 }
 
 int Debug(const std::vector<std::string>& args) {
-  Args a("debug", args, kDebugHelp);
-  std::string dir = a.Value("--dump-dir");
-  std::vector<std::string> inputs = a.Values("--input");
-  int threads = a.Int("--threads", nullptr, 0, 0, 4096);
-  int warmup = a.Int("--warmup", nullptr, 0, 0, KILN_PROFILE_MAX_RUNS);
-  int repeat = a.Int("--repeat", nullptr, 1, 1, KILN_PROFILE_MAX_RUNS);
-  bool no_tensors = a.Flag("--no-tensors");
-  std::vector<std::string> files = a.Positional();
-  if (!a.Finish()) return a.exit_code();
-  if (files.size() != 1) return a.Usage("one MODEL.so expected");
-  if (dir.empty()) return a.Usage("--dump-dir DIR is required");
+  Parser p("debug", kDebugHelp);
+  std::string dir;
+  std::vector<std::string> inputs, files;
+  int threads = 0, warmup = 0, repeat = 1;
+  bool no_tensors = false;
+  p.Text("--dump-dir", &dir);
+  p.Texts("--input", &inputs);
+  p.Int("--threads", &threads, 0, 4096);
+  p.Int("--warmup", &warmup, 0, KILN_PROFILE_MAX_RUNS);
+  p.Int("--repeat", &repeat, 1, KILN_PROFILE_MAX_RUNS);
+  p.Flag("--no-tensors", &no_tensors);
+  if (!p.Parse(args, &files)) return p.exit_code();
+  if (files.size() != 1) return p.Usage("one MODEL.so expected");
+  if (dir.empty()) return p.Usage("--dump-dir DIR is required");
   Runtime rt;
   if (int rc = Prepare("debug", files[0], inputs, /*random=*/true, threads, &rt)) return rc;
   KilnProfileOptions po;
@@ -339,7 +528,11 @@ int Debug(const std::vector<std::string>& args) {
   po.warmup = warmup;
   po.repeat = repeat;
   po.skip_tensors = no_tensors ? 1 : 0;
+  Progress progress("debug");
+  progress.Phase(absl::StrCat("profiling (", warmup, " warm-up, ", repeat, " timed run",
+                              repeat == 1 ? "" : "s", no_tensors ? ")" : ", then the tensor dump)"));
   KilnStatus* st = kiln_session_debug_dump_with(rt.session, dir.c_str(), &po);
+  progress.Clear();
   if (st != nullptr) return StatusFail("debug", st);
   std::string table_path = dir + "/profile.txt";
   if (std::FILE* f = std::fopen(table_path.c_str(), "rb")) {

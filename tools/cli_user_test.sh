@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# The command line as a new user meets it (issue 16): CLI11's errors for bad
+# arguments (named option, exit 2, never a signal), --version, kiln info,
+# check's names and symbolic dims, --json on check / compile --timing / run /
+# info (parsed as JSON), symbolic-dim errors and --input-shape by dim name,
+# .npz in and out (read back with NumPy; malformed archives refused), run
+# --top-k (against NumPy's argsort), the progress display (shown on a
+# terminal, absent otherwise) and kiln graph's fused labels.
+#
+#   cli_user_test.sh KILN MODEL.onnx INPUT.npy EXPECTED.npy
+set -uo pipefail
+kiln=$1
+model=$2
+input=$3
+expected=$4
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+py=/usr/bin/python3
+fail=0
+check() {  # check DESCRIPTION COMMAND...: the command must succeed
+  local what=$1
+  shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if (( rc != 0 )); then
+    echo "FAIL: $what: exit $rc"
+    cat "$tmp/out" "$tmp/err"
+    fail=1
+    return 1
+  fi
+}
+expect_error() {  # expect_error CODE TEXT COMMAND...: exit CODE, TEXT on stderr
+  local code=$1 text=$2
+  shift 2
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if (( rc != code )) || ! grep -qF -- "$text" "$tmp/err"; then
+    echo "FAIL: '$*' should exit $code with '$text' on stderr; got exit $rc:"
+    cat "$tmp/err"
+    fail=1
+  fi
+}
+expect_out() {  # expect_out TEXT WHAT: TEXT in the last stdout
+  grep -qF -- "$1" "$tmp/out" || { echo "FAIL: $2: '$1' not in stdout:"; cat "$tmp/out"; fail=1; }
+}
+pycheck() {  # pycheck WHAT SCRIPT ARGS...: a Python check on files
+  local what=$1 script=$2
+  shift 2
+  if ! "$py" -c "$script" "$@" >"$tmp/py.out" 2>&1; then
+    echo "FAIL: $what:"
+    cat "$tmp/py.out"
+    fail=1
+  fi
+}
+
+check "compile" "$kiln" compile "$model" -o "$tmp/m.so"
+
+# ---- 1. bad arguments: a clear error naming the option, exit 2, no abort.
+expect_error 2 "--opt-level needs a value" "$kiln" compile "$model" -o "$tmp/x.so" --opt-level
+expect_error 2 "--opt-level must be an integer from 0 to 3, got 'fast'" "$kiln" compile "$model" -o "$tmp/x.so" -O fast
+expect_error 2 "--output needs a value" "$kiln" compile "$model" -o
+expect_error 2 "--top-k must be an integer from 1 to 1000000, got '0'" "$kiln" run "$tmp/m.so" --random-inputs --top-k 0
+expect_error 2 "--threads must be an integer from 0 to 4096, got 'x'" "$kiln" bench "$tmp/m.so" --threads=x
+expect_error 2 "--repeat needs a value" "$kiln" debug "$tmp/m.so" --dump-dir "$tmp/d" --repeat
+expect_error 2 "unknown option '--frobnicate'" "$kiln" check "$model" --frobnicate
+expect_error 2 "unknown option '--json'" "$kiln" bench "$tmp/m.so" --json
+expect_error 2 "--json goes with --timing" "$kiln" compile "$model" -o "$tmp/x.so" --json
+expect_error 2 "--input-shape must be NAME=D0,D1,..." "$kiln" compile "$model" -o "$tmp/x.so" --input-shape 1,2
+expect_error 2 "unknown command 'nope'" "$kiln" help nope
+# The last of a repeated option wins; --name=value and -O3 spellings work.
+check "repeated and joined options" "$kiln" compile "$model" -O 0 -O3 --output="$tmp/x.so" --timing
+grep -q "kiln compile: " "$tmp/err" || { echo "FAIL: --timing line missing"; fail=1; }
+
+# ---- 2. --version, info, check's names.
+check "--version" "$kiln" --version
+grep -qE "^kiln [0-9]+\.[0-9]+\.[0-9]+ \(C API version [0-9]+\)$" "$tmp/out" || { echo "FAIL: --version:"; cat "$tmp/out"; fail=1; }
+check "info" "$kiln" info "$tmp/m.so"
+expect_out "input 0 'input': float32[1,3,32,32]" "info input"
+expect_out "output 0 'softmax_40': float32[1,10]" "info output"
+expect_out "target:   llvm" "info target"
+expect_out "executor: graph executor" "info executor"
+expect_out "fused_nn_conv2d" "info kernels"
+check "info --json" "$kiln" info "$tmp/m.so" --json
+cp "$tmp/out" "$tmp/info.json"
+pycheck "info --json" "
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+assert d['target'].startswith('llvm'), d['target']
+assert d['producer'].startswith('kiln '), d['producer']
+assert d['executor'] == 'graph'
+assert d['inputs'] == [{'name': 'input', 'dtype': 'float32', 'shape': [1, 3, 32, 32]}], d['inputs']
+assert d['outputs'] == [{'name': 'softmax_40', 'dtype': 'float32', 'shape': [1, 10]}], d['outputs']
+assert d['kernels'] and all(k['calls'] >= 1 and k['ops'] for k in d['kernels']), d['kernels']
+assert sum(k['calls'] for k in d['kernels']) == d['num_kernel_calls']
+s = d['sizes']
+assert s['file_bytes'] == os.path.getsize(sys.argv[2]), s
+assert s['num_weights'] > 0 and s['weight_bytes'] > 0 and s['arena_bytes'] > 0, s
+" "$tmp/info.json" "$tmp/m.so"
+expect_error 1 "cannot open" "$kiln" info "$tmp/missing.so"
+head -c 3000 "$tmp/m.so" >"$tmp/trunc.so"
+expect_error 1 "trunc.so" "$kiln" info "$tmp/trunc.so"
+
+check "check" "$kiln" check "$model"
+expect_out "input 0 'input': float32[1,3,32,32]" "check input"
+expect_out "output 0 'softmax_40': float32[1,10]" "check output name, as run prints it"
+check "check --json" "$kiln" check "$model" --json
+cp "$tmp/out" "$tmp/check.json"
+pycheck "check --json" "
+import json, sys
+d = json.load(open(sys.argv[1]))
+m, = d['models']
+assert m['inputs'] == [{'name': 'input', 'dtype': 'float32', 'shape': [1, 3, 32, 32]}], m
+assert m['outputs'] == [{'name': 'softmax_40', 'dtype': 'float32', 'shape': [1, 10]}], m
+assert m['symbolic_dims'] == [] and m['ms'] >= 0, m
+" "$tmp/check.json"
+
+# ---- 3. symbolic dims: a batch dim named N.
+check "write a model with a symbolic batch" "$py" -c "
+import sys, onnx
+m = onnx.load(sys.argv[1])
+for v in list(m.graph.input) + list(m.graph.output):
+    v.type.tensor_type.shape.dim[0].dim_param = 'N'
+onnx.save(m, sys.argv[2])
+" "$model" "$tmp/sym.onnx"
+check "check a symbolic model" "$kiln" check "$tmp/sym.onnx"
+expect_out "input 0 'input': float32[N,3,32,32]" "check names the symbolic dim"
+expect_out "symbolic dims: N (compile with --input-shape N=SIZE)" "check lists the symbolic dims"
+check "check --json a symbolic model" "$kiln" check "$tmp/sym.onnx" --json
+cp "$tmp/out" "$tmp/sym.json"
+pycheck "check --json symbolic" "
+import json, sys
+m, = json.load(open(sys.argv[1]))['models']
+assert m['symbolic_dims'] == ['N'], m
+assert m['inputs'][0]['shape'] == ['N', 3, 32, 32], m
+" "$tmp/sym.json"
+expect_error 1 "input 'input' has the symbolic dim 'N' (axis 0 of float32[N,3,32,32]); give its size with --input-shape N=SIZE (or --input-shape input=SIZE,3,32,32)" \
+  "$kiln" compile "$tmp/sym.onnx" -o "$tmp/sym.so"
+expect_error 1 "--input-shape N=SIZE" "$kiln" lower "$tmp/sym.onnx"
+check "compile with a dim name" "$kiln" compile "$tmp/sym.onnx" -o "$tmp/sym2.so" --input-shape N=2
+check "info of the N=2 model" "$kiln" info "$tmp/sym2.so"
+expect_out "input 0 'input': float32[2,3,32,32]" "N=2 binds the batch"
+check "compile with an input name" "$kiln" compile "$tmp/sym.onnx" -o "$tmp/sym3.so" --input-shape input=3,3,32,32
+check "info of the input=3,... model" "$kiln" info "$tmp/sym3.so"
+expect_out "input 0 'input': float32[3,3,32,32]" "input=3,... binds the batch"
+expect_error 2 "--input-shape names 'Q', which is neither an input nor a symbolic dim of $tmp/sym.onnx (inputs: input; symbolic dims: N)" \
+  "$kiln" compile "$tmp/sym.onnx" -o "$tmp/x.so" --input-shape Q=2
+expect_error 2 "'N' is a symbolic dim and takes one size, got 2" "$kiln" compile "$tmp/sym.onnx" -o "$tmp/x.so" --input-shape N=2,3
+
+# ---- 4. --json on compile --timing and run.
+check "compile --timing --json" "$kiln" compile "$model" -o "$tmp/j.so" --timing --json
+cp "$tmp/out" "$tmp/compile.json"
+pycheck "compile --timing --json" "
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+assert d['kernels'] > 0 and d['fused_calls'] >= d['kernels'], d
+assert d['file_bytes'] == os.path.getsize(sys.argv[2]), d
+assert d['ms']['total'] > 0 and set(d['ms']) >= {'passes', 'lowering', 'plan', 'codegen', 'link'}, d
+" "$tmp/compile.json" "$tmp/j.so"
+check "run --json" "$kiln" run "$tmp/m.so" --input "input=$input" --json --repeat 2
+cp "$tmp/out" "$tmp/run.json"
+pycheck "run --json values match NumPy" "
+import json, sys, numpy as np
+d = json.load(open(sys.argv[1]))
+o, = d['outputs']
+assert o['name'] == 'softmax_40' and o['dtype'] == 'float32' and o['shape'] == [1, 10], o
+want = np.load(sys.argv[2]).ravel()
+assert np.abs(np.array(o['values'], np.float64) - want).max() <= 1e-4
+assert d['repeat'] == 2 and d['time_ms_mean'] > 0, d
+" "$tmp/run.json" "$expected"
+
+# ---- 5. .npz in and out, --top-k.
+check "write an .npz" "$py" -c "
+import sys, numpy as np
+x = np.load(sys.argv[1])
+np.savez(sys.argv[2], input=x)
+np.savez(sys.argv[3], input=x, bogus=x)
+np.savez_compressed(sys.argv[4], input=x)
+" "$input" "$tmp/in.npz" "$tmp/extra.npz" "$tmp/zipped.npz"
+check "run --input FILE.npz --output-npz" "$kiln" run "$tmp/m.so" --input "$tmp/in.npz" --output-npz "$tmp/out.npz" --output-dir "$tmp/outdir" --quiet
+pycheck "the written .npz" "
+import sys, numpy as np
+z = np.load(sys.argv[1])
+assert list(z.keys()) == ['softmax_40'], list(z.keys())
+got, want = z['softmax_40'], np.load(sys.argv[2])
+assert got.shape == want.shape and got.dtype == want.dtype
+assert np.abs(got - want).max() <= 1e-4
+assert (np.load(sys.argv[3]) == got).all()
+" "$tmp/out.npz" "$expected" "$tmp/outdir/softmax_40.npy"
+expect_error 1 "holds array 'bogus'" "$kiln" run "$tmp/m.so" --input "$tmp/extra.npz"
+expect_error 1 "is compressed (np.savez_compressed)" "$kiln" run "$tmp/m.so" --input "$tmp/zipped.npz"
+head -c 200 "$tmp/in.npz" >"$tmp/trunc.npz"
+expect_error 1 "trunc.npz: not a valid .npz (zip) file" "$kiln" run "$tmp/m.so" --input "$tmp/trunc.npz"
+"$py" -c "
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read()); b[200] ^= 0xff; open(sys.argv[2], 'wb').write(b)
+" "$tmp/in.npz" "$tmp/flipped.npz"
+expect_error 1 "fails its CRC-32 check" "$kiln" run "$tmp/m.so" --input "$tmp/flipped.npz"
+printf 'not a zip at all, but long enough to have an end record.....' >"$tmp/junk.npz"
+expect_error 1 "no end-of-central-directory record" "$kiln" run "$tmp/m.so" --input "$tmp/junk.npz"
+mkfifo "$tmp/fifo.npz"
+expect_error 1 "is not a regular file" timeout 60 "$kiln" run "$tmp/m.so" --input "$tmp/fifo.npz"
+expect_error 2 "an .npz sets inputs by its arrays' names" "$kiln" run "$tmp/m.so" --input "input=$tmp/in.npz"
+expect_error 2 "--output-npz must name a .npz file" "$kiln" run "$tmp/m.so" --random-inputs --output-npz "$tmp/o.npy"
+
+check "run --top-k 3" "$kiln" run "$tmp/m.so" --input "input=$input" --top-k 3
+top=$(grep "top 3 of row 0:" "$tmp/out")
+want=$("$py" -c "
+import sys, numpy as np
+y = np.load(sys.argv[1]).ravel(); idx = np.argsort(-y, kind='stable')[:3]
+print('  top 3 of row 0: ' + ', '.join('%d (%.6g)' % (i, y[i]) for i in idx))
+" "$expected")
+# Values may differ from NumPy's in the last digits; the indices must not.
+[[ "$(sed 's/ ([^)]*)//g' <<<"$top")" == "$(sed 's/ ([^)]*)//g' <<<"$want")" ]] ||
+  { echo "FAIL: --top-k: got '$top', NumPy: '$want'"; fail=1; }
+check "run --top-k --json" "$kiln" run "$tmp/m.so" --input "input=$input" --top-k 20 --json --quiet
+cp "$tmp/out" "$tmp/top.json"
+pycheck "run --top-k --json" "
+import json, sys, numpy as np
+o, = json.load(open(sys.argv[1]))['outputs']
+assert 'values' not in o
+row, = o['top_k']
+y = np.load(sys.argv[2]).ravel()
+assert row['indices'] == list(np.argsort(-y, kind='stable')), row   # k > 10 takes all 10
+assert np.abs(np.array(row['values']) - y[row['indices']]).max() <= 1e-4
+" "$tmp/top.json" "$expected"
+
+# ---- 6. progress: on a terminal only.
+check "compile, stderr not a terminal" "$kiln" compile "$model" -o "$tmp/p.so"
+[[ ! -s "$tmp/err" ]] || { echo "FAIL: compile wrote to a non-terminal stderr:"; cat "$tmp/err"; fail=1; }
+# on_tty WHAT EXPECTED... -- COMMAND...: COMMAND's stderr on a pseudo-terminal
+# holds every EXPECTED text and ends with the line erased.
+on_tty() {
+  local what=$1
+  shift
+  local want=()
+  while [[ $1 != -- ]]; do want+=("$1"); shift; done
+  shift
+  pycheck "$what" "
+import os, pty, subprocess, sys
+n = int(sys.argv[1]); want = sys.argv[2:2 + n]; cmd = sys.argv[2 + n:]
+master, slave = pty.openpty()
+env = dict(os.environ, TERM='xterm')
+env.pop('KILN_NO_PROGRESS', None)
+p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+os.close(slave)
+seen = b''
+while True:
+    try:
+        chunk = os.read(master, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    seen += chunk
+assert p.wait() == 0, 'exit status %d' % p.returncode
+text = seen.decode(errors='replace')
+for w in want:
+    assert w in text, (w, text[-400:])
+last = max(text.rfind(w) for w in want)
+assert text.rfind('\\r\\x1b[K') > last, repr(text[-120:])   # the line is erased at the end
+" "${#want[@]}" "${want[@]}" "$@"
+}
+on_tty "compile on a terminal shows its phases" "kiln compile: reading " "kiln compile: compiling to " \
+  -- "$kiln" compile "$model" -o "$tmp/tty.so"
+on_tty "a long run on a terminal shows the runs done" "kiln run: run " "/30000" \
+  -- "$kiln" run "$tmp/m.so" --random-inputs --repeat 30000 --quiet --threads 1
+on_tty "bench on a terminal shows what it times" "kiln bench: 1 warm-up and 5 timed runs ... " \
+  -- "$kiln" bench "$tmp/m.so" --repeat 5
+
+# ---- 7. graph: a fused function's operators on separate lines.
+check "graph --fused" "$kiln" graph "$model" --fused
+grep -qF 'label="fused: nn.conv2d\nadd' "$tmp/out" || { echo "FAIL: fused label without real line breaks:"; grep fused "$tmp/out" | head -3; fail=1; }
+grep -qF '\\n' "$tmp/out" && { echo "FAIL: graph still shows escaped line breaks"; fail=1; }
+
+if (( fail )); then exit 1; fi
+echo "PASS: kiln CLI (issue 16)"
