@@ -22,7 +22,8 @@
  * means defaults).
  *
  * Threading: a KilnArtifact is immutable after load and may be shared by any
- * number of threads and sessions; release it after its last session. A
+ * number of threads and sessions; each session holds a reference on it, so
+ * it may be released before its sessions (it lives until the last one). A
  * KilnSession is used by one thread at a time (create one per concurrent
  * caller). The functions on an artifact are thread-safe.
  */
@@ -57,13 +58,21 @@ uint32_t kiln_api_version(void);
 typedef struct KilnArtifact KilnArtifact;
 
 /* Loads, validates (every check of docs/artifact.md, in that order) and
- * dlopens a compiled model. A truncated, corrupted, foreign or newer-format
+ * dlopens a compiled model. None of the library's code runs before every
+ * check has passed: a library with constructors, destructors or IFUNC
+ * resolvers is refused (KILN_DATA_LOSS), one needing a CPU feature this CPU
+ * lacks too (KILN_FAILED_PRECONDITION); the file is opened once and
+ * dlopen'ed through that descriptor. An artifact is native code: loading
+ * one you did not build is running its code (the checksum detects
+ * accidents, not tampering). A truncated, corrupted, foreign or newer-format
  * file gives KILN_DATA_LOSS / KILN_UNIMPLEMENTED / KILN_NOT_FOUND with a
  * message naming the file and the problem; never a crash. A missing file or
  * kernel gives KILN_NOT_FOUND; a failing system call (open, mmap, dlopen)
  * KILN_INTERNAL. Thread-safe. */
 KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out);
-/* Accepts NULL. Every session of the artifact must be released first. */
+/* Drops the caller's reference (accepts NULL). Sessions hold references of
+ * their own: the artifact is freed, and its .so dlclose'd, when the last is
+ * gone. A second release while sessions live is ignored. */
 void kiln_artifact_release(KilnArtifact* artifact);
 
 /* Strings owned by the artifact, valid while it lives. */
