@@ -65,6 +65,9 @@ bool Parser::Parse(const std::vector<std::string>& args, std::vector<std::string
   } catch (const CLI::ParseError& e) {
     exit_code_ = Usage(error_.empty() ? std::string(e.what()) : error_);
     return false;
+  } catch (const std::exception& e) {  // anything else CLI11 may throw: still no abort
+    exit_code_ = Usage(e.what());
+    return false;
   }
   if (help_) {
     std::fputs(help_text_, stdout);

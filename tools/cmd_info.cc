@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "kiln/kiln_runtime.h"
 #include "nlohmann/json.hpp"
+#include "tools/json_text.h"
 #include "tools/cli.h"
 
 namespace kiln::cli {
@@ -163,7 +164,7 @@ int Info(const std::vector<std::string>& args) {
           {"weight_bytes", param_bytes},
           {"arena_bytes", arena},
           {"naive_arena_bytes", naive}}}};
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", JsonText(doc).c_str());
     return 0;
   }
   std::printf("%s: compiled by %s\n", path.c_str(), kiln_artifact_producer(artifact));

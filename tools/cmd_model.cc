@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "kiln/kiln.h"
 #include "nlohmann/json.hpp"
+#include "tools/json_text.h"
 #include "tools/cli.h"
 #include "tools/interrupt_cleanup.h"
 #include "tools/progress.h"
@@ -261,7 +262,7 @@ int Check(const std::vector<std::string>& args) {
                   give.c_str());
     }
   }
-  if (json) std::printf("%s\n", doc.dump(2).c_str());
+  if (json) std::printf("%s\n", JsonText(doc).c_str());
   return 0;
 }
 
@@ -516,7 +517,7 @@ int Compile(const std::vector<std::string>& args) {
         {"arena_bytes", r.arena_bytes},
         {"naive_bytes", r.naive_bytes},
         {"file_bytes", r.file_bytes}};
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", JsonText(doc).c_str());
   } else if (timing) {
     std::fprintf(stderr,
                  "kiln compile: %d fused calls, %d kernels; passes %.1f ms, lowering %.1f ms, "

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "kiln/kiln_runtime.h"
 #include "nlohmann/json.hpp"
+#include "tools/json_text.h"
 #include "tools/cli.h"
 #include "tools/npz.h"
 #include "tools/progress.h"
@@ -466,7 +467,7 @@ int Run(const std::vector<std::string>& args) {
   if (json) {
     doc["time_ms_mean"] = total_ms / repeat;
     doc["repeat"] = repeat;
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", JsonText(doc).c_str());
     return 0;
   }
   std::printf("time per run: %.3f ms (mean of %d run%s)\n", total_ms / repeat, repeat,

@@ -18,6 +18,7 @@
 // non-zero exit status (1: the operation failed; 2: bad usage); nothing aborts.
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -76,9 +77,7 @@ void PrintMarkdown() {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   if (argc < 2) {
     std::fputs(kUsage, stderr);
     return 2;
@@ -109,4 +108,17 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "kiln: unknown command '%s'\n%s", cmd.c_str(), kUsage);
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The commands report errors as statuses; an exception that still escapes
+  // (a file-system call, memory) is an error message, not an abort.
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kiln: error: %s\n", e.what());
+    return 1;
+  }
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -248,6 +249,12 @@ ModelPtr LoadModelBound(const std::string& path,
                         const std::map<std::string, std::vector<int64_t>>& given,
                         KilnStatus** status, std::string* usage_error) {
   usage_error->clear();
+  if (!given.empty() && !path.ends_with(".onnx")) {
+    std::fprintf(stderr,
+                 "kiln: warning: %s: --input-shape applies to ONNX models; a text-IR model's "
+                 "shapes are the types of main's parameters\n",
+                 path.c_str());
+  }
   ModelPtr m = LoadModel(path, given, status);
   // Every name an input (or nothing given): done. Otherwise the importer
   // says a name is not a graph input: it may be a dim name.
