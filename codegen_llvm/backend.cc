@@ -1,6 +1,7 @@
 // File: codegen_llvm/backend.cc — targets, the optimization pipeline, IR /
 // assembly / object emission and the ORC JIT (see codegen_llvm.h).
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <memory>
 #include <optional>
@@ -405,22 +406,41 @@ absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::Prim
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& x, const auto& y) { return x.first > y.first; });
   std::vector<std::vector<tir::PrimFunc>> shards(num_shards);
+  std::vector<Target> targets(num_shards, t);
   std::vector<int64_t> load(num_shards, 0);
   for (const auto& [cost, i] : order) {
-    const size_t s = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    // A kernel of very many tensors (a concatenation of thousands) keeps a
+    // pointer per tensor live through its loop: LLVM's optimizing register
+    // allocator and scheduler take time quadratic in that. Such a kernel is
+    // memory-bound copying; it gets a shard of its own at -opt-level=0 (the
+    // fast register allocator): seconds, not many minutes.
+    if (t.opt_level > 0 && funcs[i]->params.size() > kManyParamsKernel) {
+      shards.push_back({funcs[i]});
+      targets.push_back(t);
+      targets.back().opt_level = 0;
+      load.push_back(cost);
+      continue;
+    }
+    const size_t s = static_cast<size_t>(std::min_element(load.begin(), load.begin() +
+                                                          static_cast<long>(num_shards)) -
+                                         load.begin());
     shards[s].push_back(funcs[i]);
     load[s] += cost;
   }
-  std::vector<absl::StatusOr<std::string>> objects(num_shards, std::string());
+  std::vector<absl::StatusOr<std::string>> objects(shards.size(), std::string());
   {
-    // One LLVMContext and TargetMachine per thread (EmitFile makes its own).
+    // One LLVMContext and TargetMachine per thread (EmitFile makes its own),
+    // at most num_shards threads at a time.
+    std::atomic<size_t> next{1};
+    auto work = [&] {
+      for (size_t i = next.fetch_add(1); i < shards.size(); i = next.fetch_add(1)) {
+        objects[i] = EmitFile(shards[i], targets[i], llvm::CodeGenFileType::ObjectFile);
+      }
+    };
     std::vector<std::thread> threads;
-    for (size_t i = 1; i < num_shards; ++i) {
-      threads.emplace_back([&, i] {
-        objects[i] = EmitFile(shards[i], t, llvm::CodeGenFileType::ObjectFile);
-      });
-    }
-    objects[0] = EmitFile(shards[0], t, llvm::CodeGenFileType::ObjectFile);
+    for (size_t i = 1; i < num_shards; ++i) threads.emplace_back(work);
+    objects[0] = EmitFile(shards[0], targets[0], llvm::CodeGenFileType::ObjectFile);
+    work();
     for (std::thread& th : threads) th.join();
   }
   std::vector<std::string> out;

@@ -92,8 +92,13 @@ absl::StatusOr<std::string> EmitObject(const std::vector<tir::PrimFunc>& funcs, 
 // object, possibly empty of functions). Compile time of a whole model: the
 // functions are spread over the shards by EstimateCodegenCost, longest first
 // to the least loaded shard.
+// A kernel with more tensor parameters than kManyParamsKernel (a
+// concatenation of thousands of tensors) is emitted in an object of its own
+// at -opt-level=0: LLVM's optimizing register allocation is quadratic in the
+// pointers such a kernel keeps live.
 absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::PrimFunc>& funcs,
                                                      const Target& t, int max_shards = 0);
+inline constexpr size_t kManyParamsKernel = 256;
 
 // A rough, relative measure of LLVM's time over `f` (its loop-IR nodes, an
 // unrolled loop's body once per iteration).

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "codegen_llvm/codegen_llvm.h"
 #include "codegen_llvm/test_util.h"
 #include "gmock/gmock.h"
@@ -253,6 +254,30 @@ TEST(EmitTest, CodegenCostCountsUnrolledCopies) {
       EXPECT_NE(o.find(std::string("kcost_gamma") + '\0'), std::string::npos);
     }
   }
+}
+
+// A kernel of more than kManyParamsKernel tensors goes to an object of its
+// own (compiled at -opt-level=0): the other kernels stay in the shards.
+TEST(EmitTest, KernelsOfVeryManyTensorsGetAnObjectOfTheirOwn) {
+  std::vector<Buffer> params;
+  for (size_t k = 0; k <= kManyParamsKernel; ++k) {
+    params.push_back(MakeBuffer(absl::StrCat("in", k), kF32, {I(4)}));
+  }
+  Buffer out = MakeBuffer("out", kF32, {I(4)});
+  params.push_back(out);
+  Var i = MakeVar("i");
+  PrimFunc wide = MakePrimFunc("kwide_many", params,
+                               For(i, I(0), I(4), ForKind::kSerial,
+                                   Store(out, Load(params[kManyParamsKernel], {i}), {i})));
+  std::vector<PrimFunc> funcs = {wide, Loop("kwide_small", ForKind::kSerial, 4)};
+  absl::StatusOr<Target> t = ParseTarget("llvm");
+  ASSERT_TRUE(t.ok()) << t.status();
+  absl::StatusOr<std::vector<std::string>> objs = EmitObjects(funcs, *t, 1);
+  ASSERT_TRUE(objs.ok()) << objs.status();
+  ASSERT_EQ(objs->size(), 2u);  // one shard asked for, plus the wide kernel's own
+  EXPECT_NE((*objs)[0].find(std::string("kwide_small") + '\0'), std::string::npos);
+  EXPECT_EQ((*objs)[0].find(std::string("kwide_many") + '\0'), std::string::npos);
+  EXPECT_NE((*objs)[1].find(std::string("kwide_many") + '\0'), std::string::npos);
 }
 
 }  // namespace

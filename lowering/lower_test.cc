@@ -1,7 +1,10 @@
 // File: lowering/lower_test.cc
 #include "lowering/lower.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "ir/op.h"
 #include "lowering/compute/op_compute.h"
@@ -56,6 +59,32 @@ def @main(%x: Tensor[(64, 256), float32], %y: Tensor[(256,), float32]) {
   EXPECT_TRUE(absl::StrContains(text, "ramp(")) << text;
   EXPECT_FALSE(absl::StrContains(text, "allocate")) << text;
   EXPECT_EQ(k->op_names, (std::vector<std::string>{"add", "multiply", "nn.relu"}));
+}
+
+// A concatenation of 8,000 tensors lowers to loop IR whose expressions are
+// shallow (a balanced tree of selects, log2 of the fan-in), so no walk over
+// them recurses 8,000 deep (it crashed the compiler before).
+TEST(LowerTest, WideConcatenateLowersToShallowExpressions) {
+  const int n = 8000;
+  std::string params, args;
+  for (int i = 0; i < n; ++i) {
+    absl::StrAppend(&params, i ? ", " : "", "%x", i, ": Tensor[(1, 2), float32]");
+    absl::StrAppend(&args, i ? ", " : "", "%x", i);
+  }
+  Function f = MainOf(absl::StrCat("#[version = \"0.1\"]\ndef @main(", params,
+                                   ") {\n  concatenate((", args, "), axis=1)\n}"));
+  absl::StatusOr<LoweredFunc> k = LowerPrimitive(f, "wide", {});
+  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_EQ(k->func->params.size(), static_cast<size_t>(n) + 1);
+  const std::string text = tir::ToText(k->func);
+  int depth = 0, deepest = 0, selects = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') deepest = std::max(deepest, ++depth);
+    if (text[i] == ')') --depth;
+    if (text.compare(i, 13, "if_then_else(") == 0) ++selects;
+  }
+  EXPECT_EQ(selects, n - 1);  // one select per boundary between fields
+  EXPECT_LT(deepest, 4 * 14) << "expressions nest " << deepest << " deep";  // 14 > log2(8000)
 }
 
 TEST(LowerTest, TensorConstantsBecomeParametersAndScalarsImmediates) {

@@ -63,12 +63,13 @@ absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel,
   std::vector<IterVar> outer(axes.begin(), axes.end() - 1);
   std::vector<PrimExpr> extents;  // of `outer` (a split's leaves have no domain)
   for (const IterVar& iv : outer) extents.push_back(iv->dom.extent);
-  if (IsConstAtLeast(inner->dom.extent, lanes)) {
+  const bool vectorize = !s->op->attrs.count("kiln.no_vectorize");
+  if (vectorize && IsConstAtLeast(inner->dom.extent, lanes)) {
     KILN_ASSIGN_OR_RETURN(SplitAxes sp, s->split(inner, lanes));
     KILN_RETURN_IF_ERROR(s->vectorize(sp.inner));
     outer.push_back(sp.outer);
     extents.push_back(arith::CeilDiv(inner->dom.extent, tir::IntImm(lanes)));
-  } else if (outer.empty() || !IsConstAtLeast(inner->dom.extent, 2)) {
+  } else if (!vectorize || outer.empty() || !IsConstAtLeast(inner->dom.extent, 2)) {
     // Nothing to vectorize: the whole nest is one parallel loop.
     outer.push_back(inner);
     extents.push_back(inner->dom.extent);

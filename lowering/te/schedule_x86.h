@@ -8,7 +8,8 @@
 //     none), unless it has the attr "no_inline";
 //   - an injective output: its innermost axis is split by `vector_lanes` and
 //     the inner part vectorized when the extent is a constant >= vector_lanes
-//     (a tail guard covers an uneven split); the outer axes (with the outer
+//     (a tail guard covers an uneven split) and the op has no attr
+//     "kiln.no_vectorize" (a wide concatenate: lanes would gather); the outer axes (with the outer
 //     part of that split) are fused into one loop, marked parallel when its
 //     extent can be more than 1;
 //   - a reduction: its data-parallel axes outside, the reduction loops serial;

@@ -11,6 +11,8 @@
 // that compiled code never reads out of bounds (the interpreter reports an
 // index outside [-n, n) as an error).
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -102,18 +104,31 @@ Result Concatenate(const ComputeCtx& ctx) {
   }
   const Shape& shape = ctx.out_shapes[0];
   const DataType dt = ctx.out_dtypes[0];
-  return std::vector<te::Tensor>{Injective(ctx, shape, [&](const std::vector<Var>& i) -> PrimExpr {
+  // Past this many fields, a vector of the output would gather from many
+  // tensors (every lane walking the tree): the concatenation is a stage of its
+  // own, a scalar loop per element (log2(fields) compares each), which keeps
+  // the generated code linear in the number of fields.
+  constexpr size_t kWideConcat = 16;
+  std::map<std::string, std::string> attrs;
+  if (parts.size() > kWideConcat) attrs = {{"no_inline", "1"}, {"kiln.no_vectorize", "1"}};
+  return std::vector<te::Tensor>{te::Compute(shape, [&](const std::vector<Var>& i) -> PrimExpr {
     if (parts.empty()) return tir::MakeConst(dt, 0);  // an empty output
     auto read = [&](size_t p) {
       std::vector<PrimExpr> idx(i.begin(), i.end());
       idx[ax] = ISub(i[ax], offsets[p]);
       return (*parts[p])(idx);
     };
-    // Only the taken branch of if_then_else is evaluated: no read out of bounds.
-    PrimExpr v = read(parts.size() - 1);
-    for (size_t p = parts.size() - 1; p-- > 0;) v = IfThenElse(tir::LT(i[ax], offsets[p + 1]), read(p), v);
-    return v;
-  })};
+    // A balanced tree of if_then_else on the axis index (only the taken
+    // branch is evaluated: no read out of bounds): depth log2(parts), so a
+    // concatenation of thousands of tensors does not make an expression
+    // thousands deep for every pass that walks it.
+    std::function<PrimExpr(size_t, size_t)> pick = [&](size_t lo, size_t hi) -> PrimExpr {
+      if (hi - lo == 1) return read(lo);
+      const size_t mid = lo + (hi - lo) / 2;
+      return IfThenElse(tir::LT(i[ax], offsets[mid]), pick(lo, mid), pick(mid, hi));
+    };
+    return pick(0, parts.size());
+  }, ComputeName(ctx), "injective", std::move(attrs))};
 }
 
 Result Split(const ComputeCtx& ctx) {

@@ -50,6 +50,19 @@ TEST(TransformComputeTest, Concatenate) {
   Attrs a0 = MakeAttrs<ConcatenateAttrs>([&](ConcatenateAttrs& c) { c.axis = 0; });
   EXPECT_TRUE(CheckOp("concatenate", a0, {Tuple({T({3}, kI8)})}));
   EXPECT_TRUE(CheckOp("concatenate", a0, {Tuple({Sym({2, 3}, {"n", ""}), Sym({4, 3}, {"m", ""})})}));
+  // Many fields (the balanced if_then_else tree; past 16 fields a stage of
+  // its own, not vectorized), of uneven widths, along the last and the first axis.
+  for (int64_t axis : {1, 0}) {
+    Attrs a = MakeAttrs<ConcatenateAttrs>([&](ConcatenateAttrs& c) { c.axis = axis; });
+    for (int n : {5, 17, 40}) {
+      std::vector<Arg> fields;
+      for (int k = 0; k < n; ++k) {
+        const int64_t w = 1 + k % 3;
+        fields.push_back(T(axis == 1 ? std::vector<int64_t>{2, w} : std::vector<int64_t>{w, 3}));
+      }
+      EXPECT_TRUE(CheckOp("concatenate", a, {Tuple(fields)})) << n << " fields, axis " << axis;
+    }
+  }
 }
 
 TEST(TransformComputeTest, Split) {
