@@ -216,6 +216,51 @@ static void test_dynamic_tags_refused(void) {
   free(good);
 }
 
+/* Random damage to the headers, program headers and dynamic section of
+ * rt_basic: kiln_elf_check_load_code returns a status or NULL, never reads
+ * out of bounds (run under --config=asan too). Deterministic. */
+static void test_damaged_elf(void) {
+  uint64_t size = 0;
+  uint8_t* good = read_file(fixture("rt_basic"), &size);
+  CHECK(good != NULL && size > 4096);
+  if (good == NULL || size <= 4096) {
+    free(good);
+    return;
+  }
+  uint8_t* img = (uint8_t*)malloc((size_t)size);
+  CHECK(img != NULL);
+  uint64_t dyn_size = 0;
+  long dyn = dynamic_offset(good, &dyn_size);
+  CHECK(dyn > 0);
+  uint64_t rng = 0x2545f4914f6cdd1dull;
+  int refused = 0, accepted = 0;
+  for (int it = 0; img != NULL && dyn > 0 && it < 4000; ++it) {
+    memcpy(img, good, (size_t)size);
+    int edits = 1 + (int)(rng % 6);
+    for (int e = 0; e < edits; ++e) {
+      rng ^= rng << 13;
+      rng ^= rng >> 7;
+      rng ^= rng << 17;
+      uint64_t region = rng % 3;
+      uint64_t at = region == 0   ? 16 + (rng >> 8) % 48                   /* ELF header */
+                    : region == 1 ? 64 + (rng >> 8) % (56 * 8)             /* program headers */
+                                  : (uint64_t)dyn + (rng >> 8) % dyn_size; /* dynamic */
+      if (at < size) img[at] = (uint8_t)(rng >> 40);
+    }
+    KilnStatus* st = kiln_elf_check_load_code(img, size);
+    if (st != NULL) {
+      ++refused;
+      CHECK(kiln_status_message(st)[0] != '\0');
+      kiln_status_free(st);
+    } else {
+      ++accepted;
+    }
+  }
+  CHECK(refused > 0 && accepted > 0);
+  free(img);
+  free(good);
+}
+
 /* ------------------------------------------------------------------------ */
 
 /* rt_cpu with its placeholder feature replaced by `name`, resealed, at
@@ -368,6 +413,7 @@ int main(int argc, char** argv) {
   (void)snprintf(g_tmp, sizeof g_tmp, "%s", tmp != NULL ? tmp : "/tmp");
   test_constructors_refused();
   test_dynamic_tags_refused();
+  test_damaged_elf();
   test_cpu_features();
   test_session_outlives_artifact();
   test_reload_names();
