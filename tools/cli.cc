@@ -75,8 +75,13 @@ bool Parser::Parse(const std::vector<std::string>& args, std::vector<std::string
     return false;
   }
   positional->clear();
+  bool only_positional = false;  // after "--"
   for (const std::string& a : app_->remaining()) {
-    if (a.size() > 1 && a[0] == '-') {
+    if (a == "--" && !only_positional) {
+      only_positional = true;
+      continue;
+    }
+    if (!only_positional && a.size() > 1 && a[0] == '-') {
       exit_code_ = Usage(absl::StrCat("unknown option '", a, "'"));
       return false;
     }

@@ -66,6 +66,23 @@ expect_error 2 "unknown option '--json'" "$kiln" bench "$tmp/m.so" --json
 expect_error 2 "--json goes with --timing" "$kiln" compile "$model" -o "$tmp/x.so" --json
 expect_error 2 "--input-shape must be NAME=D0,D1,..." "$kiln" compile "$model" -o "$tmp/x.so" --input-shape 1,2
 expect_error 2 "unknown command 'nope'" "$kiln" help nope
+# Odd arguments for every command: exit 1 or 2 with a message, never a signal.
+for cmd in compile run info bench debug check print opt lower graph; do
+  for arg in -- - --=x ---x -O --input --input= --input-shape= "" -Ox --opt-level= --json=maybe \
+             --threads=-1 --repeat=99999999999999999999 $'--\xff' "--input-shape=x=1,,2"; do
+    "$kiln" "$cmd" "$arg" "$model" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if (( rc >= 128 )) || { (( rc != 0 )) && [[ ! -s "$tmp/err" ]]; }; then
+      echo "FAIL: kiln $cmd '$arg' MODEL: exit $rc"; cat "$tmp/err"; fail=1
+    fi
+  done
+done
+# After "--" everything is positional: a model file named like an option.
+cp "$model" "$tmp/--odd.onnx"
+abs_kiln=$(realpath "$kiln")
+(cd "$tmp" && "$abs_kiln" check -- --odd.onnx) >"$tmp/out" 2>"$tmp/err" ||
+  { echo "FAIL: kiln check -- --odd.onnx:"; cat "$tmp/err"; fail=1; }
+
 # The last of a repeated option wins; --name=value and -O3 spellings work.
 check "repeated and joined options" "$kiln" compile "$model" -O 0 -O3 --output="$tmp/x.so" --timing
 grep -q "kiln compile: " "$tmp/err" || { echo "FAIL: --timing line missing"; fail=1; }
