@@ -146,9 +146,13 @@ absl::StatusOr<bool> Conv2DRel(const RelationCall& call, TypeReporter& r) {
     if (weight->dtype != data->dtype &&
         !(weight->dtype.is_integral() && data->dtype.is_integral()))
       return call.ArgError(1, absl::StrCat("dtype ", data->dtype.ToString(), " (data's dtype)"));
-    if (c.is_static() && i.is_static() && c.value() != i.value() * g)
+    int64_t expected = 0;
+    if (c.is_static() && i.is_static() && __builtin_mul_overflow(i.value(), g, &expected))
+      return call.Error(absl::StrCat("weight's ", i.value(), " input channels times groups=", g,
+                                     " do not fit in 64 bits"));
+    if (c.is_static() && i.is_static() && c.value() != expected)
       return call.Error(absl::StrCat("data has ", c.value(), " channels but weight expects ",
-                                     i.value() * g, " (groups=", g, ")"));
+                                     expected, " (groups=", g, ")"));
     if (o.is_static() && o.value() % g != 0)
       return call.Error(absl::StrCat("weight has ", o.value(),
                                      " output channels, which groups=", g, " does not divide"));

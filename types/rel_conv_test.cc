@@ -120,6 +120,14 @@ TEST(Conv2D, BlockedLayouts) {
             "Tensor[(1, 4, 8, 8, 8), float32]");
 }
 
+// Input channels per group times groups is checked arithmetic: the product
+// overflowed int64 before (undefined behaviour), now it is an error.
+TEST(Conv2D, ChannelProductOverflowIsAnError) {
+  EXPECT_THAT(Infer("nn.conv2d", {T("1, 4, 8, 8"), T("4, 4611686018427387904, 1, 1")},
+                    Conv({1, 1}, {0, 0}, 4)),
+              HasSubstr("input channels times groups=4 do not fit in 64 bits"));
+}
+
 TEST(Conv2D, BlockedLayoutErrors) {
   // Inner block extent differs from the layout's factor.
   EXPECT_THAT(Infer("nn.conv2d", {T("1, 2, 4, 4, 8"), T("1, 1, 3, 3, 16, 16")},
