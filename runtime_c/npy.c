@@ -153,6 +153,22 @@ KilnStatus* kiln_npy_write(const char* path, const DLTensor* tensor) {
   if (data_size != 0 && tensor->data == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: the tensor's data is NULL", path);
   }
+  /* [data + byte_offset, + data_size) must be an address range: an offset
+   * past any address space (2^56) or a range that wraps is refused rather
+   * than handed to fwrite. */
+  if (data_size != 0) {
+    const uintptr_t base = (uintptr_t)tensor->data;
+    const uintptr_t limit = (uintptr_t)1 << 56;
+    if (tensor->byte_offset >= limit || tensor->byte_offset > UINTPTR_MAX - base ||
+        data_size > UINTPTR_MAX - base - (uintptr_t)tensor->byte_offset ||
+        base + (uintptr_t)tensor->byte_offset + (uintptr_t)data_size > limit) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: the tensor's byte_offset %llu does not fit: data %p + "
+                                "byte_offset + %llu bytes is not an address range",
+                                path, (unsigned long long)tensor->byte_offset, tensor->data,
+                                (unsigned long long)data_size);
+    }
+  }
 
   /* The header text: at most 32 dims of 20 digits each, so a fixed buffer. */
   char dict[1024];

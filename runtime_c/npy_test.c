@@ -350,6 +350,11 @@ static void test_errors(void) {
   bad = t;
   bad.data = NULL;
   CHECK_STATUS(kiln_npy_write(path, &bad), KILN_INVALID_ARGUMENT, "NULL");
+  bad = t;
+  bad.byte_offset = UINT64_MAX - 3; /* would be handed to fwrite */
+  CHECK_STATUS(kiln_npy_write(path, &bad), KILN_INVALID_ARGUMENT, "byte_offset");
+  bad.byte_offset = (uint64_t)1 << 60;
+  CHECK_STATUS(kiln_npy_write(path, &bad), KILN_INVALID_ARGUMENT, "does not fit");
   int64_t negative[2] = {2, -2};
   bad = t;
   bad.shape = negative;
