@@ -140,6 +140,7 @@ onnx.save(m, sys.argv[2])
 " "$model" "$tmp/sym.onnx"
 check "check a symbolic model" "$kiln" check "$tmp/sym.onnx"
 expect_out "input 0 'input': float32[N,3,32,32]" "check names the symbolic dim"
+expect_out "output 0 'softmax_40': float32[N,10]" "check names the output's symbolic dim"
 expect_out "symbolic dims: N (compile with --input-shape N=SIZE)" "check lists the symbolic dims"
 check "check --json a symbolic model" "$kiln" check "$tmp/sym.onnx" --json
 cp "$tmp/out" "$tmp/sym.json"

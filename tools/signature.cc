@@ -147,6 +147,35 @@ void ParseMainHeader(const std::string& text, std::vector<std::vector<std::strin
   }
 }
 
+std::vector<std::vector<std::string>> ParseMainResult(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  const std::string key = "def @main(";
+  size_t at = text.starts_with(key) ? 0 : text.find("\n" + key);
+  if (at == std::string::npos) return out;
+  size_t close = text.find("\n}", at);  // main's body ends at the first '}' in column 0
+  if (close == std::string::npos) return out;
+  size_t line = text.rfind('\n', close - 1);
+  if (line == std::string::npos || line < at) return out;
+  const std::string last = text.substr(line + 1, close - line - 1);
+  size_t ty = last.rfind("/* ty=");
+  size_t end = last.rfind(" */");
+  if (ty == std::string::npos || end == std::string::npos || end < ty) return out;
+  // A tensor type, or a tuple of them (nested tuples flattened, as the
+  // outputs are).
+  std::vector<std::string> pending = {last.substr(ty + 6, end - ty - 6)};
+  while (!pending.empty()) {
+    std::string t = pending.front();
+    pending.erase(pending.begin());
+    if (t.starts_with("(") && t.ends_with(")")) {
+      std::vector<std::string> fields = SplitTopLevel(t.substr(1, t.size() - 2));
+      pending.insert(pending.begin(), fields.begin(), fields.end());
+    } else {
+      out.push_back(TypeDims(t));
+    }
+  }
+  return out;
+}
+
 bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* error) {
   *sig = ModelSignature();
   int32_t num_inputs = 0, num_outputs = 0;
@@ -156,7 +185,7 @@ bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* err
     *error = StatusText(st);
     return false;
   }
-  bool symbolic = false;
+  bool symbolic = false, symbolic_out = false;
   for (int32_t i = 0; i < num_inputs; ++i) {
     const char* name = nullptr;
     DLTensor info;
@@ -179,13 +208,16 @@ bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* err
     }
     TensorSignature t{absl::StrCat("output", i), DtypeText(info.dtype), {}};
     for (int32_t d = 0; d < info.ndim; ++d) {
+      symbolic_out = symbolic_out || info.shape[d] < 0;
       t.dims.push_back(info.shape[d] < 0 ? "?" : absl::StrCat(info.shape[d]));
     }
     sig->outputs.push_back(std::move(t));
   }
   // Dim names and output names from main's header in the text IR.
   char* text = nullptr;
-  if ((st = kiln_model_print(model, 0, &text)) != nullptr) {
+  // With types only when an output dim is symbolic: the result's type then
+  // names it (the header is the same either way).
+  if ((st = kiln_model_print(model, symbolic_out ? 1 : 0, &text)) != nullptr) {
     *error = StatusText(st);
     return false;
   }
@@ -200,6 +232,18 @@ bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* err
       if (param_dims[i].size() != dims.size()) continue;
       for (size_t d = 0; d < dims.size(); ++d) {
         if (dims[d] == "?" && IsName(param_dims[i][d])) dims[d] = param_dims[i][d];
+      }
+    }
+  }
+  if (symbolic_out) {
+    std::vector<std::vector<std::string>> result = ParseMainResult(printed);
+    if (result.size() == sig->outputs.size()) {
+      for (size_t i = 0; i < result.size(); ++i) {
+        std::vector<std::string>& dims = sig->outputs[i].dims;
+        if (result[i].size() != dims.size()) continue;
+        for (size_t d = 0; d < dims.size(); ++d) {
+          if (dims[d] == "?" && IsName(result[i][d])) dims[d] = result[i][d];
+        }
       }
     }
   }

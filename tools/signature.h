@@ -49,6 +49,10 @@ bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* err
 void ParseMainHeader(const std::string& text, std::vector<std::vector<std::string>>* param_dims,
                      std::vector<std::string>* output_names);
 
+// The dims of main's result, per flattened output, from the type comment on
+// its last line in `text` (kiln_model_print with show_types); {} when absent.
+std::vector<std::vector<std::string>> ParseMainResult(const std::string& text);
+
 // "" when every input of `sig` is static; otherwise what a user must do,
 // naming the first symbolic dim and the --input-shape to give, e.g.
 // "input 'x' has the symbolic dim 'N' (axis 0 of float32[N,3]); give its size

@@ -40,6 +40,19 @@ TEST(ParseMainHeader, NoMainOrUnterminated) {
   EXPECT_THAT(names, IsEmpty());
 }
 
+TEST(ParseMainResult, TensorAndFlattenedTuples) {
+  EXPECT_THAT(ParseMainResult("def @main(%x: Tensor[(N, 3), float32]) {\n"
+                              "  nn.softmax(%x, axis=1) /* ty=Tensor[(N, 3), float32] */\n}\n"),
+              ElementsAre(ElementsAre("N", "3")));
+  EXPECT_THAT(
+      ParseMainResult("def @main(%x: float32) {\n  %0 = f(%x);\n"
+                      "  (%0, (%x, %0)) /* ty=(Tensor[(B, 2), float32], (float32, "
+                      "Tensor[(7,), int64])) */\n}\n"),
+      ElementsAre(ElementsAre("B", "2"), IsEmpty(), ElementsAre("7")));
+  EXPECT_THAT(ParseMainResult("def @main(%x: float32) {\n  %x\n}\n"), IsEmpty());
+  EXPECT_THAT(ParseMainResult("def @main(%x: float32) {"), IsEmpty());
+}
+
 TEST(SymbolicDimError, NamesTheDimAndTheFlag) {
   ModelSignature sig;
   sig.inputs.push_back({"ids", "int64", {"batch", "seq"}});
