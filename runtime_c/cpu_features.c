@@ -9,6 +9,7 @@
  */
 #include "runtime_c/cpu_features.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -119,11 +120,23 @@ static int probe(const Feature* f) {
 }
 #endif
 
+#if KILN_CPU_X86
+/* Probed once per process (cpuid traps to the hypervisor in a VM: about a
+ * microsecond each, and an artifact lists about a hundred names). */
+static pthread_once_t g_probe_once = PTHREAD_ONCE_INIT;
+static unsigned char g_supported[sizeof kFeatures / sizeof kFeatures[0]];
+
+static void probe_all(void) {
+  for (int i = 0; i < KILN_NUM_FEATURES; ++i) g_supported[i] = (unsigned char)probe(&kFeatures[i]);
+}
+#endif
+
 int kiln_cpu_feature_supported(const char* llvm_name) {
   if (llvm_name == NULL) return -1;
 #if KILN_CPU_X86
+  pthread_once(&g_probe_once, probe_all);
   for (int i = 0; i < KILN_NUM_FEATURES; ++i) {
-    if (strcmp(kFeatures[i].name, llvm_name) == 0) return probe(&kFeatures[i]);
+    if (strcmp(kFeatures[i].name, llvm_name) == 0) return g_supported[i];
   }
 #endif
   /* Not x86-64: features are recorded in the artifact but not checked here
