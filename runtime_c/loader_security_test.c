@@ -24,6 +24,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,6 +348,53 @@ static void test_session_outlives_artifact(void) {
   kiln_artifact_release(NULL);
 }
 
+/* Sessions on threads, their artifact released by the main thread while
+ * they run: the last session to go frees it (the count is atomic; also run
+ * under ThreadSanitizer by hand, runtime_c/README.md). */
+typedef struct {
+  KilnSession* session;
+  pthread_barrier_t* start;
+} SessionJob;
+
+static void* session_thread(void* arg) {
+  SessionJob* job = (SessionJob*)arg;
+  pthread_barrier_wait(job->start);
+  for (int i = 0; i < 50; ++i) run_basic(job->session);
+  kiln_session_release(job->session);
+  return NULL;
+}
+
+static void test_release_while_threads_run(void) {
+  enum { kThreads = 4 };
+  KilnArtifact* a = load_fixture("rt_basic");
+  SessionJob jobs[kThreads];
+  pthread_t threads[kThreads];
+  pthread_barrier_t start;
+  pthread_barrier_init(&start, NULL, kThreads + 1);
+  int made = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    KilnSessionOptions o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.num_threads = 1;
+    jobs[t].session = NULL;
+    jobs[t].start = &start;
+    if (!EXPECT_OK(kiln_session_create(a, &o, &jobs[t].session))) break;
+    ++made;
+  }
+  if (made != kThreads) {
+    for (int t = 0; t < made; ++t) kiln_session_release(jobs[t].session);
+    kiln_artifact_release(a);
+    pthread_barrier_destroy(&start);
+    return;
+  }
+  for (int t = 0; t < kThreads; ++t) pthread_create(&threads[t], NULL, session_thread, &jobs[t]);
+  pthread_barrier_wait(&start);
+  kiln_artifact_release(a); /* while the sessions run */
+  for (int t = 0; t < kThreads; ++t) pthread_join(threads[t], NULL);
+  pthread_barrier_destroy(&start);
+}
+
 /* The dynamic linker knows a library by the names it was opened with
  * (/proc/self/fd/N): the same file loaded twice, the first released, then
  * another file loaded, must give the other file (its descriptor number must
@@ -417,6 +465,7 @@ int main(int argc, char** argv) {
   test_cpu_features();
   test_session_outlives_artifact();
   test_reload_names();
+  test_release_while_threads_run();
   test_byte_offset();
   return test_main_end("loader_security_test");
 }
