@@ -4,6 +4,8 @@
 // any order); the second parses type definitions, then functions in order.
 #include "ir/parser.h"
 
+#include <chrono>
+
 #include "ir/parser_internal.h"
 
 namespace kiln {
@@ -763,8 +765,24 @@ using parser_internal::Parser;
 
 
 absl::StatusOr<Module> ParseModule(absl::string_view text, absl::string_view source_name) {
+#ifdef KILN_TEST_SLOW_TEXT_PARSER
+  // Test-only (//ir:text_bench_slowed): the parser made 10x slower by
+  // spinning nine times as long as it worked, for
+  // tools/bench/components_test.sh to see the benchmark check catch it (well
+  // beyond the noise of a busy machine). Never defined in a real build.
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<Module> parsed = [&]() -> absl::StatusOr<Module> {
+    KILN_ASSIGN_OR_RETURN(std::vector<text::Token> toks, text::Lex(text, source_name));
+    return Parser(std::move(toks), source_name).ParseModuleText();
+  }();
+  const auto until = start + 10 * (std::chrono::steady_clock::now() - start);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  return parsed;
+#else
   KILN_ASSIGN_OR_RETURN(std::vector<text::Token> toks, text::Lex(text, source_name));
   return Parser(std::move(toks), source_name).ParseModuleText();
+#endif
 }
 
 absl::StatusOr<Expr> ParseExpr(absl::string_view text, const std::vector<Var>& free_vars) {
