@@ -1,7 +1,7 @@
 """kiln._owned: C objects that sessions borrow (internal).
 
-docs/c_api.md: "A session has to be released before its artifact", and a
-shared thread pool must outlive the sessions using it. Python does not order
+docs/c_api.md: a shared thread pool must outlive the sessions using it (the
+C runtime itself keeps a session's artifact alive). Python does not order
 finalizers (the garbage collector may finalize an artifact before a session
 that refers to it), so an artifact or pool closed while sessions still borrow
 it is released when the last of them is released.
