@@ -259,10 +259,17 @@ absl::StatusOr<Expr> Parser::ParseBlock(Tok end) {
     if (IsWord("let")) {
       const Token& let_tok = Next();
       KILN_ASSIGN_OR_RETURN(Var v, ParseVarDecl());
-      BindLocal(v->name_hint, v);  // a let-bound function may call itself
       KILN_RETURN_IF_ERROR(Expect(Tok::kEq));
+      // A let-bound function may call itself: its variable is in scope in
+      // its value. Any other value sees the variables bound before the
+      // `let` (`let %x = add(%x, 1)` reads an outer %x): a value that used
+      // itself could not be printed back (the printer hoists its parts
+      // above the `let`), and means nothing but a cycle.
+      bool recursive = IsWord("fn");
+      if (recursive) BindLocal(v->name_hint, v);
       KILN_ASSIGN_OR_RETURN(Expr value, ParseExpr());
       KILN_RETURN_IF_ERROR(Expect(Tok::kSemi));
+      if (!recursive) BindLocal(v->name_hint, v);
       lets.push_back({std::move(v), std::move(value), SpanOf(let_tok)});
       continue;
     }

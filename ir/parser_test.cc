@@ -175,13 +175,41 @@ let %f = fn (%i: int32) { %f(%i) };
   ASSERT_TRUE(e.ok()) << e.status();
   const auto* l1 = e->as<LetNode>();
   ASSERT_NE(l1, nullptr);
-  // The value's %x is the new let var (bound before the value is parsed).
-  EXPECT_EQ(l1->value.as<CallNode>()->args[0].get(), l1->var.get());
+  // The value's %x is the outer %x: only a function value sees its own let var.
+  EXPECT_EQ(l1->value.as<CallNode>()->args[0].get(), x.get());
+  EXPECT_NE(l1->var.get(), x.get());
   const auto* l2 = l1->body.as<LetNode>();
   const auto* fn = l2->value.as<FunctionNode>();
   EXPECT_EQ(fn->body.as<CallNode>()->op.get(), l2->var.get());
   const auto* tup = l2->body.as<TupleNode>();
   EXPECT_EQ(tup->fields[0].get(), l1->var.get());
+}
+
+// Found by //tests/fuzz:kir_parse_fuzz_test: a let value that used its own
+// variable (`ref(%r.1)`) parsed, and the printer hoisted `%r.1` above the
+// `let`, so its output did not parse ("undefined variable %r"). Only a
+// function value sees its own let variable; any other value reads the
+// variables bound before the `let`.
+TEST(ParserTest, LetValueSelfReferenceIsOnlyForFunctions) {
+  const char* text = R"(
+def @main(%p: (Tensor[(2,), float32], Tensor[(), int32])) {
+  let %r = ref(%r.1);
+  ref_read(%r)
+}
+)";
+  EXPECT_EQ(ModuleError(text), "<input>:3:16: undefined variable %r");
+  auto m = ParseModule(R"(
+def @main(%r: (Tensor[(2,), float32], Tensor[(), int32])) {
+  let %r = ref(%r.1);
+  let %u = ref_write(%r, (%r.0, 1));
+  ref_read(%r)
+}
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  std::string printed = PrintModule(*m);
+  auto again = ParseModule(printed);
+  ASSERT_TRUE(again.ok()) << again.status() << "\n" << printed;
+  EXPECT_TRUE(ModuleEqual(*m, *again)) << printed;
 }
 
 // ---- Errors -----------------------------------------------------------------
