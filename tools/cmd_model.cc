@@ -73,7 +73,11 @@ const char kCompileHelp[] =
     "executor plan and the weights, loaded by the C runtime (kiln run, or\n"
     "libkiln_runtime.so). See docs/artifact.md.\n"
     "  -o, --output MODEL.so   the artifact to write\n"
-    "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host)\n"
+    "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host);\n"
+    "                          another machine: \"llvm -mtriple=aarch64-linux-gnu\"\n"
+    "  --cc CC                 the C compiler driver that links the .so (default cc);\n"
+    "                          for another machine its cross compiler, e.g.\n"
+    "                          aarch64-linux-gnu-gcc\n"
     "  -O N, --opt-level N     graph pass level 0-3 (default 3)\n"
     "  --input-shape N=D,D     static shape for ONNX input N (repeatable); DIM=SIZE\n"
     "                          sets a symbolic dim in every input that has it (N=2)\n"
@@ -410,12 +414,13 @@ int Compile(const std::vector<std::string>& args) {
   // First, before the library starts any thread (see InterruptCleanup).
   InterruptCleanup cleanup;
   Parser p("compile", kCompileHelp);
-  std::string output, target, emit, dump_dir;
+  std::string output, target, emit, dump_dir, cc;
   int opt_level = 3;
   bool no_memory_plan = false, timing = false, json = false;
   std::vector<std::string> specs, files;
   p.Text("-o,--output", &output);
   p.Text("--target", &target);
+  p.Text("--cc", &cc);
   p.Int("-O,--opt-level", &opt_level, 0, 3);
   p.Flag("--no-memory-plan", &no_memory_plan);
   p.Text("--emit", &emit);
@@ -450,6 +455,7 @@ int Compile(const std::vector<std::string>& args) {
   kiln_compile_options_init(&o);
   o.opt_level = opt_level;
   if (!target.empty()) o.target = target.c_str();
+  if (!cc.empty()) o.cc = cc.c_str();
   o.no_memory_plan = no_memory_plan ? 1 : 0;
 
   KilnStatus* st = nullptr;

@@ -6,6 +6,7 @@
 // .npy files beside it:
 //
 //   make_model --model resnet_block.kir --inputs x --out DIR [--seed N] [--target T] [-O N]
+//              [--cc CC]   (the driver that links the .so: a cross compiler for another machine)
 //     DIR/model.so              the artifact
 //     DIR/input_<name>.npy      one per input (the parameters named by --inputs)
 //     DIR/expected_<i>.npy      the interpreter's outputs (a tuple is flattened)
@@ -183,6 +184,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--target") {
       opts.target = value();
+    } else if (a == "--cc") {
+      opts.export_options.cc = value();
     } else if (a == "-O") {
       if (!absl::SimpleAtoi(value(), &opts.opt_level)) {
         std::fprintf(stderr, "make_model: bad -O\n");

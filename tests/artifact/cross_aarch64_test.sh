@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Cross compiling: a model compiled on this x86-64 machine for AArch64
+# (`--target "llvm -mtriple=aarch64-linux-gnu"`, linked by Debian's
+# aarch64-linux-gnu-gcc) through make_model (c_api/compiler.h) and through
+# `kiln compile --cc`: both artifacts are AArch64 ELF shared objects that this
+# machine's loader validates and then refuses by name of the machine (not as
+# corrupt), and the C runtime with run_model.c cross-builds from its sources
+# and links.
+# Skips, saying why, when the cross toolchain or the arm64 cJSON library are
+# absent (Debian: gcc-aarch64-linux-gnu libcjson-dev:arm64).
+#
+# Not yet: running it under qemu-aarch64 (qemu-user). The loader gets through
+# validation, the /proc/self/fd dlopen and the inputs, then the first run
+# spins without a system call (2026-12-01, unexplained: the generated AArch64
+# code or the thread pool under emulation); see issue 16's note.
+#
+#   cross_aarch64_test.sh MAKE_MODEL KILN MODEL.kir INPUTS
+set -euo pipefail
+make_model=$1 kiln=$2 model=$3 inputs=$4
+root=$(pwd)  # the runfiles tree: runtime_c/, tests/artifact/ sources
+CC=aarch64-linux-gnu-gcc
+missing=()
+command -v "$CC" > /dev/null || missing+=("$CC (gcc-aarch64-linux-gnu)")
+[[ -e /usr/lib/aarch64-linux-gnu/libcjson.so ]] || missing+=("arm64 cJSON (libcjson-dev:arm64)")
+[[ -e /usr/include/dlpack/dlpack.h && -e /usr/include/cjson/cJSON.h ]] ||
+  missing+=("the dlpack and cJSON headers")
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "SKIPPED: cross_aarch64_test needs ${missing[*]}"
+  exit 0
+fi
+tmp=${TEST_TMPDIR:-$(mktemp -d)}
+dir="$tmp/model"
+mkdir -p "$dir"
+# The model, its inputs and the interpreter's outputs, compiled for AArch64.
+"$make_model" --model "$model" --inputs "$inputs" --out "$dir" --seed 7 \
+  --target "llvm -mtriple=aarch64-linux-gnu" --cc "$CC" > "$tmp/make_model.log" 2>&1 ||
+  { cat "$tmp/make_model.log"; exit 1; }
+file_type=$(od -An -tx1 -j18 -N2 "$dir/model.so" | tr -d ' ')
+[[ "$file_type" == "b700" ]] || { echo "FAIL: model.so is not an AArch64 ELF (e_machine $file_type)"; exit 1; }
+# `kiln compile --cc` makes the same kind of artifact from the command line.
+"$kiln" compile "$model" -o "$tmp/cli.so" --target "llvm -mtriple=aarch64-linux-gnu" --cc "$CC" \
+  > "$tmp/kiln.log" 2>&1 || { cat "$tmp/kiln.log"; exit 1; }
+[[ "$(od -An -tx1 -j18 -N2 "$tmp/cli.so" | tr -d ' ')" == "b700" ]] ||
+  { echo "FAIL: kiln compile --cc did not make an AArch64 artifact"; exit 1; }
+
+# Only the dlpack and cJSON headers of /usr/include (never the host's libc's).
+inc="$tmp/include"
+mkdir -p "$inc"
+ln -sfn /usr/include/dlpack "$inc/dlpack"
+ln -sfn /usr/include/cjson "$inc/cjson"
+rt=runtime_c
+"$CC" -std=c11 -O1 -g -I"$root" -I"$root/$rt/include" -isystem "$inc" -rdynamic \
+  -o "$tmp/run_model" "$root/tests/artifact/run_model.c" \
+  "$root/$rt"/{bench,checksum,cpu_features,debug,elf,elf_load_check,executor,loader,loader_graph,artifact_blob,npy,status,threadpool}.c \
+  -L/usr/lib/aarch64-linux-gnu -lcjson -ldl -lm -pthread > "$tmp/cc.log" 2>&1 ||
+  { cat "$tmp/cc.log"; exit 1; }
+[[ "$(od -An -tx1 -j18 -N2 "$tmp/run_model" | tr -d ' ')" == "b700" ]] ||
+  { echo "FAIL: run_model is not an AArch64 executable"; exit 1; }
+# This machine's loader reads both through validation and refuses them for
+# their machine, by name (a damaged file would be refused as corrupt).
+for so in "$dir/model.so" "$tmp/cli.so"; do
+  if "$kiln" info "$so" > "$tmp/info.log" 2>&1; then
+    echo "FAIL: an AArch64 artifact loaded on $(uname -m)"; exit 1
+  fi
+  grep -q "machine code for aarch64" "$tmp/info.log" ||
+    { echo "FAIL: $so refused for another reason:"; cat "$tmp/info.log"; exit 1; }
+done
+echo "cross_aarch64_test: OK ($(wc -c < "$dir/model.so") bytes of AArch64 artifact; runtime cross-built)"
