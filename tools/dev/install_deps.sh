@@ -41,8 +41,14 @@ PACKAGES=(
   rustc
 )
 
+# Installed for this machine's architecture (or "all"). With a foreign
+# architecture enabled (dpkg --add-architecture arm64, for cross builds) a
+# package can be installed twice, once per architecture: each instance is
+# listed on its own line.
+NATIVE_ARCH="$(dpkg --print-architecture 2>/dev/null || echo amd64)"
 is_installed() {
-  [[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" == "installed" ]]
+  dpkg-query -W -f='${db:Status-Status} ${Architecture}\n' "$1" 2>/dev/null |
+    grep -qE "^installed (all|${NATIVE_ARCH})$"
 }
 
 missing=()
