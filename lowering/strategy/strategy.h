@@ -43,6 +43,11 @@ inline constexpr char kStrategyAttr[] = "kiln.strategy";
 struct StrategyComputeCtx {
   const ComputeCtx& base;  // op, attrs, inputs, output shapes and dtypes
   // Per input (flattened like base.inputs): the constant behind it, or null.
+  // A strategy may decide by a constant's presence, dtype and shape, and may
+  // compute new constants from its values (a packed or transformed weight),
+  // but its choice and its loops must never depend on the values: fused
+  // functions that differ only in their weights share one kernel
+  // (lowering/lower.h LowerModule).
   const std::vector<Ref<const HostTensor>>& constants;
   const CpuTarget& target;
   // Makes `t` a kernel parameter (a constant computed at compile time) and
