@@ -130,14 +130,16 @@ def stats(values):
             "std": statistics.pstdev(values)}
 
 
-def run_gbench(exe, flt, short, repetitions, work):
+def run_gbench(exe, flt, short, repetitions, work, override=None):
     out = os.path.join(work, os.path.basename(exe) + ".json")
     cmd = [exe, "--benchmark_out=" + out, "--benchmark_out_format=json",
            "--benchmark_repetitions=%d" % repetitions, "--benchmark_format=console",
            "--benchmark_min_time=%s" % ("0.02" if short else "0.2")]
     if repetitions > 1:
         cmd.append("--benchmark_report_aggregates_only=true")
-    if flt and short:
+    if override:
+        cmd.append("--benchmark_filter=" + override)
+    elif flt and short:
         cmd.append("--benchmark_filter=" + flt)
     run(cmd, cwd=runfiles_dir(exe))
     with open(out) as f:
@@ -232,7 +234,7 @@ def measure(a, work):
             continue
         log("%s ..." % component)
         if kind == "gbench":
-            got = run_gbench(exe, flt, a.short, a.repetitions, work)
+            got = run_gbench(exe, flt, a.short, a.repetitions, work, a.filter)
         elif kind == "threadpool":
             got = run_threadpool(exe, a.short, a.repetitions)
         else:
@@ -320,6 +322,8 @@ def main():
     p.add_argument("--short", action="store_true", help="CI mode: short runs, filtered")
     p.add_argument("--repetitions", type=int, default=None, help="per figure (3 short, 5 full)")
     p.add_argument("--only", default="", help="comma-separated components (and/or 'examples')")
+    p.add_argument("--filter", help="a --benchmark_filter for every Google Benchmark binary "
+                   "(replaces the short mode's own)")
     p.add_argument("--as", dest="as_name", action="append", default=[],
                    help="COMPONENT=NAME: report COMPONENT's figures under NAME (tests)")
     p.add_argument("--baseline", help="baseline file (default tools/bench/baselines/"
