@@ -14,29 +14,8 @@ input=$3
 expected=$4
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 fail=0
-check() {  # check DESCRIPTION COMMAND...: the command must succeed
-  local what=$1
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if (( rc != 0 )); then
-    echo "FAIL: $what: exit $rc"
-    cat "$tmp/out" "$tmp/err"
-    fail=1
-    return 1
-  fi
-}
-expect_error() {  # expect_error CODE TEXT COMMAND...: exit CODE, TEXT on stderr
-  local code=$1 text=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if (( rc != code )) || ! grep -qF -- "$text" "$tmp/err"; then
-    echo "FAIL: '$*' should exit $code with '$text' on stderr; got exit $rc:"
-    cat "$tmp/err"
-    fail=1
-  fi
-}
+# shellcheck source=tools/cli_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh"
 
 for cmd in compile run bench debug opt print check lower graph; do
   check "kiln $cmd --help" "$kiln" "$cmd" --help && grep -q "^usage: kiln $cmd" "$tmp/out" ||

@@ -16,29 +16,8 @@ expected=$4
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 py=/usr/bin/python3
 fail=0
-check() {  # check DESCRIPTION COMMAND...: the command must succeed
-  local what=$1
-  shift
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if (( rc != 0 )); then
-    echo "FAIL: $what: exit $rc"
-    cat "$tmp/out" "$tmp/err"
-    fail=1
-    return 1
-  fi
-}
-expect_error() {  # expect_error CODE TEXT COMMAND...: exit CODE, TEXT on stderr
-  local code=$1 text=$2
-  shift 2
-  "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if (( rc != code )) || ! grep -qF -- "$text" "$tmp/err"; then
-    echo "FAIL: '$*' should exit $code with '$text' on stderr; got exit $rc:"
-    cat "$tmp/err"
-    fail=1
-  fi
-}
+# shellcheck source=tools/cli_test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh"
 expect_out() {  # expect_out TEXT WHAT: TEXT in the last stdout
   grep -qF -- "$1" "$tmp/out" || { echo "FAIL: $2: '$1' not in stdout:"; cat "$tmp/out"; fail=1; }
 }
