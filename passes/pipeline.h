@@ -24,7 +24,9 @@ namespace kiln::passes {
 // The pass names of the default pipeline, in order.
 const std::vector<std::string>& DefaultPipelineNames();
 
-// A Sequential of DefaultPipelineNames() with the given opt level (0-3).
+// A Sequential of DefaultPipelineNames() with the given opt level (0-3). In
+// a selective build, the passes the build leaves out
+// (PassRegistry::IsAbsent) are left out of it.
 absl::StatusOr<PassPtr> DefaultPipeline(int opt_level);
 
 }  // namespace kiln::passes

@@ -224,8 +224,27 @@ absl::Status PassRegistry::Register(const std::string& name, std::function<PassP
   return absl::OkStatus();
 }
 
+void PassRegistry::RegisterAbsent(const std::string& name) {
+  if (!name.empty()) absent_.insert(name);
+}
+
+bool PassRegistry::IsAbsent(absl::string_view name) const {
+  return absent_.find(name) != absent_.end() && factories_.count(std::string(name)) == 0;
+}
+
+std::vector<std::string> PassRegistry::AbsentNames() const {
+  std::vector<std::string> out;
+  for (const std::string& n : absent_)
+    if (factories_.count(n) == 0) out.push_back(n);
+  return out;
+}
+
 absl::StatusOr<PassPtr> PassRegistry::Create(absl::string_view name) const {
   auto it = factories_.find(std::string(name));
+  if (it == factories_.end() && IsAbsent(name))
+    return absl::UnimplementedError(absl::StrCat(
+        "pass ", name, " is not in this build (a selective build without it; ",
+        "docs/selective_builds.md)"));
   if (it == factories_.end())
     return absl::NotFoundError(absl::StrCat("unknown pass '", name, "'; known passes: ",
                                             factories_.empty() ? "(none registered)"

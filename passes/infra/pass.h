@@ -26,6 +26,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -125,12 +126,20 @@ class PassRegistry {
  public:
   static PassRegistry& Global();
   absl::Status Register(const std::string& name, std::function<PassPtr()> factory);
-  // Unknown names give an error that lists the known ones.
+  // Records a pass of kiln's that this build leaves out (a selective build,
+  // docs/selective_builds.md): Create(name) then says so (Unimplemented)
+  // instead of calling it unknown. A name that is registered stays registered.
+  void RegisterAbsent(const std::string& name);
+  // Unknown names give an error that lists the known ones; absent ones say
+  // they are not in this build.
   absl::StatusOr<PassPtr> Create(absl::string_view name) const;
   std::vector<std::string> Names() const;
+  bool IsAbsent(absl::string_view name) const;
+  std::vector<std::string> AbsentNames() const;  // sorted
 
  private:
   std::map<std::string, std::function<PassPtr()>> factories_;
+  std::set<std::string, std::less<>> absent_;
 };
 
 // Builds a Sequential from "A,B,C" (names are trimmed; empty entries are errors).
