@@ -115,8 +115,19 @@ class ConverterRegistry {
   // The converter for opset `opset`, or null.
   const Converter* Find(absl::string_view domain, absl::string_view op_type, int64_t opset) const;
   std::vector<std::string> OpTypes(absl::string_view domain = "") const;
+  // Every registered operator as "domain::op_type" ("::Relu" for the
+  // default domain), sorted.
+  std::vector<std::string> Keys() const;
+
+  // A selective build (docs/selective_builds.md) records the operator
+  // families it leaves out: their operators ("domain::op_type" keys, as
+  // FamilyOps lists them) are then reported as "not in this build".
+  void AddAbsentFamily(absl::string_view family, const std::vector<std::string>& keys);
+  // The family of an operator that this build leaves out, or "".
+  std::string AbsentFamily(absl::string_view domain, absl::string_view op_type) const;
 
  private:
+  std::map<std::string, std::string> absent_;  // key -> family
   struct Entry {
     int since_version;
     Converter fn;
@@ -135,6 +146,13 @@ void RegisterNnConverters(ConverterRegistry& r);
 void RegisterTensorConverters(ConverterRegistry& r);
 void RegisterReduceConverters(ConverterRegistry& r);
 void RegisterAllConverters();
+
+// The converter families a build can choose from ("elementwise", "nn",
+// "tensor", "reduce"), and the operators ("domain::op_type", sorted) each
+// registers (families.cc; //frontends/onnx:families_test checks the lists
+// against the registration functions).
+const std::vector<std::string>& ConverterFamilies();
+const std::vector<std::string>& FamilyOps(absl::string_view family);
 
 }  // namespace kiln::onnx_frontend
 

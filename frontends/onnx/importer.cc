@@ -558,7 +558,11 @@ class GraphImporter {
       }
       const Converter* converter = registry.Find(domain, node.op_type(), opset);
       if (converter == nullptr) {
-        AddUnsupported(node, index, opset, "");
+        const std::string family = registry.AbsentFamily(domain, node.op_type());
+        AddUnsupported(node, index, opset,
+                       family.empty() ? std::string()
+                                      : absl::StrCat("its converter family '", family,
+                                                     "' is not in this build"));
         MarkUnknown(node);
         continue;
       }

@@ -65,6 +65,26 @@ std::vector<std::string> ConverterRegistry::OpTypes(absl::string_view domain) co
   return out;
 }
 
+std::vector<std::string> ConverterRegistry::Keys() const {
+  std::vector<std::string> out;
+  for (const auto& [key, entries] : table_)
+    if (!entries.empty()) out.push_back(key);
+  return out;  // std::map: sorted
+}
+
+void ConverterRegistry::AddAbsentFamily(absl::string_view family,
+                                        const std::vector<std::string>& keys) {
+  for (const std::string& k : keys) absent_.emplace(k, std::string(family));
+}
+
+std::string ConverterRegistry::AbsentFamily(absl::string_view domain,
+                                            absl::string_view op_type) const {
+  const std::string key = Key(domain, op_type);
+  if (table_.count(key) != 0) return "";
+  auto it = absent_.find(key);
+  return it == absent_.end() ? "" : it->second;
+}
+
 absl::StatusOr<DataType> FromOnnxDataType(int32_t onnx_type) {
   using onnx::TensorProto;
   switch (onnx_type) {

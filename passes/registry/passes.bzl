@@ -40,5 +40,9 @@ def kiln_pass_registry(name, passes, visibility = None):
         local_defines = ["KILN_SELECTED_PASSES"] + ["KILN_PASS_" + p for p in passes],
         deps = ["//passes/registry:interface", "//passes/infra:pass"] +
                [KILN_PASSES[p] for p in passes],
+        # The importer / compiler that calls RegisterAll*() does not depend
+        # on this library (the build chooses it), so a static link may list it
+        # first: linked whole, its one function is there whatever the order.
+        alwayslink = True,
         visibility = visibility,
     )
