@@ -17,6 +17,7 @@
 #include "lowering/strategy/strategy.h"
 #include "lowering/te/lower.h"
 #include "lowering/te/schedule.h"
+#include "lowering/te/schedule_cuda.h"
 #include "lowering/te/schedule_x86.h"
 #include "lowering/te/te.h"
 
@@ -174,9 +175,18 @@ class Lowerer {
           KILN_ASSIGN_OR_RETURN(sched, te::CreateSchedule(outputs));
         }
       }
-      KILN_RETURN_IF_ERROR(te::ScheduleDefaultX86(sched, outputs, lanes()));
+      if (options_.gpu) {
+        KILN_RETURN_IF_ERROR(
+            te::ScheduleDefaultCuda(sched, outputs, options_.gpu->threads_per_block));
+      } else {
+        KILN_RETURN_IF_ERROR(te::ScheduleDefaultX86(sched, outputs, lanes()));
+      }
+    } else if (options_.gpu) {
+      return absl::InvalidArgumentError(
+          "naive_schedule is a CPU reference; a GPU kernel needs its threads bound");
     }
     std::map<std::string, std::string> attrs = {{"kiln.op_names", absl::StrJoin(op_names_, ",")}};
+    if (options_.gpu) attrs["target"] = absl::StrCat("cuda -arch=", options_.gpu->arch);
     if (!out.strategies.empty()) attrs["kiln.strategies"] = absl::StrJoin(out.strategies, ",");
     // A parameter no stage reads (zeros_like's input, an unused pad value,
     // ...) is still a kernel parameter: lower with the read ones, then put
@@ -207,6 +217,7 @@ class Lowerer {
     tir::transform::LoopPassOptions lopts;
     lopts.vector_width = lanes();
     lopts.disabled = options_.disabled_loop_passes;
+    if (options_.gpu) lopts.disabled.push_back("lower_intrinsics");
     KILN_ASSIGN_OR_RETURN(out.func, tir::transform::RunLoopPipeline(f, lopts));
     return out;
   }
@@ -268,7 +279,7 @@ class Lowerer {
         return absl::InvalidArgumentError(
             absl::StrCat(op->def->name, ": the call is not type-checked (run InferType)"));
       }
-      if (options_.use_strategies && !options_.naive_schedule) {
+      if (options_.use_strategies && !options_.naive_schedule && !options_.gpu) {
         KILN_ASSIGN_OR_RETURN(std::optional<std::vector<te::Tensor>> s,
                               StrategyCompute(*call, *op->def, inputs));
         if (s) return *s;

@@ -39,6 +39,12 @@ struct LowerOptions {
   // Use the tuned operator strategies (packed GEMM, NCHWc conv2d micro-kernels)
   // where they apply; false: the generic compute and default schedule only.
   bool use_strategies = true;
+  // Set: lower for an NVIDIA GPU (codegen_cuda). The generic computes with the
+  // default GPU schedule (lowering/te/schedule_cuda.h: threads bound to
+  // blockIdx.x/threadIdx.x); no CPU strategy; math intrinsics left as calls
+  // (CUDA's own expf, tanhf, ...) rather than lowered to polynomials. `target`
+  // and `vector_lanes` are then ignored.
+  std::optional<GpuTarget> gpu;
   // Skip the target schedule (every stage at root, serial loops): a reference.
   bool naive_schedule = false;
   // Loop passes not to run (names as in lowering/passes/pipeline.h).

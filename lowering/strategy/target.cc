@@ -10,6 +10,10 @@ std::string CpuTarget::ToString() const {
                       fma ? ", fma" : "");
 }
 
+std::string GpuTarget::ToString() const {
+  return absl::StrCat(arch, ", ", threads_per_block, " threads per block");
+}
+
 CpuTarget CpuTarget::FromVectorLanes(int float_lanes) {
   if (float_lanes >= 16) return Avx512();
   if (float_lanes == 8) return Avx2();

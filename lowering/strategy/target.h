@@ -3,10 +3,13 @@
 // What the operator strategies know of the machine they schedule for: the
 // vector width, the number of vector registers (register blocking is sized
 // from it) and whether fused multiply-add exists. The compiler fills it from
-// the LLVM target (c_api/compiler.cc); tests build one by hand.
+// the LLVM target (c_api/compiler.cc); tests build one by hand. GpuTarget is
+// the same for an NVIDIA GPU (codegen_cuda fills it from `cuda -arch=sm_80`):
+// LowerOptions::gpu set means the default GPU schedule (schedule_cuda.h).
 //
 //   CpuTarget t = CpuTarget::Avx512();     // 512-bit vectors, 32 registers
 //   int lanes = t.Lanes(DataType::Float(32));  // 16
+//   GpuTarget g = GpuTarget::Sm80();       // 256 threads per block by default
 #ifndef KILN_LOWERING_STRATEGY_TARGET_H_
 #define KILN_LOWERING_STRATEGY_TARGET_H_
 
@@ -38,6 +41,20 @@ struct CpuTarget {
   static CpuTarget Neon() { return {"aarch64", 128, 32, true, 0}; }
   // From a vector width alone (what older callers pass as vector_lanes).
   static CpuTarget FromVectorLanes(int float_lanes);
+};
+
+struct GpuTarget {
+  std::string arch = "sm_80";     // compute capability, "sm_80", "sm_90"
+  int threads_per_block = 256;    // the default schedule's block size (multiple of 32)
+  int max_threads_per_block = 1024;
+  int warp_size = 32;
+  int shared_memory_per_block = 48 * 1024;  // bytes, without opting in to more
+
+  // "sm_80, 256 threads per block"
+  std::string ToString() const;
+
+  static GpuTarget Sm80() { return {"sm_80", 256, 1024, 32, 48 * 1024}; }
+  static GpuTarget Sm90() { return {"sm_90", 256, 1024, 32, 48 * 1024}; }
 };
 
 }  // namespace kiln::lowering

@@ -1,0 +1,73 @@
+// File: codegen_cuda/codegen_cuda.h
+//
+// Loop IR (tir::PrimFunc, after the loop passes) -> CUDA C: one `__global__`
+// function per kernel, `extern "C"` so its PTX entry has the kernel's name.
+// No LLVM: the source goes through NVRTC (codegen_cuda/nvrtc.h) to PTX.
+//
+//   KILN_ASSIGN_OR_RETURN(CudaKernel k, GenerateKernel(func));
+//   std::string src = ModuleSource({k});          // prelude + every kernel
+//   // k.grid[0] / k.block[0]: blockIdx.x / threadIdx.x extents (launch dims)
+//
+// What the kernel looks like:
+//   - parameters: the PrimFunc's buffers in order (`float* __restrict__`,
+//     `const` when the kernel never stores to it), then its symbolic shape
+//     variables (`long long`), in the order their buffers name them;
+//   - a loop bound to a thread tag ("blockIdx.x", "threadIdx.x", ... from the
+//     schedule's `bind`, lowering/te/schedule_cuda.h) is no loop: its
+//     variable is the thread index, guarded when the launch is larger than
+//     its extent. The launch dims are the largest extent of each tag;
+//     `__launch_bounds__` is the block size when it is a constant;
+//   - a root statement without any bound loop (a scalar output) runs on thread
+//     0 of block 0 only;
+//   - float16/bfloat16 values are computed in float and rounded to their type
+//     after every operation (as codegen_llvm does), stored as 16-bit words;
+//   - "local" temporaries are per-thread arrays, "shared" ones `__shared__`.
+//
+// Errors (statuses naming the kernel): vector lanes (the GPU schedule does not
+// vectorize), parallel or vectorized loops (a CPU schedule), temporaries in
+// "global" memory or of a symbolic size, external calls, and root loop nests
+// that read what another nest wrote in other threads (that needs a grid-wide
+// barrier; the default schedule avoids it by computing producers per thread).
+#ifndef KILN_CODEGEN_CUDA_CODEGEN_CUDA_H_
+#define KILN_CODEGEN_CUDA_CODEGEN_CUDA_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ir/tir.h"
+
+namespace kiln::codegen_cuda {
+
+struct CudaKernel {
+  std::string name;    // the __global__ function's (and PTX entry's) name
+  std::string source;  // its definition (needs CudaPrelude() before it)
+  // Parameter names in order: the buffers, then the shape variables.
+  std::vector<std::string> param_names;
+  size_t num_buffers = 0;
+  std::vector<tir::Var> shape_vars;  // the trailing `long long` parameters
+  // Launch dims (x, y, z), in terms of shape_vars; IntImm(1) where unbound.
+  std::array<tir::PrimExpr, 3> grid;
+  std::array<tir::PrimExpr, 3> block;
+  // grid[0] * ... and block threads when constant, else 0.
+  int64_t block_threads = 0;
+  int64_t grid_blocks = 0;
+  // Bytes of __shared__ arrays, per block.
+  int64_t shared_bytes = 0;
+};
+
+// Helper functions every kernel's source uses (float16 conversions, floor
+// division, NaN-propagating min/max). Self-contained: no #include, so NVRTC
+// needs no header search path.
+const std::string& CudaPrelude();
+
+absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f);
+
+// The prelude and every kernel, one translation unit.
+std::string ModuleSource(const std::vector<CudaKernel>& kernels);
+
+}  // namespace kiln::codegen_cuda
+
+#endif  // KILN_CODEGEN_CUDA_CODEGEN_CUDA_H_

@@ -1,0 +1,59 @@
+// File: codegen_cuda/nvrtc.h
+//
+// CUDA C -> PTX with NVRTC (linked from the CUDA toolkit when kiln was built
+// with one: @cuda//:nvrtc, KILN_HAVE_CUDA), and PTX -> cubin with the
+// toolkit's `ptxas` (a separate program, found at run time), which is also
+// what validates the PTX for a real architecture.
+//
+//   KILN_ASSIGN_OR_RETURN(CudaTarget t, ParseCudaTarget("cuda -arch=sm_90"));
+//   KILN_ASSIGN_OR_RETURN(std::string ptx, CompileToPtx(source, "model.cu", t));
+//   KILN_ASSIGN_OR_RETURN(PtxasResult r, AssemblePtx(ptx, t));   // r.cubin, r.log
+//
+// Without the toolkit both return kUnavailable with a message saying what is
+// missing; NvrtcAvailable() / FindPtxas() let tests skip first.
+#ifndef KILN_CODEGEN_CUDA_NVRTC_H_
+#define KILN_CODEGEN_CUDA_NVRTC_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "lowering/strategy/target.h"
+
+namespace kiln::codegen_cuda {
+
+// `cuda [-arch=sm_XY]` (default sm_80). Architectures: sm_80, sm_86, sm_87,
+// sm_89, sm_90 (the kernels' bfloat16 conversion, cvt.rn.bf16.f32, needs
+// sm_80; CUDA 13 no longer compiles for Volta and older).
+struct CudaTarget {
+  std::string arch = "sm_80";
+  int sm = 80;
+
+  lowering::GpuTarget gpu() const;  // what the schedules need
+  std::string ToString() const;     // "cuda -arch=sm_80"
+};
+absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target);
+
+// Whether this build has NVRTC; the version ("13.0") or "" when not.
+bool NvrtcAvailable();
+std::string NvrtcVersion();
+
+// PTX for `target` (virtual architecture compute_XY). The error carries
+// NVRTC's log.
+absl::StatusOr<std::string> CompileToPtx(const std::string& source, absl::string_view name,
+                                         const CudaTarget& target);
+
+// The ptxas to use: $KILN_PTXAS, else /usr/local/cuda/bin/ptxas, else `ptxas`
+// on PATH; "" when none is executable.
+std::string FindPtxas();
+
+struct PtxasResult {
+  std::string cubin;  // the ELF for the real architecture
+  std::string log;    // ptxas -v: registers, spills, shared memory per kernel
+};
+// Runs ptxas -arch=sm_XY -v on `ptx`; an error carries ptxas's messages.
+absl::StatusOr<PtxasResult> AssemblePtx(const std::string& ptx, const CudaTarget& target);
+
+}  // namespace kiln::codegen_cuda
+
+#endif  // KILN_CODEGEN_CUDA_NVRTC_H_

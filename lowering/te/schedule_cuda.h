@@ -1,0 +1,46 @@
+// File: lowering/te/schedule_cuda.h
+//
+// The default GPU schedule of a fused operator (TVM's generic CUDA injective
+// and reduce schedules, topi/cuda/injective.py and reduction.py, in their
+// simplest form): one kernel, one thread per output element.
+//
+//   - every injective stage that is not an output is inlined (as on x86);
+//   - each output: its data-parallel axes fused into one loop, split by the
+//     block size (`max_threads`, or the extent rounded up to a warp when
+//     that is smaller), the outer part bound to blockIdx.x and the inner to
+//     threadIdx.x; a reduction output keeps its reduction loops serial inside
+//     the thread (one thread per output);
+//   - every other stage (reductions, "no_inline" stages) read, directly or
+//     through other such stages, by exactly one output is computed at that
+//     output's threadIdx.x loop in "local" storage: each thread computes the
+//     part it reads (softmax's row max and sum per element: redundant work,
+//     but no barrier between threads is needed);
+//   - a scalar output (no data-parallel axis) is left unbound: the code
+//     generator runs it on thread 0 of block 0, and the stages it reads stay
+//     at the root in "local" storage, in the same thread.
+//
+// What is left at the root otherwise (a reduction read by two outputs) is
+// bound like an output; the CUDA code generator refuses a kernel whose root
+// nests read each other's results (that needs a grid-wide barrier).
+//
+//   KILN_ASSIGN_OR_RETURN(Schedule s, CreateSchedule(outputs));
+//   KILN_RETURN_IF_ERROR(ScheduleDefaultCuda(s, outputs, 256));
+#ifndef KILN_LOWERING_TE_SCHEDULE_CUDA_H_
+#define KILN_LOWERING_TE_SCHEDULE_CUDA_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+#include "lowering/te/schedule.h"
+#include "lowering/te/te.h"
+
+namespace kiln::te {
+
+// `max_threads` is the block size (threads per block), a multiple of 32 in
+// [32, 1024].
+absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs,
+                                 int max_threads = 256);
+
+}  // namespace kiln::te
+
+#endif  // KILN_LOWERING_TE_SCHEDULE_CUDA_H_
