@@ -31,6 +31,8 @@ struct KilnTensorSignature {
   std::string name;
   DLDataType dtype{0, 0, 0};
   std::vector<int64_t> shape;  // -1 for a dim that is not static
+  // Each dim as the text IR writes it ("224", "N", "?", "(N * 2)").
+  std::vector<std::string> dim_names;
   bool is_tensor = false;
 };
 

@@ -75,6 +75,13 @@ absl::StatusOr<kiln::compiler::CompileOptions> CompileOptionsFromC(const KilnMod
   c.share_storage = o.no_memory_plan == 0;
   c.export_options.num_threads = o.num_threads;
   if (o.cc != nullptr) c.export_options.cc = o.cc;
+  if (o.progress != nullptr) {
+    KilnCompileProgressFn fn = o.progress;
+    void* user_data = o.progress_user_data;
+    c.progress = [fn, user_data](const char* phase, int done, int total) {
+      fn(user_data, phase, done, total);
+    };
+  }
   return c;
 }
 
@@ -151,13 +158,18 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
     KilnCompileReport full;
     std::memset(&full, 0, sizeof full);
     std::string text;
+    auto phase = [&](const char* name, int total) {
+      if (c.progress) c.progress(name, 0, total);
+    };
     auto t0 = std::chrono::steady_clock::now();
+    phase("passes", 0);
     KILN_ASSIGN_OR_RETURN(kiln::Module fused, kiln::compiler::OptimizeForLowering(model->module, c));
     auto t1 = std::chrono::steady_clock::now();
     full.passes_ms = Ms(t0, t1);
     if (kind == KILN_EMIT_GRAPH_IR) {
       text = kiln::PrintModule(fused);
     } else {
+      phase("lower", 0);
       kiln::lowering::LowerOptions lower = c.lower;
       if (lower.vector_lanes <= 0) {
         KILN_ASSIGN_OR_RETURN(int bits, kiln::codegen::VectorRegisterBits(target));
@@ -175,6 +187,7 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
       full.num_kernels = static_cast<int32_t>(funcs.size());
       auto t2 = std::chrono::steady_clock::now();
       full.lower_ms = Ms(t1, t2);
+      if (kind != KILN_EMIT_LOOP_IR) phase("codegen", full.num_kernels);
       if (kind == KILN_EMIT_LOOP_IR) {
         for (const kiln::tir::PrimFunc& f : funcs) absl::StrAppend(&text, kiln::tir::ToText(f), "\n");
       } else if (kind == KILN_EMIT_LLVM_IR) {

@@ -44,9 +44,14 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
                                                const std::string& path) {
   CompileReport r;
   KILN_ASSIGN_OR_RETURN(codegen::Target target, codegen::ParseTarget(options.target));
+  auto phase = [&](const char* name) {
+    if (options.progress) options.progress(name, 0, 0);
+  };
   auto t0 = std::chrono::steady_clock::now();
+  phase("passes");
   KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(module, options));
   auto t1 = std::chrono::steady_clock::now();
+  phase("lower");
   lowering::LowerOptions lower = options.lower;
   if (lower.vector_lanes <= 0) {
     KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
@@ -59,6 +64,7 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
   }
   KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(fused, lower));
   auto t2 = std::chrono::steady_clock::now();
+  phase("plan");
   lowering::GraphPlanOptions popts;
   popts.share_storage = options.share_storage;
   KILN_ASSIGN_OR_RETURN(lowering::GraphPlan plan, lowering::PlanGraph(fused, lm, popts));
@@ -66,8 +72,9 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
   std::vector<tir::PrimFunc> funcs;
   for (const lowering::LoweredFunc& k : lm.kernels) funcs.push_back(k.func);
   codegen::ExportStats es;
-  KILN_RETURN_IF_ERROR(
-      codegen::ExportLibrary(funcs, target, plan, path, options.export_options, &es));
+  codegen::ExportOptions export_options = options.export_options;
+  if (options.progress) export_options.progress = options.progress;
+  KILN_RETURN_IF_ERROR(codegen::ExportLibrary(funcs, target, plan, path, export_options, &es));
   r.passes_ms = Ms(t0, t1);
   r.lower_ms = Ms(t1, t2);
   r.plan_ms = Ms(t2, t3);

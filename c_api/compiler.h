@@ -12,6 +12,7 @@
 #define KILN_C_API_COMPILER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct CompileOptions {
   int max_fuse_depth = 0;          // FuseOps max_depth; 0 = default
   std::vector<std::string> disabled_passes;
   bool share_storage = true;       // memory planner on (false: naive plan)
+  // Progress, or empty: each phase's start ("passes", "lower", "plan") with
+  // (0, 0), then codegen and link as codegen::ExportOptions.progress reports
+  // them (export_options.progress is set from this one).
+  std::function<void(const char* phase, int done, int total)> progress;
   codegen::ExportOptions export_options;
 };
 

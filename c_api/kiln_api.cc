@@ -19,15 +19,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "c_api/api_internal.h"
-#include "c_api/compiler.h"
+#include "c_api/frontends.h"
 #include "c_api/graph_dot.h"
 #include "frontends/onnx/importer.h"
 #include "ir/expr.h"
 #include "ir/module.h"
-#include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
-#include "ir/text_file.h"
 #include "ir/type.h"
 #include "kiln/kiln.h"
 #include "passes/infra/pass.h"
@@ -51,9 +49,30 @@ KilnTensorSignature Signature(std::string name, const kiln::Type& type) {
     s.dtype.code = static_cast<uint8_t>(t->dtype.code());
     s.dtype.bits = static_cast<uint8_t>(t->dtype.bits());
     s.dtype.lanes = static_cast<uint16_t>(t->dtype.lanes());
-    for (const kiln::Dim& d : t->shape) s.shape.push_back(d.is_static() ? d.value() : -1);
+    for (const kiln::Dim& d : t->shape) {
+      s.shape.push_back(d.is_static() ? d.value() : -1);
+      s.dim_names.push_back(d.ToString());
+    }
   }
   return s;
+}
+
+// main's "output_names" attribute when it names every output once with a
+// non-empty name (the rule lowering/graph_plan.cc applies to the artifact's
+// outputs); empty otherwise.
+std::vector<std::string> OutputNames(const kiln::Function& main, size_t num_outputs) {
+  const kiln::AttrValue* names = main->GetAttr("output_names");
+  if (names == nullptr || names->kind != kiln::AttrValue::Kind::kList ||
+      names->list.size() != num_outputs) {
+    return {};
+  }
+  std::vector<std::string> out;
+  for (const kiln::AttrValue& v : names->list) {
+    if (v.kind != kiln::AttrValue::Kind::kString || v.s.empty()) return {};
+    if (std::find(out.begin(), out.end(), v.s) != out.end()) return {};
+    out.push_back(v.s);
+  }
+  return out;
 }
 
 void FlattenOutputs(const kiln::Type& type, std::vector<KilnTensorSignature>* out) {
@@ -90,6 +109,8 @@ absl::StatusOr<std::unique_ptr<KilnModel>> MakeModel(const kiln::Module& module)
     model->inputs.push_back(Signature(p->name_hint, t));
   }
   FlattenOutputs((*main)->body->checked_type(), &model->outputs);
+  std::vector<std::string> names = OutputNames(*main, model->outputs.size());
+  for (size_t i = 0; i < names.size(); ++i) model->outputs[i].name = names[i];
   return model;
 }
 
@@ -170,6 +191,28 @@ KilnStatus* SignatureInfo(const char* function, const KilnModel* model,
   return nullptr;
 }
 
+// Dim `axis` of entry `index` of `list` as text (kiln_model_*_dim_name).
+KilnStatus* DimName(const char* function, const std::vector<KilnTensorSignature>& list,
+                    const char* what, int32_t index, int32_t axis, const char** out_dim) {
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) {
+    return kiln_status_create(KILN_OUT_OF_RANGE, "%s: %s index %d out of range (the model has %zu)",
+                              function, what, static_cast<int>(index), list.size());
+  }
+  const KilnTensorSignature& s = list[index];
+  if (!s.is_tensor) {
+    return kiln_status_create(KILN_UNIMPLEMENTED, "%s: %s %d ('%s') is not a tensor", function,
+                              what, static_cast<int>(index), s.name.c_str());
+  }
+  if (axis < 0 || static_cast<size_t>(axis) >= s.dim_names.size()) {
+    return kiln_status_create(KILN_OUT_OF_RANGE,
+                              "%s: axis %d out of range for %s %d ('%s'), which has %zu dims",
+                              function, static_cast<int>(axis), what, static_cast<int>(index),
+                              s.name.c_str(), s.dim_names.size());
+  }
+  *out_dim = s.dim_names[axis].c_str();
+  return nullptr;
+}
+
 void ClearInfo(DLTensor* info) {
   if (info != nullptr) std::memset(info, 0, sizeof(*info));
 }
@@ -210,7 +253,7 @@ KilnStatus* kiln_model_load_onnx_file(const char* path, const KilnImportOptions*
   return Guard(kFn, [&]() -> absl::Status {
     std::vector<std::string> warnings;
     o.warnings = &warnings;
-    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::onnx_frontend::ImportOnnxFile(path, o));
+    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::capi::ImportOnnxFile(path, o));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
     model->warnings = WarningText(warnings);
     Publish(std::move(model), out_model);
@@ -229,7 +272,7 @@ KilnStatus* kiln_model_load_onnx_bytes(const void* data, size_t size,
     absl::string_view bytes(static_cast<const char*>(data), size);
     std::vector<std::string> warnings;
     o.warnings = &warnings;
-    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::onnx_frontend::ImportOnnxBytes(bytes, o));
+    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::capi::ImportOnnxBytes(bytes, o));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
     model->warnings = WarningText(warnings);
     Publish(std::move(model), out_model);
@@ -244,7 +287,7 @@ KilnStatus* kiln_model_parse_text(const char* text, const char* source_name,
   if (KilnStatus* st = RequireNonNull(kFn, {{"text", text}, {"out_model", out_model}})) return st;
   return Guard(kFn, [&]() -> absl::Status {
     KILN_ASSIGN_OR_RETURN(kiln::Module m,
-                          kiln::ParseModule(text, source_name != nullptr ? source_name : "<text>"));
+                          kiln::capi::ParseModelText(text, source_name != nullptr ? source_name : "<text>"));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
     Publish(std::move(model), out_model);
     return absl::OkStatus();
@@ -263,7 +306,7 @@ KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* opti
   // A regular file only, of bounded size (ir/text_file.h): a FIFO or a
   // device is refused before anything is read.
   return Guard(kFn, [&]() -> absl::Status {
-    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::ParseModuleFile(path));
+    KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::capi::ParseModelFile(path));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
     Publish(std::move(model), out_model);
     return absl::OkStatus();
@@ -330,6 +373,34 @@ KilnStatus* kiln_model_output_info(const KilnModel* model, int32_t index, DLTens
   ClearInfo(out_info);
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_info", out_info}})) return st;
   return SignatureInfo(kFn, model, model->outputs, "output", index, out_info);
+}
+
+KilnStatus* kiln_model_output_name(const KilnModel* model, int32_t index, const char** out_name) {
+  static const char kFn[] = "kiln_model_output_name";
+  if (out_name != nullptr) *out_name = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_name", out_name}})) return st;
+  if (index < 0 || static_cast<size_t>(index) >= model->outputs.size()) {
+    return kiln_status_create(KILN_OUT_OF_RANGE, "%s: output index %d out of range (the model "
+                              "has %zu)", kFn, static_cast<int>(index), model->outputs.size());
+  }
+  *out_name = model->outputs[index].name.c_str();
+  return nullptr;
+}
+
+KilnStatus* kiln_model_input_dim_name(const KilnModel* model, int32_t index, int32_t axis,
+                                      const char** out_dim) {
+  static const char kFn[] = "kiln_model_input_dim_name";
+  if (out_dim != nullptr) *out_dim = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_dim", out_dim}})) return st;
+  return DimName(kFn, model->inputs, "input", index, axis, out_dim);
+}
+
+KilnStatus* kiln_model_output_dim_name(const KilnModel* model, int32_t index, int32_t axis,
+                                       const char** out_dim) {
+  static const char kFn[] = "kiln_model_output_dim_name";
+  if (out_dim != nullptr) *out_dim = nullptr;
+  if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_dim", out_dim}})) return st;
+  return DimName(kFn, model->outputs, "output", index, axis, out_dim);
 }
 
 int32_t kiln_pass_count(void) {

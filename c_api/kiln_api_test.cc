@@ -4,7 +4,10 @@
 // clear its out-parameters), and the whole path — parse / import, print,
 // optimize, compile, load, run — against results computed here.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -274,6 +277,64 @@ TEST(KilnApi, SignatureOfTheModel) {
   EXPECT_KILN_OK(kiln_model_output_info(model, 1, &info));
   EXPECT_EQ(info.ndim, 2);
   kiln_model_release(model);
+}
+
+// Output names and dims as text (API version 3): what `kiln check` shows
+// without parsing the printed model.
+TEST(KilnApi, OutputNamesAndDimNames) {
+  KilnModel* model = Parse(R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 3), float32], %s: Tensor[(?, 2), float32],
+          output_names=["probs", "copy"]) {
+  (nn.relu(%x), %s)
+}
+)");
+  ASSERT_NE(model, nullptr);
+  const char* text = "garbage";
+  EXPECT_KILN_OK(kiln_model_output_name(model, 0, &text));
+  EXPECT_STREQ(text, "probs");
+  EXPECT_KILN_OK(kiln_model_output_name(model, 1, &text));
+  EXPECT_STREQ(text, "copy");
+  EXPECT_KILN_OK(kiln_model_input_dim_name(model, 0, 0, &text));
+  EXPECT_STREQ(text, "N");
+  EXPECT_KILN_OK(kiln_model_input_dim_name(model, 0, 1, &text));
+  EXPECT_STREQ(text, "3");
+  EXPECT_KILN_OK(kiln_model_input_dim_name(model, 1, 0, &text));
+  EXPECT_STREQ(text, "?");
+  EXPECT_KILN_OK(kiln_model_output_dim_name(model, 0, 0, &text));
+  EXPECT_STREQ(text, "N");
+  EXPECT_KILN_OK(kiln_model_output_dim_name(model, 1, 1, &text));
+  EXPECT_STREQ(text, "2");
+  // Errors name the index, the axis and the input; out-parameters cleared.
+  text = "garbage";
+  EXPECT_KILN_ERROR(kiln_model_output_name(model, 2, &text), KILN_OUT_OF_RANGE,
+                    "output index 2 out of range (the model has 2)");
+  EXPECT_EQ(text, nullptr);
+  text = "garbage";
+  EXPECT_KILN_ERROR(kiln_model_input_dim_name(model, 0, 2, &text), KILN_OUT_OF_RANGE,
+                    "axis 2 out of range for input 0 ('x'), which has 2 dims");
+  EXPECT_EQ(text, nullptr);
+  EXPECT_KILN_ERROR(kiln_model_input_dim_name(model, 5, 0, &text), KILN_OUT_OF_RANGE,
+                    "input index 5");
+  EXPECT_KILN_ERROR(kiln_model_output_dim_name(model, 0, -1, &text), KILN_OUT_OF_RANGE,
+                    "axis -1");
+  EXPECT_KILN_ERROR(kiln_model_output_name(nullptr, 0, &text), KILN_INVALID_ARGUMENT,
+                    "model is NULL");
+  EXPECT_KILN_ERROR(kiln_model_output_name(model, 0, nullptr), KILN_INVALID_ARGUMENT,
+                    "out_name is NULL");
+  EXPECT_KILN_ERROR(kiln_model_input_dim_name(model, 0, 0, nullptr), KILN_INVALID_ARGUMENT,
+                    "out_dim is NULL");
+  kiln_model_release(model);
+  // No output_names, or names the artifact could not use (a repeated one):
+  // output0, output1, ... as the compiled artifact names them.
+  for (const char* attr : {"", ", output_names=[\"a\", \"a\"]", ", output_names=[\"a\"]"}) {
+    std::string src = std::string("#[version = \"0.1\"]\ndef @main(%x: Tensor[(2,), float32]") +
+                      attr + ") {\n  (%x, negative(%x))\n}\n";
+    model = Parse(src.c_str());
+    ASSERT_NE(model, nullptr) << src;
+    EXPECT_KILN_OK(kiln_model_output_name(model, 1, &text));
+    EXPECT_STREQ(text, "output1") << src;
+    kiln_model_release(model);
+  }
 }
 
 TEST(KilnApi, PrintRoundTrips) {
@@ -766,6 +827,72 @@ def @main(%x: Tensor[(4,), float32]) {
   ASSERT_EQ(log.texts.size(), 2u);
   EXPECT_EQ(log.texts[0], "<null>");
   kiln_model_release(out);
+  kiln_model_release(model);
+}
+
+// What a compile progress callback saw: the calls in order, and whether two
+// ever overlapped.
+struct ProgressLog {
+  std::vector<std::string> calls;  // "phase done/total"
+  std::atomic<int> inside{0};
+  bool overlapped = false;
+};
+
+void RecordProgress(void* user_data, const char* phase, int32_t done, int32_t total) {
+  auto* log = static_cast<ProgressLog*>(user_data);
+  if (log->inside.fetch_add(1) != 0) log->overlapped = true;
+  // Widen the window in which an unserialized second call would overlap.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  log->calls.push_back(std::string(phase) + " " + std::to_string(done) + "/" +
+                       std::to_string(total));
+  log->inside.fetch_sub(1);
+}
+
+// Phases in order, then every kernel once, from parallel code-generation
+// threads, serialized.
+TEST(KilnApi, CompileProgressReportsPhasesAndEveryKernel) {
+  KilnModel* model = Parse(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4, 8), float32]) {
+  %0 = nn.softmax(%x, axis=1);
+  %1 = nn.softmax(%0, axis=0);
+  %2 = exp(%1);
+  %3 = nn.softmax(%2, axis=1);
+  %4 = transpose(%3, axes=[1, 0]);
+  %5 = nn.softmax(%4, axis=0);
+  (%5, sum(%1, axis=[1]))
+}
+)");
+  ASSERT_NE(model, nullptr);
+  ProgressLog log;
+  KilnCompileOptions o;
+  kiln_compile_options_init(&o);
+  o.num_threads = 2;
+  o.progress = RecordProgress;
+  o.progress_user_data = &log;
+  KilnCompileReport report;
+  std::memset(&report, 0, sizeof report);
+  report.struct_size = sizeof report;
+  std::string path = TmpDir() + "/progress.so";
+  ASSERT_KILN_OK(kiln_model_compile(model, &o, path.c_str(), &report));
+  const int n = report.num_kernels;
+  ASSERT_GE(n, 3);
+  std::vector<std::string> want = {"passes 0/0", "lower 0/0", "plan 0/0"};
+  for (int k = 0; k <= n; ++k) want.push_back("codegen " + std::to_string(k) + "/" + std::to_string(n));
+  want.push_back("link 0/0");
+  EXPECT_EQ(log.calls, want);
+  EXPECT_FALSE(log.overlapped);
+  // kiln_model_emit: phase starts only.
+  log.calls.clear();
+  char* text = nullptr;
+  ASSERT_KILN_OK(kiln_model_emit(model, &o, KILN_EMIT_ASSEMBLY, &text, nullptr));
+  kiln_free(text);
+  EXPECT_EQ(log.calls, (std::vector<std::string>{"passes 0/0", "lower 0/0",
+                                                  "codegen 0/" + std::to_string(n)}));
+  // An older caller's struct without the progress fields: no calls.
+  log.calls.clear();
+  o.struct_size = offsetof(KilnCompileOptions, progress);
+  ASSERT_KILN_OK(kiln_model_compile(model, &o, path.c_str(), nullptr));
+  EXPECT_TRUE(log.calls.empty());
   kiln_model_release(model);
 }
 

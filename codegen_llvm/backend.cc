@@ -2,6 +2,7 @@
 // assembly / object emission and the ORC JIT (see codegen_llvm.h).
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Pass.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -211,8 +213,30 @@ absl::StatusOr<std::unique_ptr<llvm::Module>> CompileModule(const std::vector<ti
   return m;
 }
 
+// The last pass of the code-generation pipeline: the legacy pass manager
+// runs every machine pass on one function before the next, so this sees
+// each function once its machine code has been emitted, and reports the
+// kernels (the externally visible definitions; a kernel's parallel lambdas
+// are internal).
+class KernelEmittedPass : public llvm::FunctionPass {
+ public:
+  static char ID;
+  explicit KernelEmittedPass(const std::function<void()>* on_kernel)
+      : llvm::FunctionPass(ID), on_kernel_(on_kernel) {}
+  void getAnalysisUsage(llvm::AnalysisUsage& au) const override { au.setPreservesAll(); }
+  bool runOnFunction(llvm::Function& f) override {
+    if (!f.isDeclaration() && f.hasExternalLinkage()) (*on_kernel_)();
+    return false;
+  }
+
+ private:
+  const std::function<void()>* on_kernel_;
+};
+char KernelEmittedPass::ID = 0;
+
 absl::StatusOr<std::string> EmitFile(const std::vector<tir::PrimFunc>& funcs, const Target& t,
-                                     llvm::CodeGenFileType type) {
+                                     llvm::CodeGenFileType type,
+                                     const std::function<void()>* on_kernel = nullptr) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> tm, MakeTargetMachine(t));
   llvm::LLVMContext ctx;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> m,
@@ -225,6 +249,7 @@ absl::StatusOr<std::string> EmitFile(const std::vector<tir::PrimFunc>& funcs, co
         absl::StrCat("codegen_llvm: target ", t.triple, " cannot emit ",
                      type == llvm::CodeGenFileType::ObjectFile ? "object files" : "assembly"));
   }
+  if (on_kernel != nullptr && *on_kernel) pm.add(new KernelEmittedPass(on_kernel));
   pm.run(*m);
   return std::string(buffer.data(), buffer.size());
 }
@@ -394,7 +419,8 @@ int64_t StmtCost(const tir::Stmt& s) {
 int64_t EstimateCodegenCost(const tir::PrimFunc& f) { return 1 + StmtCost(f->body); }
 
 absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::PrimFunc>& funcs,
-                                                     const Target& t, int max_shards) {
+                                                     const Target& t, int max_shards,
+                                                     const std::function<void()>& on_kernel) {
   InitializeLLVM();
   const size_t hw = std::max(1u, std::thread::hardware_concurrency());
   const size_t limit = max_shards > 0 ? static_cast<size_t>(max_shards) : std::min(hw, size_t{8});
@@ -434,12 +460,13 @@ absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::Prim
     std::atomic<size_t> next{1};
     auto work = [&] {
       for (size_t i = next.fetch_add(1); i < shards.size(); i = next.fetch_add(1)) {
-        objects[i] = EmitFile(shards[i], targets[i], llvm::CodeGenFileType::ObjectFile);
+        objects[i] =
+            EmitFile(shards[i], targets[i], llvm::CodeGenFileType::ObjectFile, &on_kernel);
       }
     };
     std::vector<std::thread> threads;
     for (size_t i = 1; i < num_shards; ++i) threads.emplace_back(work);
-    objects[0] = EmitFile(shards[0], targets[0], llvm::CodeGenFileType::ObjectFile);
+    objects[0] = EmitFile(shards[0], targets[0], llvm::CodeGenFileType::ObjectFile, &on_kernel);
     work();
     for (std::thread& th : threads) th.join();
   }

@@ -28,6 +28,7 @@
 #ifndef KILN_CODEGEN_LLVM_CODEGEN_LLVM_H_
 #define KILN_CODEGEN_LLVM_CODEGEN_LLVM_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -96,8 +97,12 @@ absl::StatusOr<std::string> EmitObject(const std::vector<tir::PrimFunc>& funcs, 
 // concatenation of thousands of tensors) is emitted in an object of its own
 // at -opt-level=0: LLVM's optimizing register allocation is quadratic in the
 // pointers such a kernel keeps live.
+// `on_kernel`, when set, is called once per kernel after its machine code is
+// emitted, from the shard's thread (possibly several threads at once: it must
+// be thread-safe).
 absl::StatusOr<std::vector<std::string>> EmitObjects(const std::vector<tir::PrimFunc>& funcs,
-                                                     const Target& t, int max_shards = 0);
+                                                     const Target& t, int max_shards = 0,
+                                                     const std::function<void()>& on_kernel = {});
 inline constexpr size_t kManyParamsKernel = 256;
 
 // A rough, relative measure of LLVM's time over `f` (its loop-IR nodes, an

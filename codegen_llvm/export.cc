@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <initializer_list>
 #include <memory>
@@ -24,6 +25,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "ir/status_macros.h"
 #include "kiln/artifact_writer.h"
 #include "kiln/kernel_abi.h"
@@ -459,9 +461,21 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
                            const ExportOptions& options, ExportStats* stats) {
   if (path.empty()) return absl::InvalidArgumentError("export: empty output path");
   auto t0 = std::chrono::steady_clock::now();
+  const int total = static_cast<int>(kernels.size());
+  std::function<void()> on_kernel;
+  absl::Mutex progress_mu;
+  int done = 0;
+  if (options.progress) {
+    options.progress("codegen", 0, total);
+    on_kernel = [&] {
+      absl::MutexLock lock(&progress_mu);
+      if (done < total) options.progress("codegen", ++done, total);
+    };
+  }
   KILN_ASSIGN_OR_RETURN(std::vector<std::string> objects,
-                        EmitObjects(kernels, target, options.num_threads));
+                        EmitObjects(kernels, target, options.num_threads, on_kernel));
   auto t1 = std::chrono::steady_clock::now();
+  if (options.progress) options.progress("link", 0, 0);
 
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> tmp, TempDir::Create(options.keep_temps));
   const std::string dir = tmp->path();

@@ -17,6 +17,7 @@
 #ifndef KILN_CODEGEN_LLVM_EXPORT_H_
 #define KILN_CODEGEN_LLVM_EXPORT_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct ExportOptions {
   // on PATH: it links a ResNet-50 artifact (100 MB of weights) in half of
   // GNU ld's time.
   bool prefer_lld = true;
+  // Progress, or empty: ("codegen", 0, kernels) when code generation starts,
+  // ("codegen", k, kernels) after the k-th kernel's machine code (from the
+  // code-generation threads, serialized: never two calls at once), then
+  // ("link", 0, 0) on the calling thread.
+  std::function<void(const char* phase, int done, int total)> progress;
 };
 
 // Timing of the export steps (for `kiln compile --timing`).

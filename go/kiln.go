@@ -35,9 +35,10 @@ package kiln
 import "C"
 
 // APIVersion is the C ABI version this package was written against
-// (KILN_API_VERSION; version 2 added kiln_model_warnings); the library it
+// (KILN_API_VERSION; version 2 added kiln_model_warnings, version 3 the
+// output and dim names and the compile progress callback); the library it
 // links has LibraryAPIVersion() at least this.
-const APIVersion = 2
+const APIVersion = 3
 
 // Version is the loaded library's version string ("0.1.0").
 func Version() string { return C.GoString(C.kiln_version()) }

@@ -473,6 +473,11 @@ func TestTextIR(t *testing.T) {
 	}
 	a, _ := kiln.LoadArtifact(path)
 	defer a.Close()
+	// The model names its outputs as the artifact does.
+	if outs, err := m.Outputs(); err != nil || len(outs) != 2 || outs[1].Name != "output1" ||
+		outs[1].Name != a.Outputs()[1].Name {
+		t.Errorf("model outputs %v (%v), artifact outputs %v", outs, err, a.Outputs())
+	}
 	s, _ := a.NewSession(&kiln.SessionOptions{NumThreads: 1})
 	defer s.Close()
 	xs := []float32{1, -2, 3.5, 0.25, 8, -1}

@@ -254,7 +254,8 @@ func (m *Model) Inputs() ([]TensorInfo, error) {
 	return infos, err
 }
 
-// Outputs are main's results, flattened (unnamed: the artifact names them).
+// Outputs are main's results, flattened, named as the compiled artifact will
+// name them (the ONNX graph's output names, else output0, output1, ...).
 func (m *Model) Outputs() ([]TensorInfo, error) {
 	var infos []TensorInfo
 	err := m.use(func(raw *C.KilnModel) error {
@@ -267,7 +268,11 @@ func (m *Model) Outputs() ([]TensorInfo, error) {
 			if err := check(C.kiln_model_output_info(raw, i, &t)); err != nil {
 				return err
 			}
-			infos = append(infos, infoOf(nil, &t))
+			var name *C.char
+			if err := check(C.kiln_model_output_name(raw, i, &name)); err != nil {
+				return err
+			}
+			infos = append(infos, infoOf(name, &t))
 		}
 		return nil
 	})

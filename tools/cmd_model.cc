@@ -502,8 +502,12 @@ int Compile(const std::vector<std::string>& args) {
   KilnCompileReport r;
   std::memset(&r, 0, sizeof r);
   r.struct_size = sizeof r;
-  progress.Phase(absl::StrCat("compiling to ", output,
-                              " (graph passes, lowering, code generation, link)"));
+  // Off a terminal no callback at all: the compile runs as it would without.
+  CompileProgressSink sink{&progress, absl::StrCat("compiling to ", output, ": ")};
+  if (progress.enabled()) {
+    o.progress = CompileProgressFn;
+    o.progress_user_data = &sink;
+  }
   st = kiln_model_compile(m.get(), &o, output.c_str(), &r);
   progress.Clear();
   if (st != nullptr) return Fail("compile", st);

@@ -40,6 +40,38 @@ void Progress::Count(const std::string& what, int64_t done, int64_t total) {
   Draw();
 }
 
+void Progress::Update(const std::string& text, bool force) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  text_ = text;
+  auto now = std::chrono::steady_clock::now();
+  if (!force && shown_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+  Draw();
+}
+
+std::string CompileProgressText(const char* phase, int32_t done, int32_t total) {
+  const std::string p = phase != nullptr ? phase : "";
+  if (p == "passes") return "graph passes";
+  if (p == "lower") return "lowering";
+  if (p == "plan") return "planning memory";
+  if (p == "codegen") {
+    if (total <= 0) return "code generation";
+    return "code generation, kernel " + std::to_string(done) + "/" + std::to_string(total);
+  }
+  if (p == "link") return "linking";
+  return p;
+}
+
+void CompileProgressFn(void* user_data, const char* phase, int32_t done, int32_t total) {
+  auto* sink = static_cast<CompileProgressSink*>(user_data);
+  const std::string text = sink->prefix + CompileProgressText(phase, done, total);
+  if (done == 0) {
+    sink->progress->Phase(text);  // a phase starts: its clock from now
+  } else {
+    sink->progress->Update(text, done == total);
+  }
+}
+
 void Progress::Clear() {
   if (!enabled_) return;
   {

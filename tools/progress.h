@@ -14,8 +14,10 @@
 //   ...
 //   p.Clear();   // before printing anything else on stderr
 //
-// The C API reports no events from inside kiln_model_compile, so a compile
-// shows the command's own phases, not each kernel.
+// A compile shows kiln_model_compile's own phases and its kernels as code
+// generation finishes them ("code generation, kernel 12/53 ... 3.1 s"):
+// CompileProgressFn is the KilnCompileOptions.progress callback that feeds a
+// Progress (set it only when enabled(), so nothing runs off a terminal).
 #ifndef KILN_TOOLS_PROGRESS_H_
 #define KILN_TOOLS_PROGRESS_H_
 
@@ -40,6 +42,9 @@ class Progress {
   void Phase(const std::string& text);
   // "what done/total"; redrawn at most every 100 ms.
   void Count(const std::string& what, int64_t done, int64_t total);
+  // The phase's text changes, its clock keeps running; redrawn at most every
+  // 100 ms unless `force`.
+  void Update(const std::string& text, bool force = false);
   // Erases the line and stops the redraws (a later Phase starts them again).
   void Clear();
 
@@ -58,6 +63,20 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_draw_;
   std::thread ticker_;
 };
+
+// What a terminal shows for one KilnCompileOptions.progress event, after
+// `prefix` ("compiling to m.so: "): "graph passes", "lowering", "planning
+// memory", "code generation, kernel 3/53", "linking". Exposed for tests.
+std::string CompileProgressText(const char* phase, int32_t done, int32_t total);
+
+// The KilnCompileOptions.progress callback: `user_data` is a
+// CompileProgressSink. kiln serializes the calls (kiln.h), and Progress
+// locks its own state, so calls from the code-generation threads are safe.
+struct CompileProgressSink {
+  Progress* progress;
+  std::string prefix;
+};
+void CompileProgressFn(void* user_data, const char* phase, int32_t done, int32_t total);
 
 }  // namespace kiln::cli
 

@@ -18,73 +18,6 @@ bool IsName(const std::string& d) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
-// Splits `s` at top-level commas (outside (), [] and string literals).
-std::vector<std::string> SplitTopLevel(const std::string& s) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (in_string) {
-      cur += c;
-      if (c == '\\' && i + 1 < s.size()) {
-        cur += s[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') in_string = true;
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(std::string(absl::StripAsciiWhitespace(cur)));
-      cur.clear();
-      continue;
-    }
-    cur += c;
-  }
-  if (!absl::StripAsciiWhitespace(cur).empty()) {
-    out.push_back(std::string(absl::StripAsciiWhitespace(cur)));
-  }
-  return out;
-}
-
-// The dims of "Tensor[(N, 3, 224), float32]" as written; {} for a scalar
-// dtype or a type that is not a tensor.
-std::vector<std::string> TypeDims(const std::string& type) {
-  if (!type.starts_with("Tensor[(")) return {};
-  size_t close = type.find(')');
-  if (close == std::string::npos) return {};
-  std::string inner = type.substr(8, close - 8);
-  std::vector<std::string> dims;
-  for (std::string& d : SplitTopLevel(inner)) {
-    if (!d.empty()) dims.push_back(std::move(d));
-  }
-  return dims;
-}
-
-// The strings of a list attribute value ["a", "b\"c"].
-std::vector<std::string> StringList(const std::string& value) {
-  std::vector<std::string> out;
-  std::string inner = value.size() >= 2 ? value.substr(1, value.size() - 2) : "";
-  for (const std::string& item : SplitTopLevel(inner)) {
-    if (item.size() < 2 || item.front() != '"' || item.back() != '"') return {};
-    std::string s;
-    for (size_t i = 1; i + 1 < item.size(); ++i) {
-      if (item[i] == '\\' && i + 2 < item.size()) {
-        char e = item[++i];
-        s += e == 'n' ? '\n' : e == 't' ? '\t' : e;
-      } else {
-        s += item[i];
-      }
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
-}
-
 std::string JoinDims(const std::vector<std::string>& dims) { return absl::StrJoin(dims, ","); }
 
 }  // namespace
@@ -107,75 +40,6 @@ std::vector<std::string> ModelSignature::SymbolicDims() const {
   return out;
 }
 
-void ParseMainHeader(const std::string& text, std::vector<std::vector<std::string>>* param_dims,
-                     std::vector<std::string>* output_names) {
-  param_dims->clear();
-  output_names->clear();
-  const std::string key = "def @main(";
-  size_t at = text.starts_with(key) ? 0 : text.find("\n" + key);
-  if (at == std::string::npos) return;
-  size_t begin = text.find('(', at) + 1;
-  // The matching ')': strings and nesting skipped.
-  int depth = 1;
-  bool in_string = false;
-  size_t end = begin;
-  for (; end < text.size() && depth > 0; ++end) {
-    char c = text[end];
-    if (in_string) {
-      if (c == '\\') {
-        ++end;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '(' || c == '[') {
-      ++depth;
-    } else if (c == ')' || c == ']') {
-      --depth;
-    }
-  }
-  if (depth != 0) return;
-  for (const std::string& item : SplitTopLevel(text.substr(begin, end - 1 - begin))) {
-    if (item.starts_with("%")) {
-      size_t colon = item.find(": ");
-      param_dims->push_back(colon == std::string::npos ? std::vector<std::string>{}
-                                                        : TypeDims(item.substr(colon + 2)));
-    } else if (item.starts_with("output_names=")) {
-      *output_names = StringList(item.substr(13));
-    }
-  }
-}
-
-std::vector<std::vector<std::string>> ParseMainResult(const std::string& text) {
-  std::vector<std::vector<std::string>> out;
-  const std::string key = "def @main(";
-  size_t at = text.starts_with(key) ? 0 : text.find("\n" + key);
-  if (at == std::string::npos) return out;
-  size_t close = text.find("\n}", at);  // main's body ends at the first '}' in column 0
-  if (close == std::string::npos) return out;
-  size_t line = text.rfind('\n', close - 1);
-  if (line == std::string::npos || line < at) return out;
-  const std::string last = text.substr(line + 1, close - line - 1);
-  size_t ty = last.rfind("/* ty=");
-  size_t end = last.rfind(" */");
-  if (ty == std::string::npos || end == std::string::npos || end < ty) return out;
-  // A tensor type, or a tuple of them (nested tuples flattened, as the
-  // outputs are).
-  std::vector<std::string> pending = {last.substr(ty + 6, end - ty - 6)};
-  while (!pending.empty()) {
-    std::string t = pending.front();
-    pending.erase(pending.begin());
-    if (t.starts_with("(") && t.ends_with(")")) {
-      std::vector<std::string> fields = SplitTopLevel(t.substr(1, t.size() - 2));
-      pending.insert(pending.begin(), fields.begin(), fields.end());
-    } else {
-      out.push_back(TypeDims(t));
-    }
-  }
-  return out;
-}
-
 bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* error) {
   *sig = ModelSignature();
   int32_t num_inputs = 0, num_outputs = 0;
@@ -185,7 +49,27 @@ bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* err
     *error = StatusText(st);
     return false;
   }
-  bool symbolic = false, symbolic_out = false;
+  // A dim that is not static by its name ("N"), "?" when it has none (an
+  // expression of named dims reads as unknown too).
+  auto dims_of = [&](bool output, int32_t index, const DLTensor& info,
+                     std::vector<std::string>* dims) -> bool {
+    for (int32_t d = 0; d < info.ndim; ++d) {
+      if (info.shape[d] >= 0) {
+        dims->push_back(absl::StrCat(info.shape[d]));
+        continue;
+      }
+      const char* text = nullptr;
+      st = output ? kiln_model_output_dim_name(model, index, d, &text)
+                  : kiln_model_input_dim_name(model, index, d, &text);
+      if (st != nullptr) {
+        *error = StatusText(st);
+        return false;
+      }
+      std::string name = text != nullptr ? text : "";
+      dims->push_back(IsName(name) ? name : "?");
+    }
+    return true;
+  };
   for (int32_t i = 0; i < num_inputs; ++i) {
     const char* name = nullptr;
     DLTensor info;
@@ -194,67 +78,21 @@ bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* err
       return false;
     }
     TensorSignature t{name != nullptr ? name : "", DtypeText(info.dtype), {}};
-    for (int32_t d = 0; d < info.ndim; ++d) {
-      symbolic = symbolic || info.shape[d] < 0;
-      t.dims.push_back(info.shape[d] < 0 ? "?" : absl::StrCat(info.shape[d]));
-    }
+    if (!dims_of(false, i, info, &t.dims)) return false;
     sig->inputs.push_back(std::move(t));
   }
   for (int32_t i = 0; i < num_outputs; ++i) {
     DLTensor info;
-    if ((st = kiln_model_output_info(model, i, &info)) != nullptr) {
+    const char* name = nullptr;
+    if ((st = kiln_model_output_info(model, i, &info)) != nullptr ||
+        (st = kiln_model_output_name(model, i, &name)) != nullptr) {
       *error = StatusText(st);
       return false;
     }
-    TensorSignature t{absl::StrCat("output", i), DtypeText(info.dtype), {}};
-    for (int32_t d = 0; d < info.ndim; ++d) {
-      symbolic_out = symbolic_out || info.shape[d] < 0;
-      t.dims.push_back(info.shape[d] < 0 ? "?" : absl::StrCat(info.shape[d]));
-    }
+    TensorSignature t{name != nullptr ? name : absl::StrCat("output", i), DtypeText(info.dtype),
+                      {}};
+    if (!dims_of(true, i, info, &t.dims)) return false;
     sig->outputs.push_back(std::move(t));
-  }
-  // Dim names and output names from main's header in the text IR.
-  char* text = nullptr;
-  // With types only when an output dim is symbolic: the result's type then
-  // names it (the header is the same either way).
-  if ((st = kiln_model_print(model, symbolic_out ? 1 : 0, &text)) != nullptr) {
-    *error = StatusText(st);
-    return false;
-  }
-  std::string printed = text != nullptr ? text : "";
-  kiln_free(text);
-  std::vector<std::vector<std::string>> param_dims;
-  std::vector<std::string> names;
-  ParseMainHeader(printed, &param_dims, &names);
-  if (symbolic && param_dims.size() == sig->inputs.size()) {
-    for (size_t i = 0; i < sig->inputs.size(); ++i) {
-      std::vector<std::string>& dims = sig->inputs[i].dims;
-      if (param_dims[i].size() != dims.size()) continue;
-      for (size_t d = 0; d < dims.size(); ++d) {
-        if (dims[d] == "?" && IsName(param_dims[i][d])) dims[d] = param_dims[i][d];
-      }
-    }
-  }
-  if (symbolic_out) {
-    std::vector<std::vector<std::string>> result = ParseMainResult(printed);
-    if (result.size() == sig->outputs.size()) {
-      for (size_t i = 0; i < result.size(); ++i) {
-        std::vector<std::string>& dims = sig->outputs[i].dims;
-        if (result[i].size() != dims.size()) continue;
-        for (size_t d = 0; d < dims.size(); ++d) {
-          if (dims[d] == "?" && IsName(result[i][d])) dims[d] = result[i][d];
-        }
-      }
-    }
-  }
-  // The artifact's rule (docs/artifact.md, META): distinct, non-empty names,
-  // one per output, else output0, output1, ...
-  bool usable = names.size() == sig->outputs.size();
-  for (size_t i = 0; usable && i < names.size(); ++i) {
-    usable = !names[i].empty() && std::count(names.begin(), names.end(), names[i]) == 1;
-  }
-  if (usable) {
-    for (size_t i = 0; i < names.size(); ++i) sig->outputs[i].name = names[i];
   }
   return true;
 }

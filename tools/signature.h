@@ -2,11 +2,10 @@
 //
 // A model's inputs and outputs as a user names them: input names, dtypes and
 // dims where a symbolic dim keeps its name ("N", "seq"), and the output names
-// the compiled artifact will use (main's `output_names`, else output0, ...).
-// Names, dtypes and static dims come from the C API (kiln_model_input_info,
-// kiln_model_output_info); the C API reports a symbolic dim only as -1 and
-// has no output names, so those two are read from main's header in the
-// model's text IR (kiln_model_print), the one place the C API shows them.
+// the compiled artifact will use (main's `output_names`, else output0, ...),
+// all from the C API: kiln_model_input_info / _output_info (names, dtypes,
+// static dims), kiln_model_output_name, kiln_model_input_dim_name /
+// _output_dim_name (a symbolic dim's name).
 //
 //   ModelSignature sig;
 //   if (!ReadSignature(model, &sig, &error)) ...
@@ -43,15 +42,6 @@ struct ModelSignature {
 
 // False with `error` set when the C API fails.
 bool ReadSignature(const KilnModel* model, ModelSignature* sig, std::string* error);
-
-// Parses main's header in `text` (kiln_model_print output): each parameter's
-// dims as written and the output_names attribute. Exposed for tests.
-void ParseMainHeader(const std::string& text, std::vector<std::vector<std::string>>* param_dims,
-                     std::vector<std::string>* output_names);
-
-// The dims of main's result, per flattened output, from the type comment on
-// its last line in `text` (kiln_model_print with show_types); {} when absent.
-std::vector<std::vector<std::string>> ParseMainResult(const std::string& text);
 
 // "" when every input of `sig` is static; otherwise what a user must do,
 // naming the first symbolic dim and the --input-shape to give, e.g.

@@ -1,5 +1,5 @@
-// File: tools/signature_test.cc — main's header in the text IR (dim names,
-// output names) and the symbolic-dim error `kiln compile` prints.
+// File: tools/signature_test.cc — a model's signature through the C API (dim
+// names, output names) and the symbolic-dim error `kiln compile` prints.
 #include "tools/signature.h"
 
 #include <string>
@@ -14,43 +14,51 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-TEST(ParseMainHeader, DimsAndOutputNames) {
-  std::vector<std::vector<std::string>> dims;
-  std::vector<std::string> names;
-  ParseMainHeader(
-      "#[version = \"0.1\"]\n\ndef @helper(%a: float32) { %a }\n"
-      "def @main(%x: Tensor[(N, 3, 224, 224), float32], %s: float32, %t: Tensor[(7,), int64], "
-      "output_names=[\"out,1\", \"b\\\"q\", \"c)\"]) -> Tensor[(N, 10), float32] {\n  %x\n}\n",
-      &dims, &names);
-  ASSERT_EQ(dims.size(), 3u);
-  EXPECT_THAT(dims[0], ElementsAre("N", "3", "224", "224"));
-  EXPECT_THAT(dims[1], IsEmpty());
-  EXPECT_THAT(dims[2], ElementsAre("7"));
-  EXPECT_THAT(names, ElementsAre("out,1", "b\"q", "c)"));
+// A parsed model's signature, read through the C API.
+ModelSignature SignatureOf(const char* text) {
+  KilnModel* m = nullptr;
+  KilnStatus* st = kiln_model_parse_text(text, "test.kir", &m);
+  EXPECT_EQ(st, nullptr) << kiln_status_message(st);
+  kiln_status_free(st);
+  ModelSignature sig;
+  std::string error;
+  EXPECT_TRUE(m == nullptr || ReadSignature(m, &sig, &error)) << error;
+  kiln_model_release(m);
+  return sig;
 }
 
-TEST(ParseMainHeader, NoMainOrUnterminated) {
-  std::vector<std::vector<std::string>> dims;
-  std::vector<std::string> names;
-  ParseMainHeader("def @other(%x: float32) { %x }\n", &dims, &names);
-  EXPECT_THAT(dims, IsEmpty());
-  ParseMainHeader("def @main(%x: Tensor[(N, 3", &dims, &names);
-  EXPECT_THAT(dims, IsEmpty());
-  ParseMainHeader("", &dims, &names);
-  EXPECT_THAT(names, IsEmpty());
+TEST(ReadSignature, DimNamesAndOutputNames) {
+  ModelSignature sig = SignatureOf(R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 3, 224, 224), float32], %t: Tensor[(?, 7), int64],
+          output_names=["out,1", "b\"q"]) {
+  (nn.relu(%x), %t)
+}
+)");
+  ASSERT_EQ(sig.inputs.size(), 2u);
+  EXPECT_EQ(sig.inputs[0].name, "x");
+  EXPECT_THAT(sig.inputs[0].dims, ElementsAre("N", "3", "224", "224"));
+  EXPECT_EQ(sig.inputs[0].Text(), "float32[N,3,224,224]");
+  EXPECT_THAT(sig.inputs[1].dims, ElementsAre("?", "7"));
+  EXPECT_EQ(sig.inputs[1].dtype, "int64");
+  ASSERT_EQ(sig.outputs.size(), 2u);
+  EXPECT_EQ(sig.outputs[0].name, "out,1");
+  EXPECT_EQ(sig.outputs[1].name, "b\"q");
+  EXPECT_THAT(sig.outputs[0].dims, ElementsAre("N", "3", "224", "224"));
+  EXPECT_THAT(sig.outputs[1].dims, ElementsAre("?", "7"));
+  EXPECT_THAT(sig.SymbolicDims(), ElementsAre("N"));
 }
 
-TEST(ParseMainResult, TensorAndFlattenedTuples) {
-  EXPECT_THAT(ParseMainResult("def @main(%x: Tensor[(N, 3), float32]) {\n"
-                              "  nn.softmax(%x, axis=1) /* ty=Tensor[(N, 3), float32] */\n}\n"),
-              ElementsAre(ElementsAre("N", "3")));
-  EXPECT_THAT(
-      ParseMainResult("def @main(%x: float32) {\n  %0 = f(%x);\n"
-                      "  (%0, (%x, %0)) /* ty=(Tensor[(B, 2), float32], (float32, "
-                      "Tensor[(7,), int64])) */\n}\n"),
-      ElementsAre(ElementsAre("B", "2"), IsEmpty(), ElementsAre("7")));
-  EXPECT_THAT(ParseMainResult("def @main(%x: float32) {\n  %x\n}\n"), IsEmpty());
-  EXPECT_THAT(ParseMainResult("def @main(%x: float32) {"), IsEmpty());
+TEST(ReadSignature, UnnamedOutputsAndStaticModels) {
+  ModelSignature sig = SignatureOf(R"(#[version = "0.1"]
+def @main(%x: Tensor[(2, 3), float32]) {
+  (%x, negative(%x))
+}
+)");
+  ASSERT_EQ(sig.outputs.size(), 2u);
+  EXPECT_EQ(sig.outputs[0].name, "output0");
+  EXPECT_EQ(sig.outputs[1].name, "output1");
+  EXPECT_TRUE(sig.inputs[0].is_static());
+  EXPECT_THAT(sig.SymbolicDims(), IsEmpty());
 }
 
 TEST(SymbolicDimError, NamesTheDimAndTheFlag) {

@@ -35,8 +35,10 @@ c_void_p = ctypes.c_void_p
 
 # The C ABI version these declarations were written against (KILN_API_VERSION),
 # and the oldest library they work with: version 2 added kiln_model_warnings,
-# which Model.warnings needs; everything else is in version 1.
-API_VERSION = 2
+# which Model.warnings needs; version 3 the output names, dim names
+# (Model.outputs' names, TensorInfo.dim_names) and the compile progress
+# callback; everything else is in version 1.
+API_VERSION = 3
 MIN_API_VERSION = 1
 
 Status = c_void_p  # KilnStatus*: None (NULL) means success.
@@ -60,6 +62,7 @@ class KilnImportOptions(ctypes.Structure):
 
 # void (*)(void* user_data, const char* pass, int32_t changed, double ms, const char* text)
 KilnAfterPassFn = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_int32, ctypes.c_double, c_char_p)
+KilnCompileProgressFn = ctypes.CFUNCTYPE(None, c_void_p, c_char_p, c_int32, c_int32)  # version 3
 
 
 class KilnOptimizeOptions(ctypes.Structure):
@@ -88,6 +91,8 @@ class KilnCompileOptions(ctypes.Structure):
         ("no_memory_plan", c_int32),
         ("num_threads", c_int32),
         ("cc", c_char_p),
+        ("progress", KilnCompileProgressFn),  # C ABI version 3
+        ("progress_user_data", c_void_p),
     ]
 
 
@@ -146,7 +151,7 @@ STRUCT_SIZES = {
     "KilnInputShape": 24,
     "KilnImportOptions": 32,
     "KilnOptimizeOptions": 88,
-    "KilnCompileOptions": 56,
+    "KilnCompileOptions": 72,
     "KilnCompileReport": 80,
     "KilnSessionOptions": 24,
     "KilnProfileOptions": 24,
@@ -219,6 +224,9 @@ _COMPILER = {
     "kiln_model_num_outputs": (Status, [Handle, P(c_int32)]),
     "kiln_model_input_info": (Status, [Handle, c_int32, P(c_char_p), P(DLTensor)]),
     "kiln_model_output_info": (Status, [Handle, c_int32, P(DLTensor)]),
+    "kiln_model_output_name": (Status, [Handle, c_int32, P(c_char_p)]),  # C ABI version 3
+    "kiln_model_input_dim_name": (Status, [Handle, c_int32, c_int32, P(c_char_p)]),
+    "kiln_model_output_dim_name": (Status, [Handle, c_int32, c_int32, P(c_char_p)]),
     "kiln_optimize_options_init": (None, [P(KilnOptimizeOptions)]),
     "kiln_model_optimize": (Status, [Handle, P(KilnOptimizeOptions), P(Handle)]),
     "kiln_pass_count": (c_int32, []),

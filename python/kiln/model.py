@@ -245,16 +245,45 @@ class Model:
 
     @property
     def outputs(self) -> List[TensorInfo]:
-        """main's results, flattened (no names: the compiled artifact names them)."""
+        """main's results, flattened, with the names the compiled artifact
+        gives them (the ONNX graph's output names, else output0, ...; None
+        with a library older than C ABI version 3)."""
         lib, h = self._lib, self._h()
         n = ctypes.c_int32()
         check(lib, lib.kiln_model_num_outputs(h, ctypes.byref(n)))
+        named = hasattr(lib, "kiln_model_output_name")
         result = []
         for i in range(n.value):
             info = DLTensor()
             check(lib, lib.kiln_model_output_info(h, i, ctypes.byref(info)))
-            result.append(TensorInfo.from_dl(None, info))
+            name: Optional[str] = None
+            if named:
+                out = ctypes.c_char_p()
+                check(lib, lib.kiln_model_output_name(h, i, ctypes.byref(out)))
+                name = _capi.text(out.value)
+            result.append(TensorInfo.from_dl(name, info))
         return result
+
+    def dim_names(self, index: int, output: bool = False) -> List[str]:
+        """The dims of input (or output) `index` as the text IR writes them:
+        "224", a symbolic dim's name ("N"), "?" for an unknown one."""
+        lib, h = self._lib, self._h()
+        fn = "kiln_model_output_dim_name" if output else "kiln_model_input_dim_name"
+        if not hasattr(lib, fn):
+            raise Error(StatusCode.UNIMPLEMENTED, "%s (C ABI version %d) has no %s (version 3)" %
+                        (lib.path, lib.kiln_api_version(), fn))
+        info = DLTensor()
+        if output:
+            check(lib, lib.kiln_model_output_info(h, index, ctypes.byref(info)))
+        else:
+            name = ctypes.c_char_p()
+            check(lib, lib.kiln_model_input_info(h, index, ctypes.byref(name), ctypes.byref(info)))
+        dims = []
+        for axis in range(info.ndim):
+            out = ctypes.c_char_p()
+            check(lib, getattr(lib, fn)(h, index, axis, ctypes.byref(out)))
+            dims.append(_capi.text(out.value))
+        return dims
 
     # ------------------------------------------------------------- optimize
 
@@ -334,7 +363,8 @@ class Model:
 
     def compile(self, path: PathLike, target: Optional[str] = None, opt_level: int = 3,
                 disabled_passes: Sequence[str] = (), memory_plan: bool = True,
-                num_threads: int = 0, cc: Optional[str] = None) -> CompileReport:
+                num_threads: int = 0, cc: Optional[str] = None,
+                progress: Optional[Callable[[str, int, int], None]] = None) -> CompileReport:
         """Compiles the model into an artifact (a .so) at `path`, written
         atomically; load it with kiln.Artifact(path).
 
@@ -344,14 +374,40 @@ class Model:
         memory_plan: share storage between intermediates (default on).
         num_threads: code-generation threads (0: all CPUs).
         cc: the C compiler driver that links the .so (default "cc").
+        progress: called as progress(phase, done, total): each phase's start
+            ("passes", "lower", "plan", "codegen", "link") with done 0 (total:
+            the kernel count for "codegen", else 0), then after each kernel's
+            machine code with done = kernels finished. It may run on a
+            code-generation thread (kiln serializes the calls); an exception
+            it raises is raised again when compile returns.
         Every input needs a static shape (load_onnx's input_shapes)."""
         lib = self._lib
         opts, keep = self._compile_options(target, opt_level, disabled_passes, memory_plan,
                                            num_threads, cc)
+        raised: List[BaseException] = []
+        if progress is not None:
+            if lib.kiln_api_version() < 3:
+                raise Error(StatusCode.UNIMPLEMENTED,
+                            "%s (C ABI version %d) has no compile progress callback (version 3)"
+                            % (lib.path, lib.kiln_api_version()))
+
+            def trampoline(_user, phase, done, total):
+                if raised:
+                    return
+                try:
+                    progress(_capi.text(phase), int(done), int(total))
+                except BaseException as e:  # noqa: B036 (handed back after the C call)
+                    raised.append(e)
+
+            callback = _capi.KilnCompileProgressFn(trampoline)
+            keep.append(callback)
+            opts.progress = callback
         report = _capi.KilnCompileReport()
         report.struct_size = ctypes.sizeof(report)
         check(lib, lib.kiln_model_compile(self._h(), ctypes.byref(opts), _path(path),
                                           ctypes.byref(report)))
+        if raised:
+            raise raised[0]
         del keep
         return CompileReport._from(report)
 

@@ -47,6 +47,32 @@ class TextIRTest(unittest.TestCase):
         again = session.run({"x": session.output_dlpack("output0"), "y": y})
         np.testing.assert_allclose(again["output0"], x + 2 * y, rtol=1e-5)
 
+    def test_names_dims_and_compile_progress(self):
+        model = kiln.parse(
+            '#[version = "0.1"]\n'
+            'def @main(%x: Tensor[(N, 3), float32], output_names=["probs"]) {\n'
+            '  nn.softmax(%x, axis=1)\n}\n')
+        self.assertEqual([o.name for o in model.outputs], ["probs"])
+        self.assertEqual(model.dim_names(0), ["N", "3"])
+        self.assertEqual(model.dim_names(0, output=True), ["N", "3"])
+        self.assertEqual(kiln.parse(TWO_OUTPUTS).outputs[1].name, "output1")
+        with self.assertRaises(kiln.Error) as cm:
+            model.dim_names(1)
+        self.assertEqual(cm.exception.code, kiln.StatusCode.OUT_OF_RANGE)
+        events = []
+        path = os.path.join(scratch("kiln_ir_"), "progress.so")
+        report = kiln.parse(TWO_OUTPUTS).compile(
+            path, progress=lambda *e: events.append(e), num_threads=2)
+        n = report.num_kernels
+        self.assertEqual(events, [("passes", 0, 0), ("lower", 0, 0), ("plan", 0, 0)] +
+                         [("codegen", k, n) for k in range(n + 1)] + [("link", 0, 0)])
+
+        def boom(phase, done, total):
+            raise ValueError("stop at " + phase)
+
+        with self.assertRaises(ValueError):
+            kiln.parse(TWO_OUTPUTS).compile(path, progress=boom)
+
     def test_int32(self):
         artifact = build(INT32, "int32")
         self.assertEqual(artifact.inputs[0].dtype, "int32")

@@ -130,6 +130,23 @@ KilnStatus* kiln_model_input_info(const KilnModel* model, int32_t index, const c
                                   DLTensor* out_info);
 KilnStatus* kiln_model_output_info(const KilnModel* model, int32_t index, DLTensor* out_info);
 
+/* The name of output `index`, the one the compiled artifact gives it: main's
+ * `output_names` attribute (the ONNX importer sets it to the graph's output
+ * names) when it names every output once, non-empty; "output<index>"
+ * otherwise. The name belongs to the model. KILN_OUT_OF_RANGE for a bad
+ * index. (API version 3.) */
+KilnStatus* kiln_model_output_name(const KilnModel* model, int32_t index, const char** out_name);
+
+/* Dim `axis` of input (output) `index` as the text IR writes it: "224" for a
+ * static dim, the dim's name for a symbolic one ("N", "batch"), "?" for a dim
+ * of unknown size, an expression of named dims otherwise ("(N * 2)"). The
+ * text belongs to the model. KILN_OUT_OF_RANGE for a bad index or axis;
+ * KILN_UNIMPLEMENTED when the input is not a tensor. (API version 3.) */
+KilnStatus* kiln_model_input_dim_name(const KilnModel* model, int32_t index, int32_t axis,
+                                      const char** out_dim);
+KilnStatus* kiln_model_output_dim_name(const KilnModel* model, int32_t index, int32_t axis,
+                                       const char** out_dim);
+
 /* ----------------------------------------------------------------- optimize */
 
 /* Called after every pass that ran, on the calling thread: the pass's name,
@@ -175,6 +192,22 @@ const char* kiln_pass_name(int32_t index);
 
 /* ------------------------------------------------------------------ compile */
 
+/* Compile progress (KilnCompileOptions.progress). `phase` is a static string:
+ * "passes", "lower", "plan", "codegen" or "link", in that order. Each phase
+ * is announced once when it starts, with done = 0 and total = 0, except
+ * "codegen", whose total is the number of kernels. During "codegen" the
+ * callback is called again after each kernel's machine code is emitted, with
+ * done = the kernels finished so far (1 .. total).
+ * Threads: phase starts come from the thread that called kiln_model_compile;
+ * the per-kernel calls come from the code-generation threads, which compile
+ * shards of the kernels in parallel (KilnCompileOptions.num_threads; with 1,
+ * every call is on the calling thread). kiln serializes the calls (never two
+ * at once, `done` strictly increasing), so a callback that touches only its
+ * own `user_data` needs no lock; whatever else it touches must be safe to use
+ * from another thread. It must return quickly and must not call kiln. */
+typedef void (*KilnCompileProgressFn)(void* user_data, const char* phase, int32_t done,
+                                      int32_t total);
+
 typedef struct {
   size_t struct_size;      /* sizeof(KilnCompileOptions) */
   /* The LLVM target: "llvm" (the host, the default when NULL), or e.g.
@@ -187,10 +220,15 @@ typedef struct {
   int32_t num_threads;     /* parallel code generation; 0 = all CPUs */
   /* The C compiler driver used to assemble and link the .so (default "cc"). */
   const char* cc;
+  /* Optional progress callback (see KilnCompileProgressFn), or NULL; with
+   * kiln_model_emit only phase starts are reported. (API version 3.) */
+  KilnCompileProgressFn progress;
+  void* progress_user_data;
 } KilnCompileOptions;
 
 /* Sets struct_size and every default: opt_level 3; target and cc NULL
- * (meaning "llvm", the host, and "cc"); memory plan on; all CPUs. (A
+ * (meaning "llvm", the host, and "cc"); memory plan on; all CPUs; no
+ * progress callback. (A
  * zero-filled struct with only struct_size set means opt_level 0.) */
 void kiln_compile_options_init(KilnCompileOptions* options);
 

@@ -197,7 +197,7 @@ pub struct KilnNpyTensor {
 
 /// The C ABI version of these declarations (kiln_api_version() of the
 /// library must be at least this). Version 2 added kiln_model_warnings.
-pub const KILN_API_VERSION: u32 = 2;
+pub const KILN_API_VERSION: u32 = 3;
 pub const KILN_PROFILE_MAX_RUNS: i32 = 100000;
 
 #[repr(C)]
@@ -282,6 +282,13 @@ pub struct KilnOptimizeOptions {
     pub after_pass_text: i32,
 }
 
+/// Compile progress (kiln.h, `KilnCompileProgressFn`): phase starts, then
+/// every kernel during "codegen", possibly from code-generation threads
+/// (kiln serializes the calls). API version 3.
+pub type KilnCompileProgressFn = Option<
+    unsafe extern "C" fn(user_data: *mut c_void, phase: *const c_char, done: i32, total: i32),
+>;
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct KilnCompileOptions {
@@ -293,6 +300,8 @@ pub struct KilnCompileOptions {
     pub no_memory_plan: i32,
     pub num_threads: i32,
     pub cc: *const c_char,
+    pub progress: KilnCompileProgressFn,
+    pub progress_user_data: *mut c_void,
 }
 
 #[repr(C)]
@@ -547,6 +556,23 @@ extern "C" {
         model: *const KilnModel,
         index: i32,
         out_info: *mut DLTensor,
+    ) -> *mut KilnStatus;
+    pub fn kiln_model_output_name(
+        model: *const KilnModel,
+        index: i32,
+        out_name: *mut *const c_char,
+    ) -> *mut KilnStatus;
+    pub fn kiln_model_input_dim_name(
+        model: *const KilnModel,
+        index: i32,
+        axis: i32,
+        out_dim: *mut *const c_char,
+    ) -> *mut KilnStatus;
+    pub fn kiln_model_output_dim_name(
+        model: *const KilnModel,
+        index: i32,
+        axis: i32,
+        out_dim: *mut *const c_char,
     ) -> *mut KilnStatus;
     pub fn kiln_optimize_options_init(options: *mut KilnOptimizeOptions);
     pub fn kiln_model_optimize(

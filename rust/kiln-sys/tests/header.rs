@@ -321,7 +321,9 @@ fn structs_match_the_compiler() {
             num_disabled_passes,
             no_memory_plan,
             num_threads,
-            cc
+            cc,
+            progress,
+            progress_user_data
         }),
         layout!(KilnCompileReport {
             struct_size,

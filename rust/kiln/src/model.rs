@@ -459,7 +459,8 @@ impl Model {
             .collect()
     }
 
-    /// `main`'s results, flattened (names are empty: the artifact names them).
+    /// `main`'s results, flattened, named as the compiled artifact will name
+    /// them (the ONNX graph's output names, else `output0`, ...).
     pub fn outputs(&self) -> Result<Vec<TensorInfo>> {
         let mut n = 0;
         unsafe { check(sys::kiln_model_num_outputs(self.raw.as_ptr(), &mut n))? };
@@ -467,7 +468,27 @@ impl Model {
             .map(|i| unsafe {
                 let mut info = std::mem::zeroed();
                 check(sys::kiln_model_output_info(self.raw.as_ptr(), i, &mut info))?;
-                Ok(TensorInfo::from_raw(String::new(), &info))
+                let mut name = ptr::null();
+                check(sys::kiln_model_output_name(self.raw.as_ptr(), i, &mut name))?;
+                Ok(TensorInfo::from_raw(borrowed_string(name), &info))
+            })
+            .collect()
+    }
+
+    /// The dims of input `index` as the text IR writes them: "224", a
+    /// symbolic dim's name ("N"), "?" for an unknown one.
+    pub fn input_dim_names(&self, index: i32) -> Result<Vec<String>> {
+        let ndim = unsafe {
+            let mut name = ptr::null();
+            let mut info: sys::DLTensor = std::mem::zeroed();
+            check(sys::kiln_model_input_info(self.raw.as_ptr(), index, &mut name, &mut info))?;
+            info.ndim
+        };
+        (0..ndim)
+            .map(|axis| unsafe {
+                let mut dim = ptr::null();
+                check(sys::kiln_model_input_dim_name(self.raw.as_ptr(), index, axis, &mut dim))?;
+                Ok(borrowed_string(dim))
             })
             .collect()
     }

@@ -36,6 +36,22 @@ fn build(text: &str, name: &str) -> Artifact {
 }
 
 #[test]
+fn output_names_and_dim_names() {
+    let model = Model::parse(
+        "#[version = \"0.1\"]\n\
+         def @main(%x: Tensor[(N, 3), float32], output_names=[\"probs\"]) {\n\
+           nn.softmax(%x, axis=1)\n}\n",
+    )
+    .unwrap();
+    let outputs = model.outputs().unwrap();
+    assert_eq!(outputs[0].name, "probs");
+    assert_eq!(model.input_dim_names(0).unwrap(), ["N", "3"]);
+    assert_eq!(model.input_dim_names(1).unwrap_err().code(), Code::OutOfRange);
+    let unnamed = Model::parse(TWO_OUTPUTS).unwrap().outputs().unwrap();
+    assert_eq!(unnamed[1].name, "output1");
+}
+
+#[test]
 fn two_outputs() {
     let artifact = build(TWO_OUTPUTS, "two_outputs");
     let names: Vec<&str> = artifact.outputs().iter().map(|o| o.name.as_str()).collect();
