@@ -187,7 +187,10 @@ KilnStatus* kiln_session_benchmark(KilnSession* session, const KilnBenchmarkOpti
   static const char fn[] = "kiln_session_benchmark";
   if (result != NULL) memset(result, 0, sizeof *result);
   if (log_line != NULL) *log_line = NULL;
-  if (session == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: session is NULL", fn);
+  {
+    KilnStatus* dead = kiln_session_check_live(session, fn);
+    if (dead != NULL) return dead;
+  }
   KilnBenchmarkOptions opts;
   memset(&opts, 0, sizeof opts);
   if (options != NULL) {

@@ -26,6 +26,7 @@
 #include "kiln/runtime.h"
 #include "kiln/status.h"
 #include "runtime_c/artifact_blob.h"
+#include "runtime_c/handles.h"
 #include "runtime_c/runtime_internal.h"
 
 typedef struct {
@@ -152,11 +153,33 @@ static void format_shape(const KilnArtifact* art, int32_t entry, char* buf, size
 /* Profile                                                                   */
 /* ------------------------------------------------------------------------ */
 
-void kiln_profile_release(KilnProfile* profile) {
+static void profile_free(KilnProfile* profile) {
   if (profile == NULL) return;
   free(profile->nodes);
   free(profile->strings);
   free(profile);
+}
+
+/* Only a live profile is freed; a second release is reported and ignored. */
+void kiln_profile_release(KilnProfile* profile) {
+  if (profile == NULL) return;
+  if (!kiln_handle_remove(KILN_HANDLE_PROFILE, profile)) {
+    kiln_handle_report_dead_release("kiln_profile_release", KILN_HANDLE_PROFILE, profile);
+    return;
+  }
+  profile_free(profile);
+}
+
+/* NULL for a live profile, else KILN_INVALID_ARGUMENT naming `fn`. */
+static KilnStatus* profile_check_live(const KilnProfile* profile, const char* fn) {
+  if (profile == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: profile is NULL", fn);
+  if (!kiln_handle_live(KILN_HANDLE_PROFILE, profile)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: profile %p is not live (used after kiln_profile_release, or "
+                              "not made by kiln_session_profile)",
+                              fn, (const void*)profile);
+  }
+  return NULL;
 }
 
 static int compare_doubles(const void* a, const void* b) {
@@ -255,6 +278,7 @@ static KilnStatus* profile_with(KilnSession* session, const KilnProfileOptions* 
     }
   }
   p->num_nodes = n;
+  if (kiln_handle_add(KILN_HANDLE_PROFILE, p) != 0) goto oom;
   free(starts);
   free(times);
   free(runs);
@@ -267,7 +291,7 @@ fail:
   free(starts);
   free(times);
   free(runs);
-  kiln_profile_release(p);
+  profile_free(p);
   return st;
 }
 
@@ -283,18 +307,20 @@ KilnStatus* kiln_session_profile_with(KilnSession* session, const KilnProfileOpt
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               session == NULL ? "session" : "out");
   }
+  KilnStatus* st = kiln_session_check_live(session, fn);
+  if (st != NULL) return st;
   KilnProfileOptions opts;
-  KilnStatus* st = read_profile_options(fn, options, &opts);
+  st = read_profile_options(fn, options, &opts);
   if (st != NULL) return st;
   return profile_with(session, &opts, out);
 }
 
 int32_t kiln_profile_num_nodes(const KilnProfile* profile) {
-  return profile != NULL ? profile->num_nodes : 0;
+  return kiln_handle_live(KILN_HANDLE_PROFILE, profile) ? profile->num_nodes : 0;
 }
 
 double kiln_profile_total_us(const KilnProfile* profile) {
-  return profile != NULL ? profile->total_us : 0.0;
+  return kiln_handle_live(KILN_HANDLE_PROFILE, profile) ? profile->total_us : 0.0;
 }
 
 KilnStatus* kiln_profile_node(const KilnProfile* profile, int32_t index, const char** name,
@@ -302,9 +328,8 @@ KilnStatus* kiln_profile_node(const KilnProfile* profile, int32_t index, const c
   if (name != NULL) *name = NULL;
   if (op != NULL) *op = NULL;
   if (time_us != NULL) *time_us = 0.0;
-  if (profile == NULL) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_profile_node: profile is NULL");
-  }
+  KilnStatus* dead = profile_check_live(profile, "kiln_profile_node");
+  if (dead != NULL) return dead;
   if (index < 0 || index >= profile->num_nodes) {
     return kiln_status_create(KILN_OUT_OF_RANGE,
                               "kiln_profile_node: index %d out of range (%d nodes)", (int)index,
@@ -361,6 +386,8 @@ KilnStatus* kiln_profile_table(const KilnProfile* profile, char** text) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_profile_table: %s is NULL",
                               profile == NULL ? "profile" : "text");
   }
+  KilnStatus* dead = profile_check_live(profile, "kiln_profile_table");
+  if (dead != NULL) return dead;
   size_t width[NUM_COLS];
   for (int c = 0; c < NUM_COLS; ++c) width[c] = strlen(kHeaders[c]);
   char cells[NUM_COLS][64];
@@ -417,6 +444,8 @@ KilnStatus* kiln_profile_chrome_trace(const KilnProfile* profile, char** json) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_profile_chrome_trace: %s is NULL",
                               profile == NULL ? "profile" : "json");
   }
+  KilnStatus* dead = profile_check_live(profile, "kiln_profile_chrome_trace");
+  if (dead != NULL) return dead;
   cJSON* root = cJSON_CreateObject();
   cJSON* events = cJSON_AddArrayToObject(root, "traceEvents");
   int ok = root != NULL && events != NULL;
@@ -557,9 +586,11 @@ KilnStatus* kiln_session_debug_dump_with(KilnSession* session, const char* dir,
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_debug_dump: %s",
                               session == NULL ? "session is NULL" : "dir is NULL or empty");
   }
+  KilnStatus* st = kiln_session_check_live(session, "kiln_session_debug_dump");
+  if (st != NULL) return st;
   const KilnArtifact* art = session->artifact;
   KilnProfileOptions opts;
-  KilnStatus* st = read_profile_options("kiln_session_debug_dump", options, &opts);
+  st = read_profile_options("kiln_session_debug_dump", options, &opts);
   if (st != NULL) return st;
   st = kiln_session_check_inputs(session);
   if (st != NULL) return st;

@@ -26,6 +26,7 @@
 #include "kiln/status.h"
 #include "kiln/threadpool.h"
 #include "runtime_c/artifact_blob.h"
+#include "runtime_c/handles.h"
 #include "runtime_c/runtime_internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -48,7 +49,27 @@ static void session_free(KilnSession* s) {
   free(s);
 }
 
-void kiln_session_release(KilnSession* session) { session_free(session); }
+/* Only a live session is freed: a second release (or a pointer that is not
+ * a session) is reported and ignored, and its memory never touched. */
+void kiln_session_release(KilnSession* session) {
+  if (session == NULL) return;
+  if (!kiln_handle_remove(KILN_HANDLE_SESSION, session)) {
+    kiln_handle_report_dead_release("kiln_session_release", KILN_HANDLE_SESSION, session);
+    return;
+  }
+  session_free(session);
+}
+
+KilnStatus* kiln_session_check_live(const KilnSession* session, const char* fn) {
+  if (session == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: session is NULL", fn);
+  if (!kiln_handle_live(KILN_HANDLE_SESSION, session)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: session %p is not live (used after kiln_session_release, or "
+                              "not made by kiln_session_create)",
+                              fn, (const void*)session);
+  }
+  return NULL;
+}
 
 void* kiln_session_own_data(const KilnSession* session, int32_t entry_id) {
   const KilnArtifact* art = session->artifact;
@@ -63,6 +84,10 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
   if (artifact == NULL || out == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_create: %s is NULL",
                               artifact == NULL ? "artifact" : "out");
+  }
+  {
+    KilnStatus* dead = kiln_artifact_check_live(artifact, "kiln_session_create");
+    if (dead != NULL) return dead;
   }
   KilnSessionOptions opts;
   memset(&opts, 0, sizeof opts);
@@ -182,6 +207,7 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
   s->input_set = (uint8_t*)calloc(art->num_inputs > 0 ? (size_t)art->num_inputs : 1, 1);
   if (s->input_set == NULL) goto oom;
   s->num_unset_inputs = art->num_inputs;
+  if (kiln_handle_add(KILN_HANDLE_SESSION, s) != 0) goto oom;
 
   *out = s;
   return NULL;
@@ -304,8 +330,10 @@ static KilnStatus* set_input_by_name(KilnSession* session, const char* name, con
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               session == NULL ? "session" : (name == NULL ? "name" : "tensor"));
   }
+  KilnStatus* st = kiln_session_check_live(session, fn);
+  if (st != NULL) return st;
   int32_t index = -1;
-  KilnStatus* st = kiln_artifact_input_index(session->artifact, name, &index);
+  st = kiln_artifact_find_input(session->artifact, name, &index);
   if (st != NULL) return st;
   return set_input(session, index, tensor, zero_copy, fn);
 }
@@ -326,6 +354,8 @@ KilnStatus* kiln_session_set_input_index(KilnSession* session, int32_t index,
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               session == NULL ? "session" : "tensor");
   }
+  KilnStatus* dead = kiln_session_check_live(session, fn);
+  if (dead != NULL) return dead;
   if (index < 0 || index >= session->artifact->num_inputs) {
     return kiln_status_create(KILN_OUT_OF_RANGE,
                               "%s: input index %d out of range (the model has %d inputs)", fn,
@@ -364,6 +394,8 @@ KilnStatus* kiln_session_run(KilnSession* session) {
   if (session == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_run: session is NULL");
   }
+  KilnStatus* dead = kiln_session_check_live(session, "kiln_session_run");
+  if (dead != NULL) return dead;
   if (session->num_unset_inputs != 0) return kiln_session_check_inputs(session);
   const KilnStep* steps = session->steps;
   const int32_t n = session->num_steps;
@@ -385,6 +417,8 @@ KilnStatus* kiln_session_get_output(KilnSession* session, int32_t index, const D
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_session_get_output: %s is NULL",
                               session == NULL ? "session" : "out");
   }
+  KilnStatus* dead = kiln_session_check_live(session, "kiln_session_get_output");
+  if (dead != NULL) return dead;
   if (index < 0 || index >= session->artifact->num_outputs) {
     return kiln_status_create(
         KILN_OUT_OF_RANGE,
@@ -401,6 +435,8 @@ KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const 
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               session == NULL ? "session" : "dst");
   }
+  KilnStatus* dead = kiln_session_check_live(session, fn);
+  if (dead != NULL) return dead;
   const KilnArtifact* art = session->artifact;
   if (index < 0 || index >= art->num_outputs) {
     return kiln_status_create(KILN_OUT_OF_RANGE,
@@ -442,6 +478,8 @@ KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               session == NULL ? "session" : "out");
   }
+  KilnStatus* dead = kiln_session_check_live(session, fn);
+  if (dead != NULL) return dead;
   if (index < 0 || index >= session->artifact->num_outputs) {
     return kiln_status_create(KILN_OUT_OF_RANGE,
                               "%s: output index %d out of range (the model has %d outputs)", fn,

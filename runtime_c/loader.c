@@ -57,6 +57,7 @@
 #include "kiln/status.h"
 #include "runtime_c/artifact_blob.h"
 #include "runtime_c/elf_load_check.h"
+#include "runtime_c/handles.h"
 #include "runtime_c/runtime_internal.h"
 #include "runtime_c/loader_internal.h"
 
@@ -423,7 +424,6 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
     goto fail;
   }
   atomic_init(&L.art->refs, 1);
-  atomic_init(&L.art->released, 0);
   L.art->path = (char*)malloc(strlen(path) + 1);
   if (L.art->path == NULL) {
     st = kiln_loader_oom(&L);
@@ -468,6 +468,11 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   free(L.null_kind);
   free(L.param_of);
   free(L.head_entries);
+  if (kiln_handle_add(KILN_HANDLE_ARTIFACT, L.art) != 0) {
+    KilnStatus* oom = kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", path);
+    artifact_free(L.art);
+    return oom;
+  }
   *out = L.art;
   return NULL;
 
@@ -497,13 +502,35 @@ void kiln_artifact_unref(const KilnArtifact* artifact) {
 }
 
 /* Drops the caller's reference; the artifact lives on while sessions hold
- * theirs. A second release while sessions live is ignored (the flag says
- * the caller's reference is gone); after the last reference, the memory is
- * gone and a second release is the caller's use-after-free. */
+ * theirs. The registry of live handles (runtime_c/handles.h) knows whether
+ * the caller's reference is still there: a second release, or the release
+ * of something that is not an artifact, is reported and ignored, and never
+ * touches the memory (which may be freed). */
 void kiln_artifact_release(KilnArtifact* artifact) {
   if (artifact == NULL) return;
-  if (atomic_exchange_explicit(&artifact->released, 1, memory_order_acq_rel) != 0) return;
+  if (!kiln_handle_remove(KILN_HANDLE_ARTIFACT, artifact)) {
+    kiln_handle_report_dead_release("kiln_artifact_release", KILN_HANDLE_ARTIFACT, artifact);
+    return;
+  }
   kiln_artifact_unref(artifact);
+}
+
+KilnStatus* kiln_artifact_check_live(const KilnArtifact* artifact, const char* fn) {
+  if (artifact == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: artifact is NULL", fn);
+  }
+  if (!kiln_handle_live(KILN_HANDLE_ARTIFACT, artifact)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: artifact %p is not live (used after kiln_artifact_release, or "
+                              "not made by kiln_artifact_load)",
+                              fn, (const void*)artifact);
+  }
+  return NULL;
+}
+
+/* The accessors that return values treat a handle that is not live as NULL. */
+static const KilnArtifact* live_or_null(const KilnArtifact* artifact) {
+  return kiln_handle_live(KILN_HANDLE_ARTIFACT, artifact) ? artifact : NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -511,37 +538,47 @@ void kiln_artifact_release(KilnArtifact* artifact) {
 /* ------------------------------------------------------------------------ */
 
 const char* kiln_artifact_target(const KilnArtifact* artifact) {
+  artifact = live_or_null(artifact);
   return artifact != NULL ? artifact->target : "";
 }
 
 const char* kiln_artifact_producer(const KilnArtifact* artifact) {
+  artifact = live_or_null(artifact);
   return artifact != NULL ? artifact->producer : "";
 }
 
 const char* kiln_artifact_graph_json(const KilnArtifact* artifact) {
+  artifact = live_or_null(artifact);
   return artifact != NULL ? artifact->graph_text : "";
 }
 
 int32_t kiln_artifact_num_inputs(const KilnArtifact* artifact) {
+  artifact = live_or_null(artifact);
   return artifact != NULL ? artifact->num_inputs : 0;
 }
 
 int32_t kiln_artifact_num_outputs(const KilnArtifact* artifact) {
+  artifact = live_or_null(artifact);
   return artifact != NULL ? artifact->num_outputs : 0;
 }
 
 int32_t kiln_artifact_num_nodes(const KilnArtifact* artifact) {
+  artifact = live_or_null(artifact);
   return artifact != NULL ? artifact->num_nodes : 0;
 }
 
-static KilnStatus* io_info(const KilnArtifact* artifact, const KilnPlanIO* ios, int32_t count,
-                           const char* what, int32_t index, const char** name, DLTensor* info) {
+static KilnStatus* io_info(const KilnArtifact* artifact, int is_input, int32_t index,
+                           const char** name, DLTensor* info) {
+  const char* what = is_input ? "input" : "output";
   if (name != NULL) *name = NULL;
   if (info != NULL) memset(info, 0, sizeof *info);
-  if (artifact == NULL) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_artifact_%s_info: artifact is NULL",
-                              what);
-  }
+  char fn[64];
+  snprintf(fn, sizeof fn, "kiln_artifact_%s_info", what);
+  KilnStatus* dead = kiln_artifact_check_live(artifact, fn);
+  if (dead != NULL) return dead;
+  /* Only now is the artifact known to be live memory. */
+  const KilnPlanIO* ios = is_input ? artifact->inputs : artifact->outputs;
+  const int32_t count = is_input ? artifact->num_inputs : artifact->num_outputs;
   if (index < 0 || index >= count) {
     return kiln_status_create(KILN_OUT_OF_RANGE, "%s: %s index %d out of range (the model has %d)",
                               artifact->path, what, (int)index, (int)count);
@@ -564,24 +601,31 @@ static KilnStatus* io_info(const KilnArtifact* artifact, const KilnPlanIO* ios, 
 
 KilnStatus* kiln_artifact_input_info(const KilnArtifact* artifact, int32_t index, const char** name,
                                      DLTensor* info) {
-  return io_info(artifact, artifact != NULL ? artifact->inputs : NULL,
-                 artifact != NULL ? artifact->num_inputs : 0, "input", index, name, info);
+  return io_info(artifact, 1, index, name, info);
 }
 
 KilnStatus* kiln_artifact_output_info(const KilnArtifact* artifact, int32_t index,
                                       const char** name, DLTensor* info) {
-  return io_info(artifact, artifact != NULL ? artifact->outputs : NULL,
-                 artifact != NULL ? artifact->num_outputs : 0, "output", index, name, info);
+  return io_info(artifact, 0, index, name, info);
 }
 
 /* Index of the input or output (`what`) named `name` in `list`. */
-static KilnStatus* io_index(const KilnArtifact* artifact, const KilnPlanIO* list, int32_t count,
-                            const char* what, const char* fn, const char* name, int32_t* index) {
+static KilnStatus* io_index(const KilnArtifact* artifact, int is_input, const char* fn,
+                            int check_live, const char* name, int32_t* index) {
+  const char* what = is_input ? "input" : "output";
   if (index != NULL) *index = -1;
   if (artifact == NULL || name == NULL || index == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               artifact == NULL ? "artifact" : (name == NULL ? "name" : "index"));
   }
+  /* A session's own lookups (kiln_artifact_find_input) skip this: its
+   * reference keeps the artifact alive after the caller's release. */
+  if (check_live) {
+    KilnStatus* dead = kiln_artifact_check_live(artifact, fn);
+    if (dead != NULL) return dead;
+  }
+  const KilnPlanIO* list = is_input ? artifact->inputs : artifact->outputs;
+  const int32_t count = is_input ? artifact->num_inputs : artifact->num_outputs;
   for (int32_t i = 0; i < count; ++i) {
     if (strcmp(list[i].name, name) == 0) {
       *index = i;
@@ -608,20 +652,22 @@ static KilnStatus* io_index(const KilnArtifact* artifact, const KilnPlanIO* list
 
 KilnStatus* kiln_artifact_input_index(const KilnArtifact* artifact, const char* name,
                                       int32_t* index) {
-  return io_index(artifact, artifact != NULL ? artifact->inputs : NULL,
-                  artifact != NULL ? artifact->num_inputs : 0, "input",
-                  "kiln_artifact_input_index", name, index);
+  return io_index(artifact, 1, "kiln_artifact_input_index", 1, name, index);
+}
+
+KilnStatus* kiln_artifact_find_input(const KilnArtifact* artifact, const char* name,
+                                     int32_t* index) {
+  return io_index(artifact, 1, "kiln_artifact_find_input", 0, name, index);
 }
 
 KilnStatus* kiln_artifact_output_index(const KilnArtifact* artifact, const char* name,
                                        int32_t* index) {
-  return io_index(artifact, artifact != NULL ? artifact->outputs : NULL,
-                  artifact != NULL ? artifact->num_outputs : 0, "output",
-                  "kiln_artifact_output_index", name, index);
+  return io_index(artifact, 0, "kiln_artifact_output_index", 1, name, index);
 }
 
 void kiln_artifact_memory_stats(const KilnArtifact* artifact, uint64_t* arena_bytes,
                                 uint64_t* naive_bytes) {
+  artifact = live_or_null(artifact);
   if (arena_bytes != NULL) *arena_bytes = artifact != NULL ? artifact->arena_bytes : 0;
   if (naive_bytes != NULL) *naive_bytes = artifact != NULL ? artifact->naive_bytes : 0;
 }

@@ -14,6 +14,9 @@
  *    probe are ignored; an artifact with only present features loads;
  *  - a session holds a reference on its artifact: it runs after the
  *    artifact is released, and a second release meanwhile is harmless;
+ *  - a session, profile or artifact handle released twice, or used after
+ *    its release (after the artifact's last reference too), is refused or
+ *    ignored by the registry of live handles, never dereferenced;
  *  - a DLTensor whose byte_offset cannot fit is refused, never memcpy'd.
  *
  * Each fails on the code before issue 15's loader changes (the load
@@ -348,6 +351,100 @@ static void test_session_outlives_artifact(void) {
   kiln_artifact_release(NULL);
 }
 
+/* Double releases and uses after release (issue 15): the registry of live
+ * handles refuses them with a status, or ignores the release, and never
+ * touches the freed object. Before it, each of these read or freed freed
+ * memory (ASan: heap-use-after-free / attempting double-free) and the
+ * statuses below were whatever the stale memory gave. */
+static void test_dead_handles(void) {
+  KilnArtifact* a = load_fixture("rt_basic");
+  KilnSession* s = NULL;
+  KilnSession* keep = NULL;
+  if (!EXPECT_OK(kiln_session_create(a, NULL, &s)) ||
+      !EXPECT_OK(kiln_session_create(a, NULL, &keep))) {
+    kiln_session_release(s);
+    kiln_artifact_release(a);
+    return;
+  }
+  run_basic(s);
+  KilnProfile* p = NULL;
+  CHECK_OK(kiln_session_profile(s, &p));
+  CHECK(kiln_profile_num_nodes(p) > 0);
+
+  /* A session: released twice, then every entry point on it. */
+  kiln_session_release(s);
+  kiln_session_release(s); /* ignored, with a message on stderr */
+  float x[6] = {0};
+  int64_t shape[2] = {2, 3};
+  DLTensor t = f32_tensor(x, 2, shape);
+  const DLTensor* view = NULL;
+  DLManagedTensor* managed = NULL;
+  KilnProfile* p2 = NULL;
+  EXPECT_ERROR(kiln_session_run(s), KILN_INVALID_ARGUMENT, "kiln_session_run", "not live");
+  EXPECT_ERROR(kiln_session_set_input(s, "x", &t), KILN_INVALID_ARGUMENT, "not live");
+  EXPECT_ERROR(kiln_session_set_input_zero_copy(s, "x", &t), KILN_INVALID_ARGUMENT, "not live");
+  EXPECT_ERROR(kiln_session_set_input_index(s, 0, &t), KILN_INVALID_ARGUMENT, "not live");
+  EXPECT_ERROR(kiln_session_get_output(s, 0, &view), KILN_INVALID_ARGUMENT, "not live");
+  CHECK(view == NULL);
+  EXPECT_ERROR(kiln_session_copy_output(s, 0, &t), KILN_INVALID_ARGUMENT, "not live");
+  EXPECT_ERROR(kiln_session_get_output_dlpack(s, 0, &managed), KILN_INVALID_ARGUMENT, "not live");
+  CHECK(managed == NULL);
+  EXPECT_ERROR(kiln_session_profile(s, &p2), KILN_INVALID_ARGUMENT, "not live");
+  CHECK(p2 == NULL);
+  EXPECT_ERROR(kiln_session_debug_dump(s, g_tmp), KILN_INVALID_ARGUMENT, "not live");
+  KilnBenchmarkResult result;
+  EXPECT_ERROR(kiln_session_benchmark(s, NULL, &result, NULL), KILN_INVALID_ARGUMENT,
+               "not live");
+
+  /* A profile outlives its session; released twice, then used. */
+  char* text = NULL;
+  CHECK_OK(kiln_profile_table(p, &text));
+  free(text);
+  kiln_profile_release(p);
+  kiln_profile_release(p);
+  CHECK(kiln_profile_num_nodes(p) == 0);
+  CHECK(kiln_profile_total_us(p) == 0.0);
+  text = NULL;
+  EXPECT_ERROR(kiln_profile_table(p, &text), KILN_INVALID_ARGUMENT, "not live");
+  EXPECT_ERROR(kiln_profile_chrome_trace(p, &text), KILN_INVALID_ARGUMENT, "not live");
+  const char* name = NULL;
+  const char* op = NULL;
+  double us = 0;
+  EXPECT_ERROR(kiln_profile_node(p, 0, &name, &op, &us), KILN_INVALID_ARGUMENT, "not live");
+
+  /* The caller's artifact handle after its release, while `keep` holds the
+   * artifact: no accessor, no new session; the session still runs. */
+  kiln_artifact_release(a);
+  CHECK(kiln_artifact_num_inputs(a) == 0);
+  CHECK(strcmp(kiln_artifact_target(a), "") == 0);
+  KilnSession* s2 = NULL;
+  EXPECT_ERROR(kiln_session_create(a, NULL, &s2), KILN_INVALID_ARGUMENT, "kiln_session_create",
+               "not live");
+  CHECK(s2 == NULL);
+  int32_t index = 0;
+  EXPECT_ERROR(kiln_artifact_input_index(a, "x", &index), KILN_INVALID_ARGUMENT, "not live");
+  CHECK(index == -1);
+  DLTensor info;
+  EXPECT_ERROR(kiln_artifact_input_info(a, 0, &name, &info), KILN_INVALID_ARGUMENT, "not live");
+  run_basic(keep);
+  kiln_session_release(keep); /* the last reference: the artifact is freed */
+  /* After the last reference: a second release and uses touch nothing. */
+  kiln_artifact_release(a);
+  CHECK(kiln_artifact_num_outputs(a) == 0);
+  uint64_t arena = 1, naive = 1;
+  kiln_artifact_memory_stats(a, &arena, &naive);
+  CHECK(arena == 0 && naive == 0);
+  EXPECT_ERROR(kiln_artifact_output_index(a, "output0", &index), KILN_INVALID_ARGUMENT,
+               "not live");
+  EXPECT_ERROR(kiln_session_create(a, NULL, &s2), KILN_INVALID_ARGUMENT, "not live");
+  /* Pointers that never were handles. */
+  int junk[64] = {0};
+  kiln_session_release((KilnSession*)(void*)junk);
+  kiln_artifact_release((KilnArtifact*)(void*)junk);
+  kiln_profile_release((KilnProfile*)(void*)junk);
+  EXPECT_ERROR(kiln_session_run((KilnSession*)(void*)junk), KILN_INVALID_ARGUMENT, "not live");
+}
+
 /* Sessions on threads, their artifact released by the main thread while
  * they run: the last session to go frees it (the count is atomic; also run
  * under ThreadSanitizer by hand, runtime_c/README.md). */
@@ -464,6 +561,7 @@ int main(int argc, char** argv) {
   test_damaged_elf();
   test_cpu_features();
   test_session_outlives_artifact();
+  test_dead_handles();
   test_reload_names();
   test_release_while_threads_run();
   test_byte_offset();

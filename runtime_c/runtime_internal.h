@@ -88,11 +88,10 @@ typedef struct KilnLoadedFile KilnLoadedFile;
 
 struct KilnArtifact {
   /* References: the caller's (until kiln_artifact_release) plus one per live
-   * session; freed when the count reaches 0. `released` records the
-   * caller's release, so a second kiln_artifact_release is ignored (it
-   * would otherwise drop a session's reference). */
+   * session; freed when the count reaches 0. Whether the caller's is still
+   * there is the registry's to say (runtime_c/handles.h): a second
+   * kiln_artifact_release is ignored and never drops a session's. */
   atomic_int refs;
-  atomic_int released;
   char* path;
   void* dl_handle;
   /* The loaded file's entry in loader.c's registry (the descriptor the
@@ -163,6 +162,19 @@ struct KilnSession {
 /* A session's reference on its artifact (executor.c takes one per session). */
 KILN_RT_HIDDEN void kiln_artifact_retain(const KilnArtifact* artifact);
 KILN_RT_HIDDEN void kiln_artifact_unref(const KilnArtifact* artifact);
+
+/* NULL when `artifact` is a live artifact handle (runtime_c/handles.h), else
+ * KILN_INVALID_ARGUMENT naming `fn` (NULL, or used after its release). */
+KILN_RT_HIDDEN KilnStatus* kiln_artifact_check_live(const KilnArtifact* artifact, const char* fn);
+
+/* kiln_artifact_input_index without the liveness check: a session's lookup
+ * in its own artifact, which its reference keeps alive. */
+KILN_RT_HIDDEN KilnStatus* kiln_artifact_find_input(const KilnArtifact* artifact, const char* name,
+                                                    int32_t* index);
+
+/* NULL when `session` is a live session handle, else KILN_INVALID_ARGUMENT
+ * naming `fn` (NULL, or used after kiln_session_release). */
+KILN_RT_HIDDEN KilnStatus* kiln_session_check_live(const KilnSession* session, const char* fn);
 
 /* The storage pointer of `entry` in the session's own memory. */
 KILN_RT_HIDDEN void* kiln_session_own_data(const KilnSession* session, int32_t entry_id);
