@@ -131,9 +131,11 @@ class DotWriter {
       for (size_t i = 0; i < c->args.size(); ++i) Edge(args[i], id, TypeLabel(c->args[i]));
     } else if (const ConstantNode* k = e.as<ConstantNode>()) {
       id = NewId();
+      // The initializer's name when the constant has one (ONNX), else "constant".
+      const std::string name = k->name_hint.empty() ? "constant" : Escape(k->name_hint);
       absl::StrAppend(&out_, "  ", id, " [shape=note, style=filled, fillcolor=\"#eeeeee\", "
-                                       "label=\"constant\\n", Escape(TypeToString(k->tensor_type())),
-                      "\"];\n");
+                                       "label=\"", name, "\\n",
+                      Escape(TypeToString(k->tensor_type())), "\"];\n");
     } else if (const TupleNode* t = e.as<TupleNode>()) {
       std::vector<std::string> fields;
       for (const Expr& f : t->fields) fields.push_back(Node(f));

@@ -5,7 +5,11 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ir/expr.h"
+#include "ir/op.h"
 #include "ir/parser.h"
+#include "ir/tensor.h"
+#include "ir/type.h"
 #include "types/infer_type.h"
 
 namespace kiln {
@@ -60,6 +64,34 @@ def @main(%x: Tensor[(4,), float32]) {
   EXPECT_THAT(*dot, HasSubstr("label=\"output 0\""));
   EXPECT_THAT(*dot, HasSubstr("label=\"output 1\""));
   EXPECT_EQ(Count(*dot, "shape=octagon"), 2);
+}
+
+// A constant with a name (an ONNX initializer's) shows it; one without
+// says "constant".
+TEST(GraphDot, ConstantsShowTheirInitializerNames) {
+  Var x = MakeVar("x", MakeTensorType({4}, DataType::Float(32)));
+  absl::StatusOr<Ref<HostTensor>> w = HostTensor::Create(DataType::Float(32), {4});
+  ASSERT_TRUE(w.ok());
+  absl::StatusOr<Constant> named = MakeConstant(*w, "fc1.bias \"b\"");
+  ASSERT_TRUE(named.ok());
+  absl::StatusOr<Op> add = GetOp("add");
+  ASSERT_TRUE(add.ok());
+  absl::StatusOr<Call> a = MakeCall(*add, {x, *named});
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<Call> b = MakeCall(*add, {*a, MakeScalarConstant(DataType::Float(32), 1)});
+  ASSERT_TRUE(b.ok()) << b.status();
+  absl::StatusOr<Function> f = MakeFunction({x}, *b);
+  ASSERT_TRUE(f.ok());
+  Module m;
+  absl::StatusOr<GlobalVar> main = MakeGlobalVar("main");
+  ASSERT_TRUE(main.ok());
+  ASSERT_TRUE(m.Add(*main, *f).ok());
+  absl::StatusOr<Module> typed = types::InferType(m);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  absl::StatusOr<std::string> dot = ModuleToDot(*typed);
+  ASSERT_TRUE(dot.ok()) << dot.status();
+  EXPECT_THAT(*dot, HasSubstr("label=\"fc1.bias \\\"b\\\"\\nTensor[(4,), float32]\""));
+  EXPECT_THAT(*dot, HasSubstr("label=\"constant\\nTensor[(), float32]\""));
 }
 
 TEST(GraphDot, NoMainIsAnError) {

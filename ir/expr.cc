@@ -77,9 +77,9 @@ absl::StatusOr<GlobalVar> MakeGlobalVar(std::string name) {
   return MakeRef<GlobalVarNode>(std::move(name));
 }
 
-absl::StatusOr<Constant> MakeConstant(Ref<const HostTensor> data) {
+absl::StatusOr<Constant> MakeConstant(Ref<const HostTensor> data, std::string name_hint) {
   if (!data) return absl::InvalidArgumentError("constant has no data");
-  return MakeRef<ConstantNode>(std::move(data));
+  return MakeRef<ConstantNode>(std::move(data), std::move(name_hint));
 }
 
 Constant MakeScalarConstant(DataType dtype, double value) {

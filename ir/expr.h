@@ -102,8 +102,16 @@ using GlobalVar = Ref<const GlobalVarNode>;
 class ConstantNode : public ExprNode {
  public:
   KILN_EXPR_NODE(kConstant)
-  explicit ConstantNode(Ref<const HostTensor> data) : ExprNode(kKind), data(std::move(data)) {}
+  explicit ConstantNode(Ref<const HostTensor> data, std::string name_hint = "")
+      : ExprNode(kKind), data(std::move(data)), name_hint(std::move(name_hint)) {}
   const Ref<const HostTensor> data;
+  // Where the value came from, for people: the ONNX initializer's name
+  // ("conv1.weight"), or "" (a folded or literal constant). Like a Var's
+  // name hint it takes no part in structural equality or hashing, and the
+  // text printer does not write it (a reparsed module's constants have
+  // none). Passes that keep a constant keep its name; one they compute
+  // (FoldConstant, weight layout changes) has none.
+  const std::string name_hint;
   TensorType tensor_type() const;
 };
 using Constant = Ref<const ConstantNode>;
@@ -303,7 +311,7 @@ class RefWriteNode : public ExprNode {
 
 Var MakeVar(std::string name_hint, Type type_annotation = nullptr);
 absl::StatusOr<GlobalVar> MakeGlobalVar(std::string name);
-absl::StatusOr<Constant> MakeConstant(Ref<const HostTensor> data);
+absl::StatusOr<Constant> MakeConstant(Ref<const HostTensor> data, std::string name_hint = "");
 // A rank-0 constant.
 Constant MakeScalarConstant(DataType dtype, double value);
 absl::StatusOr<Tuple> MakeTuple(std::vector<Expr> fields);

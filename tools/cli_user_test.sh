@@ -276,5 +276,26 @@ check "graph --fused" "$kiln" graph "$model" --fused
 grep -qF 'label="fused: nn.conv2d\nadd' "$tmp/out" || { echo "FAIL: fused label without real line breaks:"; grep fused "$tmp/out" | head -3; fail=1; }
 grep -qF '\\n' "$tmp/out" && { echo "FAIL: graph still shows escaped line breaks"; fail=1; }
 
+# Constants carry their ONNX initializer's name (the BatchNormalization's
+# scale is the initializer gamma_2 in resnet_mini.onnx).
+check "graph (initializer names)" "$kiln" graph "$model"
+grep -qF 'label="gamma_2\n' "$tmp/out" || { echo "FAIL: no constant labelled with its initializer name:"; grep 'shape=note' "$tmp/out" | head -3; fail=1; }
+
+# ---- 8. the man page (kiln help --man, installed as kiln.1): every
+# command's section, and groff reads it without a warning.
+check "help --man" "$kiln" help --man
+cp "$tmp/out" "$tmp/kiln.1"
+head -2 "$tmp/kiln.1" | grep -q '^\.TH KILN 1 ' || { echo "FAIL: kiln.1 has no .TH line"; fail=1; }
+for c in compile check print opt lower graph run info bench debug; do
+  grep -qx "\.SS kiln $c" "$tmp/kiln.1" || { echo "FAIL: kiln.1 has no section for kiln $c"; fail=1; }
+done
+if command -v groff >/dev/null; then
+  groff -man -Tutf8 -ww -z "$tmp/kiln.1" 2>"$tmp/groff.err"
+  [[ ! -s "$tmp/groff.err" ]] || { echo "FAIL: groff warns about kiln.1:"; head -5 "$tmp/groff.err"; fail=1; }
+  groff -man -Tutf8 "$tmp/kiln.1" 2>/dev/null | grep -q -- '--input-shape' || { echo "FAIL: kiln.1 renders without compile's options"; fail=1; }
+else
+  echo "note: groff not installed; kiln.1 not rendered"
+fi
+
 if (( fail )); then exit 1; fi
 echo "PASS: kiln CLI (issue 16)"

@@ -298,7 +298,7 @@ class GraphImporter {
         overridable_types_.emplace(name,
                                    MakeTensorType(ShapeFromInts((*t)->shape()), (*t)->dtype()));
       } else {
-        KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(*t));
+        KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(*t, name));
         c->set_checked_type(c->tensor_type());
         state_.values.emplace(name, c);
       }
@@ -434,7 +434,7 @@ class GraphImporter {
       const std::string& name = in.name();
       if (auto f = options_.frozen_inputs.find(name); f != options_.frozen_inputs.end()) {
         KILN_RETURN_IF_ERROR(CheckFrozen(in, *f->second));
-        KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(f->second));
+        KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(f->second, name));
         c->set_checked_type(c->tensor_type());
         state_.values.insert_or_assign(name, c);
         continue;

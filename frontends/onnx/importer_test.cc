@@ -253,6 +253,23 @@ TEST(ImportTest, InitializerBecomesConstant) {
   EXPECT_THAT(RunFloats(*module, {F32({3}, {10, 10, 10})}), ElementsAre(11, 12, 13));
 }
 
+// The constant remembers its initializer's name (kiln graph labels it so);
+// the text IR does not carry it, and structural equality ignores it.
+TEST(ImportTest, InitializerNameOnTheConstant) {
+  onnx::ModelProto m = TestModel(
+      {TestNode("TestAdd", {"x", "fc1.bias"}, {"y"})}, {MakeValueInfo("x", kFloat, {3})},
+      {MakeValueInfo("y", kFloat, {3})}, {MakeFloatTensor("fc1.bias", {3}, {1, 2, 3})});
+  absl::StatusOr<Module> module = ImportOnnxBytes(Serialize(m));
+  ASSERT_TRUE(module.ok()) << module.status();
+  const auto* call = Main(*module)->body.as<CallNode>();
+  ASSERT_NE(call, nullptr);
+  ASSERT_EQ(call->args.size(), 2u);
+  const auto* c = call->args[1].as<ConstantNode>();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->name_hint, "fc1.bias");
+  EXPECT_THAT(PrintModule(*module), Not(HasSubstr("fc1.bias")));
+}
+
 TEST(ImportTest, TypedFieldInitializer) {
   onnx::ModelProto m =
       TestModel({TestNode("TestAdd", {"x", "w"}, {"y"})}, {MakeValueInfo("x", kFloat, {2})},
