@@ -148,6 +148,7 @@ class Emitter {
       const bool is_const = !stored.count(b->data.get());
       params.push_back(absl::StrCat(is_const ? "const " : "", ty, "* __restrict__ ", name));
       k.param_names.push_back(name);
+      k.param_types.push_back(absl::StrCat(is_const ? "const " : "", ty, "*"));
       buffer_names_[b->data.get()] = name;
     }
     k.num_buffers = f_->params.size();
@@ -163,6 +164,7 @@ class Emitter {
             const std::string name = Bind(v, v->name);
             params.push_back(absl::StrCat("long long ", name));
             k.param_names.push_back(name);
+            k.param_types.push_back("long long");
           }
         }
       };
@@ -809,17 +811,29 @@ class Emitter {
 const std::string& CudaPrelude() {
   static const std::string* const kPrelude = new std::string(R"(// kiln CUDA prelude
 // float16 / bfloat16 values are 16-bit words in memory and float in registers.
+#ifdef __CUDA_ARCH__
 __device__ __forceinline__ float kiln_h2f(unsigned short h) {
   float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
 }
 __device__ __forceinline__ unsigned short kiln_f2h(float f) {
   unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
 }
-__device__ __forceinline__ float kiln_bf2f(unsigned short h) {
-  return __uint_as_float(((unsigned int)h) << 16);
-}
 __device__ __forceinline__ unsigned short kiln_f2bf(float f) {
   unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+#else
+inline float kiln_h2f(unsigned short h) { _Float16 x; __builtin_memcpy(&x, &h, 2); return (float)x; }
+inline unsigned short kiln_f2h(float f) {
+  _Float16 x = (_Float16)f; unsigned short h; __builtin_memcpy(&h, &x, 2); return h;
+}
+inline unsigned short kiln_f2bf(float f) {
+  unsigned int u; __builtin_memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u); return (unsigned short)(u >> 16);
+}
+#endif
+__device__ __forceinline__ float kiln_bf2f(unsigned short h) {
+  return __uint_as_float(((unsigned int)h) << 16);
 }
 __device__ __forceinline__ float kiln_rh(float f) { return kiln_h2f(kiln_f2h(f)); }
 __device__ __forceinline__ float kiln_rbf(float f) { return kiln_bf2f(kiln_f2bf(f)); }

@@ -44,8 +44,10 @@ namespace kiln::codegen_cuda {
 struct CudaKernel {
   std::string name;    // the __global__ function's (and PTX entry's) name
   std::string source;  // its definition (needs CudaPrelude() before it)
-  // Parameter names in order: the buffers, then the shape variables.
+  // Parameter names and C types in order: the buffers, then the shape
+  // variables ("const float*", ..., "long long").
   std::vector<std::string> param_names;
+  std::vector<std::string> param_types;
   size_t num_buffers = 0;
   std::vector<tir::Var> shape_vars;  // the trailing `long long` parameters
   // Launch dims (x, y, z), in terms of shape_vars; IntImm(1) where unbound.
@@ -60,7 +62,10 @@ struct CudaKernel {
 
 // Helper functions every kernel's source uses (float16 conversions, floor
 // division, NaN-propagating min/max). Self-contained: no #include, so NVRTC
-// needs no header search path.
+// needs no header search path. Outside device compilation (no __CUDA_ARCH__)
+// the 16-bit float conversions are plain C++ (GCC's _Float16), so that a
+// host compiler can run the kernels given a few definitions
+// (tests/cuda/emulate.h).
 const std::string& CudaPrelude();
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f);

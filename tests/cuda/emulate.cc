@@ -1,0 +1,249 @@
+// File: tests/cuda/emulate.cc
+#include "tests/cuda/emulate.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "ir/status_macros.h"
+#include "ir/traversal.h"
+#include "ir/type.h"
+
+extern char** environ;
+
+namespace kiln::testing {
+namespace {
+
+const char kHostShim[] = R"(// host definitions for kiln's CUDA C (tests/cuda/emulate.cc)
+#include <math.h>
+#include <stdlib.h>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+struct kiln_dim3 { unsigned x, y, z; };
+static kiln_dim3 threadIdx, blockIdx;
+inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
+inline void __trap() { abort(); }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }   // CUDA math without a host libm twin
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+)";
+
+using LaunchFn = void (*)(void** args);
+
+absl::Status RunCompiler(const std::string& src, const std::string& so, const std::string& log) {
+  std::vector<std::string> argv_s = {"g++", "-std=c++17", "-O0", "-w", "-shared", "-fPIC",
+                                     "-o", so, src};
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, "g++", &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return absl::UnavailableError(absl::StrCat("cannot run g++: ", std::strerror(rc)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::ifstream in(log);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return absl::InvalidArgumentError(absl::StrCat("g++ rejected the CUDA C:\n", ss.str()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FlattenType(const Type& t, std::vector<const TensorTypeNode*>* out) {
+  if (const auto* tt = t.as<TensorTypeNode>()) {
+    out->push_back(tt);
+    return absl::OkStatus();
+  }
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    for (const Type& f : tup->fields) KILN_RETURN_IF_ERROR(FlattenType(f, out));
+    return absl::OkStatus();
+  }
+  return absl::UnimplementedError("emulator: only tensors and tuples of tensors");
+}
+
+void FlattenValue(const interp::Value& v, std::vector<Ref<const HostTensor>>* out) {
+  if (v.is_tuple()) {
+    for (const interp::Value& f : v.fields()) FlattenValue(f, out);
+    return;
+  }
+  out->push_back(v.tensor());
+}
+
+absl::StatusOr<interp::Value> Unflatten(const Type& t, const std::vector<Ref<const HostTensor>>& flat,
+                                        size_t* pos) {
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    std::vector<interp::Value> fields;
+    for (const Type& f : tup->fields) {
+      KILN_ASSIGN_OR_RETURN(interp::Value v, Unflatten(f, flat, pos));
+      fields.push_back(v);
+    }
+    return interp::Value::Tuple(std::move(fields));
+  }
+  if (*pos >= flat.size()) return absl::InternalError("emulator: too few results");
+  return interp::Value::Tensor(flat[(*pos)++]);
+}
+
+}  // namespace
+
+struct CudaEmulator::Impl {
+  codegen_cuda::CudaModule m;
+  Function main;
+  void* lib = nullptr;
+  std::vector<LaunchFn> launch;  // per kernel
+  std::string dir;
+  ~Impl() {
+    if (lib != nullptr) dlclose(lib);
+  }
+};
+
+CudaEmulator::~CudaEmulator() = default;
+
+absl::StatusOr<std::unique_ptr<CudaEmulator>> CudaEmulator::Build(const Module& fused,
+                                                                  codegen_cuda::CudaModule m) {
+  std::unique_ptr<CudaEmulator> e(new CudaEmulator());
+  e->impl_ = std::make_unique<Impl>();
+  Impl& im = *e->impl_;
+  KILN_ASSIGN_OR_RETURN(im.main, fused.Lookup("main"));
+  std::string src = absl::StrCat(kHostShim, m.source, "\n");
+  for (const codegen_cuda::CudaKernel& k : m.kernels) {
+    if (k.grid_blocks <= 0 || k.block_threads <= 0) {
+      return absl::UnimplementedError(absl::StrCat("emulator: kernel ", k.name,
+                                                   " has symbolic launch dims"));
+    }
+    std::vector<std::string> call;
+    for (size_t i = 0; i < k.param_types.size(); ++i) {
+      call.push_back(i < k.num_buffers ? absl::StrCat("(", k.param_types[i], ")a[", i, "]")
+                                       : absl::StrCat("*(long long*)a[", i, "]"));
+    }
+    int64_t g[3], b[3];
+    for (int d = 0; d < 3; ++d) {
+      if (!tir::IsConstInt(k.grid[d], &g[d]) || !tir::IsConstInt(k.block[d], &b[d])) {
+        return absl::InternalError("emulator: launch dims");
+      }
+    }
+    absl::StrAppend(&src, "extern \"C\" void kiln_emu_", k.name, "(void** a) {\n",
+                    "  for (unsigned gz = 0; gz < ", g[2], "; ++gz) for (unsigned gy = 0; gy < ", g[1],
+                    "; ++gy) for (unsigned gx = 0; gx < ", g[0], "; ++gx)\n",
+                    "  for (unsigned tz = 0; tz < ", b[2], "; ++tz) for (unsigned ty = 0; ty < ", b[1],
+                    "; ++ty) for (unsigned tx = 0; tx < ", b[0], "; ++tx) {\n",
+                    "    blockIdx = {gx, gy, gz}; threadIdx = {tx, ty, tz};\n", "    ", k.name, "(",
+                    absl::StrJoin(call, ", "), ");\n  }\n}\n");
+  }
+  const char* base = getenv("TEST_TMPDIR");
+  std::string tmpl = absl::StrCat(base ? base : "/tmp", "/kiln_emu_XXXXXX");
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (mkdtemp(buf.data()) == nullptr) return absl::InternalError("emulator: mkdtemp failed");
+  im.dir = buf.data();
+  const std::string path = im.dir + "/module.cc", so = im.dir + "/module.so";
+  std::ofstream(path) << src;
+  KILN_RETURN_IF_ERROR(RunCompiler(path, so, im.dir + "/g++.log"));
+  im.lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (im.lib == nullptr) return absl::InternalError(absl::StrCat("emulator: dlopen: ", dlerror()));
+  for (const codegen_cuda::CudaKernel& k : m.kernels) {
+    void* f = dlsym(im.lib, absl::StrCat("kiln_emu_", k.name).c_str());
+    if (f == nullptr) return absl::InternalError(absl::StrCat("emulator: no entry for ", k.name));
+    im.launch.push_back(reinterpret_cast<LaunchFn>(f));
+  }
+  im.m = std::move(m);
+  return e;
+}
+
+absl::StatusOr<interp::Value> CudaEmulator::Run(const std::vector<interp::Value>& args) const {
+  const Impl& im = *impl_;
+  const Function& main = im.main;
+  if (args.size() != main->params.size()) return absl::InvalidArgumentError("emulator: arity");
+  std::unordered_map<const ExprNode*, std::vector<Ref<const HostTensor>>> values;
+  for (size_t i = 0; i < args.size(); ++i) FlattenValue(args[i], &values[main->params[i].get()]);
+  for (const Expr& n : PostOrder(main->body, /*enter_functions=*/false)) {
+    if (values.count(n.get())) continue;
+    std::vector<Ref<const HostTensor>> out;
+    if (const auto* c = n.as<ConstantNode>()) {
+      out.push_back(c->data);
+    } else if (const auto* tup = n.as<TupleNode>()) {
+      for (const Expr& f : tup->fields) {
+        const auto& v = values[f.get()];
+        out.insert(out.end(), v.begin(), v.end());
+      }
+    } else if (const auto* get = n.as<TupleGetItemNode>()) {
+      const auto* tt = get->tuple->checked_type().as<TupleTypeNode>();
+      if (tt == nullptr) return absl::InternalError("emulator: untyped tuple projection");
+      size_t begin = 0;
+      for (int i = 0; i < get->index; ++i) {
+        std::vector<const TensorTypeNode*> flat;
+        KILN_RETURN_IF_ERROR(FlattenType(tt->fields[i], &flat));
+        begin += flat.size();
+      }
+      std::vector<const TensorTypeNode*> flat;
+      KILN_RETURN_IF_ERROR(FlattenType(tt->fields[get->index], &flat));
+      const auto& v = values[get->tuple.get()];
+      out.assign(v.begin() + begin, v.begin() + begin + flat.size());
+    } else if (const auto* call = n.as<CallNode>()) {
+      auto it = im.m.lowered.kernel_of.find(call->op.get());
+      if (it == im.m.lowered.kernel_of.end()) {
+        return absl::UnimplementedError("emulator: main calls something that is not a kernel");
+      }
+      std::vector<Ref<const HostTensor>> inputs;
+      for (const Expr& a : call->args) {
+        const auto& v = values[a.get()];
+        inputs.insert(inputs.end(), v.begin(), v.end());
+      }
+      for (const auto& c : im.m.lowered.ConstantsOf(call->op.get())) inputs.push_back(c);
+      std::vector<const TensorTypeNode*> out_types;
+      KILN_RETURN_IF_ERROR(FlattenType(call->checked_type(), &out_types));
+      std::vector<Ref<HostTensor>> outputs;
+      for (const TensorTypeNode* tt : out_types) {
+        std::vector<int64_t> shape;
+        for (const Dim& d : tt->shape) {
+          if (!d.is_static()) return absl::UnimplementedError("emulator: symbolic output shape");
+          shape.push_back(d.value());
+        }
+        KILN_ASSIGN_OR_RETURN(Ref<HostTensor> t, HostTensor::Create(tt->dtype, shape));
+        outputs.push_back(t);
+      }
+      const codegen_cuda::CudaKernel& k = im.m.kernels[it->second];
+      std::vector<void*> a;
+      for (const auto& t : inputs) a.push_back(const_cast<void*>(t->raw_data()));
+      for (const auto& t : outputs) a.push_back(t->mutable_raw_data());
+      if (a.size() != k.num_buffers || k.shape_vars.size() != 0) {
+        return absl::InternalError(absl::StrCat("emulator: kernel ", k.name, " takes ", k.num_buffers,
+                                                " buffers and ", k.shape_vars.size(),
+                                                " shapes; the call passes ", a.size()));
+      }
+      im.launch[it->second](a.data());
+      for (auto& t : outputs) out.push_back(t);
+    } else if (n.as<FunctionNode>() != nullptr || n.as<OpNode>() != nullptr) {
+      continue;
+    } else {
+      return absl::UnimplementedError("emulator: main must be a dataflow graph of kernel calls");
+    }
+    values[n.get()] = std::move(out);
+  }
+  const auto& result = values[main->body.get()];
+  size_t pos = 0;
+  return Unflatten(main->body->checked_type(), result, &pos);
+}
+
+}  // namespace kiln::testing
