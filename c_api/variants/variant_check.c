@@ -80,6 +80,16 @@ static int text_llvm(const char* dir) {
   CHECK(opt == NULL, "out model set on error");
   kiln_optimize_options_init(&oo);
   if (ok(kiln_model_optimize(model, &oo, &opt), "default pipeline")) kiln_model_release(opt);
+  /* Disabling a pass the build leaves out is fine; requiring one is not. */
+  const char* off[] = {"FoldScaleAxis"};
+  oo.disabled_passes = off;
+  oo.num_disabled_passes = 1;
+  if (ok(kiln_model_optimize(model, &oo, &opt), "disable an absent pass")) kiln_model_release(opt);
+  kiln_optimize_options_init(&oo);
+  oo.required_passes = off;
+  oo.num_required_passes = 1;
+  expect_error(kiln_model_optimize(model, &oo, &opt), KILN_UNIMPLEMENTED,
+               "pass FoldScaleAxis is not in this build", "require an absent pass");
 
   /* No ONNX frontend. */
   KilnModel* onnx = NULL;
@@ -93,6 +103,8 @@ static int text_llvm(const char* dir) {
   snprintf(path, sizeof path, "%s/variant_model.so", dir);
   KilnCompileOptions co;
   kiln_compile_options_init(&co);
+  co.disabled_passes = off;
+  co.num_disabled_passes = 1;
   if (!ok(kiln_model_compile(model, &co, path, NULL), "compile")) return 1;
   kiln_model_release(model);
 
