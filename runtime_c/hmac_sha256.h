@@ -1,11 +1,9 @@
 /* File: runtime_c/hmac_sha256.h  (internal to runtime_c)
  *
  * SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104), in C11 with no
- * dependency: the keyed digest an optional artifact check can verify before
- * loading (docs/artifact.md, "An artifact is code"). Not yet wired to a load
- * option: that needs a new public function or options field (see the
- * report of issue 15). Tested against FIPS 180-2 and RFC 4231 vectors
- * (hmac_sha256_test.c).
+ * dependency: the keyed digest kiln_artifact_load_with verifies before
+ * anything of a file is parsed (docs/artifact.md, "An artifact is code").
+ * Tested against FIPS 180-2 and RFC 4231 vectors (hmac_sha256_test.c).
  *
  *   uint8_t mac[KILN_SHA256_SIZE];
  *   kiln_hmac_sha256(key, key_size, file_bytes, file_size, mac);

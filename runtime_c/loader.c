@@ -58,6 +58,7 @@
 #include "runtime_c/artifact_blob.h"
 #include "runtime_c/elf_load_check.h"
 #include "runtime_c/handles.h"
+#include "runtime_c/hmac_sha256.h"
 #include "runtime_c/runtime_internal.h"
 #include "runtime_c/loader_internal.h"
 
@@ -357,11 +358,65 @@ static KilnStatus* kiln_loader_not_regular(const char* path, mode_t mode) {
                             path, kind);
 }
 
+/* Reads `options` (NULL: none) into *opts and checks the keyed digest's
+ * fields. */
+static KilnStatus* read_load_options(const KilnArtifactLoadOptions* options,
+                                     KilnArtifactLoadOptions* opts) {
+  static const char fn[] = "kiln_artifact_load_with";
+  memset(opts, 0, sizeof *opts);
+  if (options == NULL) return NULL;
+  if (options->struct_size < sizeof(size_t)) {
+    return kiln_status_create(
+        KILN_INVALID_ARGUMENT,
+        "%s: options->struct_size is %zu; set it to sizeof(KilnArtifactLoadOptions)", fn,
+        options->struct_size);
+  }
+  size_t n = options->struct_size < sizeof *opts ? options->struct_size : sizeof *opts;
+  memcpy(opts, options, n);
+  if ((opts->hmac_key == NULL) != (opts->expected_hmac_sha256 == NULL)) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: options->%s is set but options->%s is NULL (a keyed digest "
+                              "check needs both)",
+                              fn, opts->hmac_key != NULL ? "hmac_key" : "expected_hmac_sha256",
+                              opts->hmac_key != NULL ? "expected_hmac_sha256" : "hmac_key");
+  }
+  if (opts->hmac_key != NULL && opts->hmac_key_size == 0) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: options->hmac_key_size is 0 (an empty key proves nothing)", fn);
+  }
+  return NULL;
+}
+
+/* The keyed digest check (before anything of the image is parsed). */
+static KilnStatus* check_keyed_digest(const char* path, const KilnArtifactLoadOptions* opts,
+                                      const uint8_t* image, uint64_t image_size) {
+  if (opts->hmac_key == NULL) return NULL;
+  uint8_t mac[KILN_SHA256_SIZE];
+  kiln_hmac_sha256(opts->hmac_key, opts->hmac_key_size, image, (size_t)image_size, mac);
+  if (!kiln_digest_equal(mac, opts->expected_hmac_sha256, KILN_SHA256_SIZE)) {
+    return kiln_status_create(KILN_DATA_LOSS,
+                              "%s: refusing to load: the file's HMAC-SHA-256 does not match the "
+                              "expected digest (a different or modified file, or another key)",
+                              path);
+  }
+  return NULL;
+}
+
 KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
+  return kiln_artifact_load_with(path, NULL, out);
+}
+
+KilnStatus* kiln_artifact_load_with(const char* path, const KilnArtifactLoadOptions* options,
+                                    KilnArtifact** out) {
   if (out != NULL) *out = NULL;
   if (path == NULL || out == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "kiln_artifact_load: %s is NULL",
                               path == NULL ? "path" : "out");
+  }
+  KilnArtifactLoadOptions opts;
+  {
+    KilnStatus* bad = read_load_options(options, &opts);
+    if (bad != NULL) return bad;
   }
   Loader L;
   memset(&L, 0, sizeof L);
@@ -417,6 +472,10 @@ KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out) {
   L.fd = fd;
   L.st_dev = (uint64_t)sb.st_dev;
   L.st_ino = (uint64_t)sb.st_ino;
+
+  /* Step 0 (with a keyed digest): the bytes are the expected ones. */
+  st = check_keyed_digest(path, &opts, image, image_size);
+  if (st != NULL) goto fail;
 
   L.art = (KilnArtifact*)calloc(1, sizeof(KilnArtifact));
   if (L.art == NULL) {

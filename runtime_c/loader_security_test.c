@@ -17,6 +17,8 @@
  *  - a session, profile or artifact handle released twice, or used after
  *    its release (after the artifact's last reference too), is refused or
  *    ignored by the registry of live handles, never dereferenced;
+ *  - kiln_artifact_load_with's keyed digest (HMAC-SHA-256) refuses a file
+ *    that is not the expected one, before anything else reads it;
  *  - a DLTensor whose byte_offset cannot fit is refused, never memcpy'd.
  *
  * Each fails on the code before issue 15's loader changes (the load
@@ -38,6 +40,7 @@
 #include "kiln/status.h"
 #include "runtime_c/cpu_features.h"
 #include "runtime_c/elf_load_check.h"
+#include "runtime_c/hmac_sha256.h"
 #include "runtime_c/runtime_test_util.h"
 
 static char g_tmp[900];
@@ -445,6 +448,94 @@ static void test_dead_handles(void) {
   EXPECT_ERROR(kiln_session_run((KilnSession*)(void*)junk), KILN_INVALID_ARGUMENT, "not live");
 }
 
+/* kiln_artifact_load_with's keyed digest: the right key and digest load;
+ * another digest, another key, or a file with one byte changed are refused
+ * by the digest ("HMAC-SHA-256"), before the checksum or anything else
+ * looks at the bytes; bad options are KILN_INVALID_ARGUMENT. The expected
+ * digest comes from kiln_hmac_sha256 (checked against RFC 4231 in
+ * hmac_sha256_test). Before: no load option verified a digest. */
+static void test_keyed_digest(void) {
+  static const uint8_t key[] = "a key only the builder and the loader know";
+  uint64_t size = 0;
+  uint8_t* img = read_file(fixture("rt_basic"), &size);
+  CHECK(img != NULL && size > 64);
+  if (img == NULL || size <= 64) return;
+  uint8_t mac[KILN_HMAC_SHA256_SIZE];
+  kiln_hmac_sha256(key, sizeof key - 1, img, (size_t)size, mac);
+
+  KilnArtifactLoadOptions o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.hmac_key = key;
+  o.hmac_key_size = sizeof key - 1;
+  o.expected_hmac_sha256 = mac;
+  KilnArtifact* a = NULL;
+  if (EXPECT_OK(kiln_artifact_load_with(fixture("rt_basic"), &o, &a))) {
+    KilnSession* s = NULL;
+    if (EXPECT_OK(kiln_session_create(a, NULL, &s))) run_basic(s);
+    kiln_session_release(s);
+    kiln_artifact_release(a);
+  }
+  /* Zeroed options and NULL options are kiln_artifact_load. */
+  KilnArtifactLoadOptions none;
+  memset(&none, 0, sizeof none);
+  none.struct_size = sizeof none;
+  if (EXPECT_OK(kiln_artifact_load_with(fixture("rt_basic"), &none, &a))) kiln_artifact_release(a);
+  if (EXPECT_OK(kiln_artifact_load_with(fixture("rt_basic"), NULL, &a))) kiln_artifact_release(a);
+
+  /* Another digest (one bit), another key (one byte shorter). */
+  uint8_t other[KILN_HMAC_SHA256_SIZE];
+  memcpy(other, mac, sizeof other);
+  other[KILN_HMAC_SHA256_SIZE - 1] ^= 1;
+  o.expected_hmac_sha256 = other;
+  a = (KilnArtifact*)(void*)&o; /* cleared on failure */
+  EXPECT_ERROR(kiln_artifact_load_with(fixture("rt_basic"), &o, &a), KILN_DATA_LOSS,
+               "refusing to load", "HMAC-SHA-256 does not match");
+  CHECK(a == NULL);
+  o.expected_hmac_sha256 = mac;
+  o.hmac_key_size = sizeof key - 2;
+  EXPECT_ERROR(kiln_artifact_load_with(fixture("rt_basic"), &o, &a), KILN_DATA_LOSS,
+               "HMAC-SHA-256 does not match");
+  o.hmac_key_size = sizeof key - 1;
+
+  /* One byte changed in a copy: the digest refuses it, before the checksum
+   * (whose message would be "checksum mismatch"). */
+  char path[1024];
+  tmp_path("keyed_changed.so", path, sizeof path);
+  img[size / 2] ^= 0x40;
+  CHECK(write_file(path, img, size) == 0);
+  KilnStatus* st = kiln_artifact_load_with(path, &o, &a);
+  CHECK(st != NULL && strstr(kiln_status_message(st), "checksum") == NULL);
+  EXPECT_ERROR(st, KILN_DATA_LOSS, "HMAC-SHA-256 does not match");
+  CHECK(a == NULL);
+  /* The constructor fixture under a digest that is not its own: refused by
+   * the digest, its constructor never ran. */
+  unsetenv("KILN_RT_CTOR_RAN");
+  EXPECT_ERROR(kiln_artifact_load_with(fixture("rt_ctor"), &o, &a), KILN_DATA_LOSS,
+               "HMAC-SHA-256 does not match");
+  CHECK(getenv("KILN_RT_CTOR_RAN") == NULL);
+
+  /* Bad options. */
+  KilnArtifactLoadOptions bad = o;
+  bad.expected_hmac_sha256 = NULL;
+  EXPECT_ERROR(kiln_artifact_load_with(fixture("rt_basic"), &bad, &a), KILN_INVALID_ARGUMENT,
+               "expected_hmac_sha256 is NULL");
+  bad = o;
+  bad.hmac_key = NULL;
+  EXPECT_ERROR(kiln_artifact_load_with(fixture("rt_basic"), &bad, &a), KILN_INVALID_ARGUMENT,
+               "hmac_key is NULL");
+  bad = o;
+  bad.hmac_key_size = 0;
+  EXPECT_ERROR(kiln_artifact_load_with(fixture("rt_basic"), &bad, &a), KILN_INVALID_ARGUMENT,
+               "hmac_key_size is 0");
+  bad = o;
+  bad.struct_size = 0;
+  EXPECT_ERROR(kiln_artifact_load_with(fixture("rt_basic"), &bad, &a), KILN_INVALID_ARGUMENT,
+               "struct_size");
+  EXPECT_ERROR(kiln_artifact_load_with(NULL, &o, &a), KILN_INVALID_ARGUMENT, "path is NULL");
+  free(img);
+}
+
 /* Sessions on threads, their artifact released by the main thread while
  * they run: the last session to go frees it (the count is atomic; also run
  * under ThreadSanitizer by hand, runtime_c/README.md). */
@@ -562,6 +653,7 @@ int main(int argc, char** argv) {
   test_cpu_features();
   test_session_outlives_artifact();
   test_dead_handles();
+  test_keyed_digest();
   test_reload_names();
   test_release_while_threads_run();
   test_byte_offset();

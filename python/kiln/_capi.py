@@ -112,6 +112,15 @@ class KilnCompileReport(ctypes.Structure):
     ]
 
 
+class KilnArtifactLoadOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("hmac_key", c_void_p),
+        ("hmac_key_size", ctypes.c_size_t),
+        ("expected_hmac_sha256", c_void_p),
+    ]
+
+
 class KilnSessionOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("num_threads", c_int32), ("pool", c_void_p)]
 
@@ -153,6 +162,7 @@ STRUCT_SIZES = {
     "KilnOptimizeOptions": 88,
     "KilnCompileOptions": 72,
     "KilnCompileReport": 80,
+    "KilnArtifactLoadOptions": 32,
     "KilnSessionOptions": 24,
     "KilnProfileOptions": 24,
     "KilnBenchmarkOptions": 32,
@@ -170,6 +180,7 @@ _RUNTIME = {
     "kiln_status_free": (None, [Status]),
     "kiln_free": (None, [c_void_p]),
     "kiln_artifact_load": (Status, [c_char_p, P(Handle)]),
+    "kiln_artifact_load_with": (Status, [c_char_p, P(KilnArtifactLoadOptions), P(Handle)]),
     "kiln_artifact_release": (None, [Handle]),
     "kiln_artifact_target": (c_char_p, [Handle]),
     "kiln_artifact_producer": (c_char_p, [Handle]),

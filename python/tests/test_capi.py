@@ -49,6 +49,7 @@ STRUCTS = {
     "KilnOptimizeOptions": _capi.KilnOptimizeOptions,
     "KilnCompileOptions": _capi.KilnCompileOptions,
     "KilnCompileReport": _capi.KilnCompileReport,
+    "KilnArtifactLoadOptions": _capi.KilnArtifactLoadOptions,
     "KilnSessionOptions": _capi.KilnSessionOptions,
     "KilnProfileOptions": _capi.KilnProfileOptions,
     "KilnBenchmarkOptions": _capi.KilnBenchmarkOptions,

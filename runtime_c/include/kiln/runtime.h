@@ -70,9 +70,41 @@ typedef struct KilnArtifact KilnArtifact;
  * kernel gives KILN_NOT_FOUND; a failing system call (open, mmap, dlopen)
  * KILN_INTERNAL. Thread-safe. */
 KilnStatus* kiln_artifact_load(const char* path, KilnArtifact** out);
+
+/* The size of an HMAC-SHA-256 digest. */
+#define KILN_HMAC_SHA256_SIZE 32
+
+/* Options of kiln_artifact_load_with. Zero-filled (with struct_size set),
+ * it is kiln_artifact_load. */
+typedef struct {
+  size_t struct_size; /* sizeof(KilnArtifactLoadOptions) */
+  /* A keyed digest the file must have: HMAC-SHA-256 (RFC 2104) of the whole
+   * file under hmac_key[0, hmac_key_size), equal to expected_hmac_sha256
+   * (KILN_HMAC_SHA256_SIZE bytes). Both NULL: no keyed check. For artifacts
+   * you did not build: the builder publishes the digest (openssl dgst
+   * -sha256 -mac HMAC -macopt hexkey:KEY model.so computes it), the loader
+   * holds the key. */
+  const uint8_t* hmac_key;
+  size_t hmac_key_size;
+  const uint8_t* expected_hmac_sha256;
+} KilnArtifactLoadOptions;
+
+/* kiln_artifact_load with options (NULL: none). With a keyed digest, the
+ * bytes of the opened file are digested before anything of them is parsed
+ * and long before dlopen: a digest that differs refuses the file
+ * (KILN_DATA_LOSS "refusing to load: ... HMAC-SHA-256 ... does not match").
+ * A key without a digest, a digest without a key, an empty key or a bad
+ * struct_size is KILN_INVALID_ARGUMENT. Thread-safe. */
+KilnStatus* kiln_artifact_load_with(const char* path, const KilnArtifactLoadOptions* options,
+                                    KilnArtifact** out);
+
 /* Drops the caller's reference (accepts NULL). Sessions hold references of
  * their own: the artifact is freed, and its .so dlclose'd, when the last is
- * gone. A second release while sessions live is ignored. */
+ * gone. A second release (while sessions live or after the last reference)
+ * is detected, reported on stderr and ignored; so is any pointer that is not
+ * a live artifact. Every accessor below treats such a handle as NULL, and
+ * every call that returns a status refuses it (KILN_INVALID_ARGUMENT "not
+ * live"); the same holds for sessions and profiles (docs/c_api.md §2.3). */
 void kiln_artifact_release(KilnArtifact* artifact);
 
 /* Strings owned by the artifact, valid while it lives. */

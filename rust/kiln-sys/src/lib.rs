@@ -200,6 +200,17 @@ pub struct KilnNpyTensor {
 pub const KILN_API_VERSION: u32 = 3;
 pub const KILN_PROFILE_MAX_RUNS: i32 = 100000;
 
+pub const KILN_HMAC_SHA256_SIZE: usize = 32;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct KilnArtifactLoadOptions {
+    pub struct_size: usize,
+    pub hmac_key: *const u8,
+    pub hmac_key_size: usize,
+    pub expected_hmac_sha256: *const u8,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct KilnSessionOptions {
@@ -389,6 +400,11 @@ extern "C" {
 
     // runtime.h: artifacts
     pub fn kiln_artifact_load(path: *const c_char, out: *mut *mut KilnArtifact) -> *mut KilnStatus;
+    pub fn kiln_artifact_load_with(
+        path: *const c_char,
+        options: *const KilnArtifactLoadOptions,
+        out: *mut *mut KilnArtifact,
+    ) -> *mut KilnStatus;
     pub fn kiln_artifact_release(artifact: *mut KilnArtifact);
     pub fn kiln_artifact_target(artifact: *const KilnArtifact) -> *const c_char;
     pub fn kiln_artifact_producer(artifact: *const KilnArtifact) -> *const c_char;

@@ -273,6 +273,12 @@ fn structs_match_the_compiler() {
             num_threads,
             pool
         }),
+        layout!(KilnArtifactLoadOptions {
+            struct_size,
+            hmac_key,
+            hmac_key_size,
+            expected_hmac_sha256
+        }),
         layout!(KilnProfileOptions {
             struct_size,
             warmup,
@@ -461,6 +467,7 @@ fn constants_match_the_header() {
             "KILN_THREAD_POOL_MAX_THREADS",
             KILN_THREAD_POOL_MAX_THREADS as i64,
         ),
+        ("KILN_HMAC_SHA256_SIZE", KILN_HMAC_SHA256_SIZE as i64),
         ("KILN_ARTIFACT_MAGIC_SIZE", KILN_ARTIFACT_MAGIC_SIZE as i64),
         (
             "KILN_ARTIFACT_FORMAT_VERSION",
