@@ -2,6 +2,11 @@
 # kiln developer entry point.
 #
 #   tools/dev/kiln.sh test [bazel test flags...]   install deps, then `bazel test //...`
+#   tools/dev/kiln.sh test-sanitizers [--runtime] [flags...]
+#                                                  the C and C++ tests under --config=asan and
+#                                                  --config=ubsan, the concurrency tests under
+#                                                  --config=tsan; --runtime: runtime_c's only
+#                                                  (minutes; docs/sanitizers.md)
 #   tools/dev/kiln.sh demo [MODEL.onnx [NAME=IN.npy ...]]
 #                                                  install deps, build kiln, compile the
 #                                                  bundled ONNX model and run it
@@ -15,7 +20,7 @@ cd "$ROOT"
 BAZEL="${BAZEL:-bazel}"
 
 usage() {
-  sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 install_deps() {
@@ -66,12 +71,64 @@ PY
   echo "==== outputs written to $out/outputs/; more: kiln bench|debug|graph $out/model.so (kiln help)"
 }
 
+# The tests that run threads at once: the runtime's 8-thread sessions, the
+# thread pool, sessions running while their artifact is released, the handle
+# registry, the C API's model shared by threads, 8 threads on one compiled
+# artifact.
+TSAN_TESTS=(
+  //runtime_c:runtime_threads_test
+  //runtime_c:threadpool_test
+  //runtime_c:loader_security_test
+  //runtime_c:handles_test
+  //c_api:kiln_api_test
+  //tests/artifact:threads_test
+)
+
+# Every package of the repository (its top-level folders with a BUILD file), as
+# target patterns: `//...` would also walk a bazel-<name> link that points at
+# another output base.
+package_patterns() {
+  git -C "$ROOT" ls-files 'BUILD.bazel' '*/BUILD.bazel' |
+    awk -F/ 'NF == 1 { print "//:all"; next } { print "//" $1 "/..." }' | sort -u
+}
+
+# ASan, then UBSan, over every cc_test (C and C++; the sh_tests that drive
+# FFI programs, language bindings and benchmark binaries are not cc_tests),
+# then TSan over TSAN_TESTS. Each config rebuilds what it tests (the
+# sanitizers share bazel-out/k8-fastbuild with the plain build, so run this
+# after anything that needs the plain binaries). Tests tagged no_asan /
+# no_ubsan / no_tsan are skipped by their config (.bazelrc).
+run_sanitizers() {
+  local patterns tsan_tests=("${TSAN_TESTS[@]}")
+  if [[ "${1:-}" == --runtime ]]; then
+    shift
+    # The C runtime alone: no compiler rebuilt, a few minutes.
+    patterns=(//runtime_c/...)
+    tsan_tests=(//runtime_c:runtime_threads_test //runtime_c:threadpool_test
+                //runtime_c:loader_security_test //runtime_c:handles_test)
+  else
+    mapfile -t patterns < <(package_patterns)
+  fi
+  local config
+  for config in asan ubsan; do
+    echo "==== bazel test --config=$config (cc tests)"
+    "$BAZEL" test --config="$config" --build_tests_only --test_lang_filters=cc "$@" -- \
+      "${patterns[@]}"
+  done
+  echo "==== bazel test --config=tsan (concurrency tests)"
+  "$BAZEL" test --config=tsan "$@" -- "${tsan_tests[@]}"
+}
+
 cmd="${1:-}"
 [[ $# -gt 0 ]] && shift
 case "$cmd" in
   test)
     install_deps
     exec "$BAZEL" test //... "$@"
+    ;;
+  test-sanitizers)
+    install_deps
+    run_sanitizers "$@"
     ;;
   demo)
     install_deps
