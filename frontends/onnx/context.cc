@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "frontends/onnx/importer.h"
 #include "interpreter/interpreter.h"
+#include "ir/dim.h"
 #include "ir/op.h"
 #include "ir/status_macros.h"
 #include "ir/traversal.h"
@@ -249,11 +250,28 @@ absl::StatusOr<Ref<const HostTensor>> NodeContext::ConstantInput(int i) {
 
 absl::StatusOr<std::optional<std::vector<int64_t>>> NodeContext::ConstantInts(int i) {
   if (!HasInput(i)) return std::optional<std::vector<int64_t>>();
+  // Integer inputs read as lists (shapes, axes, pads, sizes, indices) are
+  // small; a tensor of millions of elements here is a hostile or broken
+  // model (the fuzzer's: a Reshape whose shape input would fold to hundreds
+  // of millions of elements took minutes and gigabytes). Its type says so
+  // before anything is computed; the count is checked again after folding.
+  constexpr int64_t kMaxConstantInts = int64_t{1} << 20;
+  const auto too_many = [&](int64_t n) {
+    return Invalid(absl::StrCat(InputName(i), " has ", n,
+                                " elements; a list of integers read at import time may have at "
+                                "most ",
+                                kMaxConstantInts));
+  };
+  if (absl::StatusOr<TensorType> type = InputType(i); type.ok()) {
+    const Dim n = ShapeNumElements((*type)->shape);
+    if (n.is_static() && n.value() > kMaxConstantInts) return too_many(n.value());
+  }
   KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> t, ConstantInput(i));
   if (!t->dtype().is_int() && !t->dtype().is_uint()) {
     return Invalid(
         absl::StrCat(InputName(i), " must be an integer tensor, got ", t->dtype().ToString()));
   }
+  if (t->num_elements() > kMaxConstantInts) return too_many(t->num_elements());
   std::vector<int64_t> out(static_cast<size_t>(t->num_elements()));
   for (int64_t k = 0; k < t->num_elements(); ++k) out[static_cast<size_t>(k)] = t->GetAsInt64(k);
   return std::optional<std::vector<int64_t>>(std::move(out));

@@ -159,6 +159,25 @@ TEST(ConvertReshape, ShapeFromGraphInputNeedsItsValue) {
   EXPECT_EQ(Values(*y->tensor()), Iota(6));
 }
 
+// Found by //tests/fuzz:onnx_import_fuzz_test (issue 15): a Reshape whose shape
+// input folded to a huge tensor (a mutated ConstantOfShape) was copied element
+// by element into a list of ints (minutes and 5 GB). An integer list read at
+// import time is refused past 2^20 elements, with the count in the message.
+TEST(ConvertReshape, HugeFoldedShapeIsRefused) {
+  onnx::ModelProto m = MakeModel(
+      13,
+      {MakeNode("ConstantOfShape", {"n"}, {"s"},
+                {AttrTensor("value", MakeInt64Tensor("v", {1}, {1}))}),
+       MakeNode("Reshape", {"x", "s"}, {"y"})},
+      {MakeValueInfo("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}})},
+      {MakeValueInfoNoShape("y", onnx::TensorProto::FLOAT)});
+  *m.mutable_graph()->add_initializer() = MakeInt64Tensor("n", {1}, {(int64_t{1} << 20) + 1});
+  absl::StatusOr<Module> r = ImportOnnxBytes(Serialize(m));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("has 1048577 elements"));
+  EXPECT_THAT(r.status().message(), HasSubstr("at most 1048576"));
+}
+
 TEST(ConvertReshape, FlattenAxes) {
   const NamedTensor x = F32In("x", {2, 3, 4}, Iota(24));
   ExpectOut(Exec(13, MakeNode("Flatten", {"x"}, {"y"}), {x}), {2, 12}, Iota(24));
