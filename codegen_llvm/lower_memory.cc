@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -27,14 +28,25 @@ bool SameScalar(DataType a, DataType b) { return a.code() == b.code() && a.bits(
 
 }  // namespace
 
+// Scoped-noalias metadata in space linear in the number of buffers. Only a
+// store can conflict with another access, so the buffers this function never
+// stores to (its inputs) share one scope: a load from one of them is marked
+// as not aliasing any written buffer, a store as not aliasing any input. The
+// written buffers get a scope each (their stores do not alias each other)
+// up to kMaxDistinctWrittenScopes; past that they share one scope too (no
+// store-store disambiguation, still no list longer than that bound). One
+// scope per buffer with a "noalias: every other buffer" list would be
+// quadratic: a concatenation of 8,000 tensors made 64 million metadata
+// operands (most of its compile time and 4.9 GB at 20,000).
 void FunctionLowering::CollectAliasScopes() {
+  constexpr size_t kMaxDistinctWrittenScopes = 64;
   std::vector<tir::Buffer> buffers;
   std::vector<const ExprNode*> handles;
+  std::unordered_set<const ExprNode*> seen;
+  std::unordered_set<const ExprNode*> written;
   auto add = [&](const tir::Buffer& b) {
     if (!b || !b->data) return;
-    for (const ExprNode* h : handles) {
-      if (h == b->data.get()) return;
-    }
+    if (!seen.insert(b->data.get()).second) return;
     handles.push_back(b->data.get());
     buffers.push_back(b);
   };
@@ -44,22 +56,57 @@ void FunctionLowering::CollectAliasScopes() {
         func_->body, [](const ExprNode*) {},
         [&](const tir::StmtNode* s) {
           if (s->kind == tir::StmtKind::kAllocate) add(s->buffer);
+          if (s->kind == tir::StmtKind::kStore && s->buffer && s->buffer->data) {
+            written.insert(s->buffer->data.get());
+          }
         });
   }
   if (handles.size() < 2) return;
+  std::vector<size_t> inputs, outputs;
+  for (size_t i = 0; i < handles.size(); ++i) {
+    (written.count(handles[i]) ? outputs : inputs).push_back(i);
+  }
   llvm::MDBuilder mdb(ctx_);
   llvm::MDNode* domain = mdb.createAnonymousAliasScopeDomain(func_->name);
-  std::vector<llvm::Metadata*> scopes;
-  for (const tir::Buffer& b : buffers) {
-    scopes.push_back(mdb.createAnonymousAliasScope(domain, b->name));
-  }
-  for (size_t i = 0; i < handles.size(); ++i) {
-    std::vector<llvm::Metadata*> others;
-    for (size_t j = 0; j < handles.size(); ++j) {
-      if (j != i) others.push_back(scopes[j]);
+  auto scope_named = [&](const std::vector<size_t>& group, const char* shared_name) {
+    return mdb.createAnonymousAliasScope(
+        domain, group.size() == 1 ? llvm::StringRef(buffers[group[0]]->name) : shared_name);
+  };
+  llvm::MDNode* input_scope = inputs.empty() ? nullptr : scope_named(inputs, "inputs");
+  std::vector<llvm::Metadata*> output_scopes;  // one per output, or one shared
+  if (outputs.size() <= kMaxDistinctWrittenScopes) {
+    for (size_t i : outputs) {
+      output_scopes.push_back(mdb.createAnonymousAliasScope(domain, buffers[i]->name));
     }
-    alias_scope_[handles[i]] = llvm::MDNode::get(ctx_, {scopes[i]});
-    noalias_[handles[i]] = llvm::MDNode::get(ctx_, others);
+  } else {
+    output_scopes.push_back(scope_named(outputs, "outputs"));
+  }
+  if (input_scope) {
+    llvm::MDNode* scope = llvm::MDNode::get(ctx_, {input_scope});
+    llvm::MDNode* noalias =
+        output_scopes.empty() ? nullptr : llvm::MDNode::get(ctx_, output_scopes);
+    for (size_t i : inputs) {
+      alias_scope_[handles[i]] = scope;
+      noalias_[handles[i]] = noalias;
+    }
+  }
+  const bool distinct = outputs.size() <= kMaxDistinctWrittenScopes;
+  llvm::MDNode* shared_noalias = nullptr;  // outputs sharing one scope
+  if (!distinct && input_scope) shared_noalias = llvm::MDNode::get(ctx_, {input_scope});
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const ExprNode* h = handles[outputs[k]];
+    if (!distinct) {
+      alias_scope_[h] = llvm::MDNode::get(ctx_, {output_scopes[0]});
+      noalias_[h] = shared_noalias;
+      continue;
+    }
+    std::vector<llvm::Metadata*> others;
+    if (input_scope) others.push_back(input_scope);
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (j != k) others.push_back(output_scopes[j]);
+    }
+    alias_scope_[h] = llvm::MDNode::get(ctx_, {output_scopes[k]});
+    noalias_[h] = others.empty() ? nullptr : llvm::MDNode::get(ctx_, others);
   }
 }
 
@@ -67,7 +114,9 @@ void FunctionLowering::AddAliasInfo(llvm::Instruction* inst, const tir::Buffer& 
   auto it = alias_scope_.find(buf->data.get());
   if (it == alias_scope_.end()) return;
   inst->setMetadata(llvm::LLVMContext::MD_alias_scope, it->second);
-  inst->setMetadata(llvm::LLVMContext::MD_noalias, noalias_[buf->data.get()]);
+  auto na = noalias_.find(buf->data.get());
+  if (na != noalias_.end() && na->second)
+    inst->setMetadata(llvm::LLVMContext::MD_noalias, na->second);
 }
 
 absl::StatusOr<FunctionLowering::Address> FunctionLowering::ComputeAddress(

@@ -1,7 +1,8 @@
 // File: lowering/te/lower.cc — LowerSchedule.
 #include "lowering/te/lower.h"
 
-#include <unordered_set>
+#include <set>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
@@ -19,7 +20,9 @@ absl::StatusOr<tir::PrimFunc> LowerSchedule(Schedule& s, const std::vector<Tenso
   KILN_RETURN_IF_ERROR(ValidateCompute(s.outputs()));
   BufferBinds binds;
   std::vector<tir::Buffer> params;
-  std::unordered_set<const Stage*> seen;
+  // (stage, output index) of every argument so far: one look-up per argument
+  // (a scan of the earlier ones made a kernel of n tensors quadratic).
+  std::set<std::pair<const Stage*, int>> passed;
   for (size_t i = 0; i < args.size(); ++i) {
     const Tensor& t = args[i];
     if (!t.defined()) return error(absl::StrCat("argument ", i, " is an undefined tensor"));
@@ -28,10 +31,8 @@ absl::StatusOr<tir::PrimFunc> LowerSchedule(Schedule& s, const std::vector<Tenso
       return error(absl::StrCat("argument ", i, " ('", t.name(),
                                 "') is not computed or read by this schedule"));
     }
-    for (const auto& [other, buf] : binds) {
-      if (s[other] == st && other.value_index() == t.value_index()) {
-        return error(absl::StrCat("tensor '", t.name(), "' is passed twice"));
-      }
+    if (!passed.emplace(st, t.value_index()).second) {
+      return error(absl::StrCat("tensor '", t.name(), "' is passed twice"));
     }
     tir::Buffer b = tir::MakeBuffer(t.name(), t.dtype(), t.shape());
     binds.emplace_back(t, b);
