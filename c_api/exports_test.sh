@@ -38,5 +38,15 @@ if [[ -n "$undeclared" ]]; then
   printf '  %s\n' $undeclared
   fail=1
 fi
-echo "$name: $(printf '%s\n' "$symbols" | wc -l) symbols exported, $(printf '%s\n' "$declared" | wc -l) functions declared by $(basename "$header")"
+# Versioned: the SONAME is NAME.N, and a file of that name lies beside NAME
+# (the SDK's lib/ holds libX.so.N and the development link libX.so).
+soname=$(objdump -p "$so" | sed -n 's/^ *SONAME *//p')
+if [[ ! "$soname" =~ ^${name//./\\.}\.[0-9]+$ ]]; then
+  echo "FAIL: $name has SONAME '$soname', not $name.N"
+  fail=1
+elif [[ ! -f "$(dirname "$so")/$soname" ]]; then
+  echo "FAIL: no $soname beside $name"
+  fail=1
+fi
+echo "$name (SONAME $soname): $(printf '%s\n' "$symbols" | wc -l) symbols exported, $(printf '%s\n' "$declared" | wc -l) functions declared by $(basename "$header")"
 exit $fail

@@ -92,6 +92,7 @@ def kiln_c_api_variant(name, frontends, passes, onnx_families = [], codegens = [
                 "//ir:status_macros",
                 "//lowering:graph_plan",
                 "//lowering:lower",
+                "//lowering/vm:compiler",
                 "//passes:pipeline",
                 "//passes/infra:pass",
                 "//passes/registry:interface",
@@ -118,13 +119,20 @@ def kiln_c_api_variant(name, frontends, passes, onnx_families = [], codegens = [
         deps = deps,
         visibility = visibility,
     )
-    native.cc_binary(
+    # Versioned like libkiln.so: the file is named by its SONAME
+    # lib<name>.so.0, and :lib<name>.so is an alias of it.
+    native.alias(
         name = "lib" + name + ".so",
+        actual = ":lib" + name + ".so.0",
+        visibility = visibility,
+    )
+    native.cc_binary(
+        name = "lib" + name + ".so.0",
         additional_linker_inputs = ["//c_api:kiln.lds"],
         linkopts = [
             "-Wl,--version-script=$(location //c_api:kiln.lds)",
             "-Wl,--no-undefined",
-            "-Wl,-soname,lib" + name + ".so",
+            "-Wl,-soname,lib" + name + ".so.0",
             "-fuse-ld=lld",
         ],
         linkshared = True,

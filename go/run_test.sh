@@ -38,6 +38,12 @@ fi
 command -v "${CC:-cc}" >/dev/null 2>&1 || die "C compiler '${CC:-cc}' (needed by cgo) not found"
 command -v pkg-config >/dev/null 2>&1 || die "pkg-config not found (Debian: pkg-config)"
 
+# A program linked with -lkiln records libkiln's SONAME (libkiln.so.0): the
+# copy answers to that name too.
+soname_link() {  # soname_link DIR/libX.so
+  local s; s=$(objdump -p "$1" | sed -n 's/^ *SONAME *//p')
+  if [[ -n "$s" && "$s" != "$(basename "$1")" ]]; then ln -sf "$(basename "$1")" "$(dirname "$1")/$s"; fi
+}
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 tmp=$(abspath "$tmp")/go
 rm -rf "$tmp"
@@ -46,6 +52,7 @@ mkdir -p "$tmp/sdk/lib/pkgconfig" "$tmp/home" "$tmp/work"
 # prefix=${pcfiledir}/../..), and a copy of the read-only sources.
 cp -rL "$include" "$tmp/sdk/include"
 cp -L "$lib" "$tmp/sdk/lib/libkiln.so"
+soname_link "$tmp/sdk/lib/libkiln.so"
 cp -L "$pc" "$tmp/sdk/lib/pkgconfig/kiln.pc"
 cp -rL "$src" "$tmp/src"
 chmod -R u+w "$tmp"

@@ -42,6 +42,12 @@ PYTHON=${PYTHON:-/usr/bin/python3}
 [[ -n "$PYTHON" && -x "$PYTHON" ]] || die "python3 not found"
 "$PYTHON" -c 'import numpy' 2>/dev/null || die "$PYTHON has no NumPy (Debian: python3-numpy)"
 
+# A program linked with -lkiln records libkiln's SONAME (libkiln.so.0): the
+# copy answers to that name too.
+soname_link() {  # soname_link DIR/libX.so
+  local s; s=$(objdump -p "$1" | sed -n 's/^ *SONAME *//p')
+  if [[ -n "$s" && "$s" != "$(basename "$1")" ]]; then ln -sf "$(basename "$1")" "$(dirname "$1")/$s"; fi
+}
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 tmp=$(abspath "$tmp")/python_$mode
 rm -rf "$tmp"
@@ -77,6 +83,7 @@ case "$mode" in
     mkdir -p "$tmp/sdk/lib"
     ln -s "$include" "$tmp/sdk/include"
     cp -L "$lib" "$tmp/sdk/lib/libkiln.so"
+    soname_link "$tmp/sdk/lib/libkiln.so"
     "$PYTHON" "$tmp/src/bench/run_overhead.py" --sdk "$tmp/sdk" --model "$model" --input "$input" \
       --runs 20 --rounds 1 || die "bench/run_overhead.py failed"
     ;;

@@ -34,6 +34,12 @@ for internal in kiln_blob_parse kiln_blob_param kiln_artifact_validate_image kil
   fi
 done
 count=$(printf '%s\n' "$symbols" | grep -c '^kiln_' || true)
+# Versioned: the file is named by its SONAME (what programs record).
+soname=$(objdump -p "$so" | sed -n 's/^ *SONAME *//p')
+if [[ "$soname" != libkiln_runtime.so.0 || "$(basename "$so")" != "$soname" ]]; then
+  echo "FAIL: $(basename "$so") has SONAME '$soname', not libkiln_runtime.so.0 (its own name)"
+  fail=1
+fi
 
 tmp=${TEST_TMPDIR:-/tmp}/libkiln_runtime.stripped.so
 strip -o "$tmp" "$so"

@@ -41,6 +41,12 @@ if [[ "$CARGO" == /usr/bin/cargo ]]; then
 fi
 command -v "${CC:-cc}" >/dev/null 2>&1 || die "C compiler '${CC:-cc}' (the linker, and the header checks) not found"
 
+# A program linked with -lkiln records libkiln's SONAME (libkiln.so.0): the
+# copy answers to that name too.
+soname_link() {  # soname_link DIR/libX.so
+  local s; s=$(objdump -p "$1" | sed -n 's/^ *SONAME *//p')
+  if [[ -n "$s" && "$s" != "$(basename "$1")" ]]; then ln -sf "$(basename "$1")" "$(dirname "$1")/$s"; fi
+}
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 tmp=$(abspath "$tmp")/rust
 rm -rf "$tmp"
@@ -50,6 +56,7 @@ cp -rL "$src" "$tmp/crates"
 chmod -R u+w "$tmp/crates"
 rm -rf "$tmp/crates/target"
 cp -L "$lib" "$tmp/lib/libkiln.so"
+soname_link "$tmp/lib/libkiln.so"
 
 export HOME=${HOME:-$tmp/home}
 export CARGO_HOME=$tmp/cargo_home CARGO_TARGET_DIR=$tmp/target CARGO_NET_OFFLINE=true

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/dev/install.sh on the built SDK and kiln binary, into a fresh prefix:
-# the libraries (with the versioned names and links when libkiln has a
-# versioned SONAME), stripped libraries and binary with their exports kept,
+# the libraries (versioned: libX.so.VERSION, the SONAME link libX.so.N, the
+# development link libX.so), stripped libraries and binary with their exports kept,
 # the DLPack header beside kiln's, the man page (groff reads it), and a C
 # program built with pkg-config against the prefix that runs and finds libkiln.
 #
@@ -19,19 +19,22 @@ if ! KILN_INSTALL_NO_BUILD=1 KILN_SDK="$sdk" KILN_BIN="$kiln" bash "$install_sh"
 fi
 lib="$prefix/lib"
 version=$("$kiln" --version | sed -n 's/^kiln \([0-9.]*\) .*/\1/p')
-# libkiln: versioned (libkiln.so -> libkiln.so.N -> libkiln.so.VERSION) when
-# the built library has a versioned SONAME, else one file under its own name.
-libkiln="$lib/libkiln.so"
-if objdump -p "$sdk/lib/libkiln.so" | grep -q 'SONAME *libkiln\.so\.[0-9]'; then
-  libkiln="$lib/libkiln.so.$version"
-  major=${version%%.*}
-  [[ -L "$lib/libkiln.so" && "$(readlink "$lib/libkiln.so")" == "libkiln.so.$major" ]] ||
-    err "lib/libkiln.so is not a link to libkiln.so.$major"
-  [[ -L "$lib/libkiln.so.$major" && "$(readlink "$lib/libkiln.so.$major")" == "libkiln.so.$version" ]] ||
-    err "lib/libkiln.so.$major is not a link to libkiln.so.$version"
-fi
-[[ -f "$libkiln" && ! -L "$libkiln" ]] || err "no $libkiln"
-for f in "$libkiln" "$lib/libkiln_runtime.so" "$prefix/bin/kiln"; do
+# Each library is versioned: libX.so -> libX.so.N -> libX.so.VERSION, the
+# real file with the SONAME libX.so.N (N: the major version).
+major=${version%%.*}
+installed=()
+for l in libkiln libkiln_runtime; do
+  f="$lib/$l.so.$version"
+  [[ -L "$lib/$l.so" && "$(readlink "$lib/$l.so")" == "$l.so.$major" ]] ||
+    err "lib/$l.so is not a link to $l.so.$major"
+  [[ -L "$lib/$l.so.$major" && "$(readlink "$lib/$l.so.$major")" == "$l.so.$version" ]] ||
+    err "lib/$l.so.$major is not a link to $l.so.$version"
+  [[ -f "$f" && ! -L "$f" ]] || { err "no $f"; continue; }
+  objdump -p "$f" | grep -q "SONAME *$l\.so\.$major\$" || err "$f has not the SONAME $l.so.$major"
+  installed+=("$f")
+done
+libkiln=${installed[0]}
+for f in "${installed[@]}" "$prefix/bin/kiln"; do
   [[ -f "$f" ]] || { err "$f missing"; continue; }
   if readelf -S "$f" | grep -q '\.symtab\|\.debug_info'; then err "$f is not stripped"; fi
 done

@@ -37,6 +37,13 @@ find_tool() {  # find_tool VAR DEFAULT NAME
   export "${var?}"
 }
 
+# A program linked with -lkiln records libkiln's SONAME (libkiln.so.0): the
+# copy answers to that name too.
+soname_link() {  # soname_link DIR/libX.so
+  local s; s=$(objdump -p "$1" | sed -n 's/^ *SONAME *//p')
+  if [[ -n "$s" && "$s" != "$(basename "$1")" ]]; then ln -sf "$(basename "$1")" "$(dirname "$1")/$s"; fi
+}
+
 ffi_setup() {
   ffi_lang=$1
   shift
@@ -76,6 +83,7 @@ ffi_setup() {
   rm -rf "$tmp"
   mkdir -p "$tmp/lib" "$tmp/work" "$tmp/home"
   cp -L "$lib" "$tmp/lib/libkiln.so"
+  soname_link "$tmp/lib/libkiln.so"
   export LD_LIBRARY_PATH="$tmp/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 }
 

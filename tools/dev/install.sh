@@ -3,10 +3,10 @@
 #   PREFIX/bin/kiln                      the command line
 #   PREFIX/include/kiln/*.h              kiln.h, kiln_runtime.h and the runtime headers
 #   PREFIX/include/dlpack/dlpack.h       the DLPack header kiln's headers include
-#   PREFIX/lib/libkiln.so                compiler + runtime (C ABI), stripped
-#   PREFIX/lib/libkiln_runtime.so        runtime only, stripped
-#     (a library with a versioned SONAME libX.so.N goes in as libX.so.VERSION
-#     with the links libX.so.N and libX.so; neither has one yet)
+#   PREFIX/lib/libkiln.so.VERSION        compiler + runtime (C ABI), stripped,
+#     with the links libkiln.so.0 (its SONAME) and libkiln.so (for -lkiln)
+#   PREFIX/lib/libkiln_runtime.so.VERSION  runtime only, stripped, with the
+#     links libkiln_runtime.so.0 and libkiln_runtime.so
 #   PREFIX/lib/pkgconfig/kiln.pc, kiln_runtime.pc
 #   PREFIX/share/man/man1/kiln.1         the man page (kiln help --man)
 # then: PKG_CONFIG_PATH=PREFIX/lib/pkgconfig cc main.c $(pkg-config --cflags --libs kiln)
@@ -19,7 +19,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BAZEL="${BAZEL:-bazel}"
 if [[ $# -ne 1 ]]; then
-  sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 prefix=$1
