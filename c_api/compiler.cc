@@ -51,8 +51,11 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
   phase("passes");
   KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(module, options));
   auto t1 = std::chrono::steady_clock::now();
-  phase("lower");
   lowering::LowerOptions lower = options.lower;
+  // "lower" starts with (0, functions) and counts each fused function.
+  if (options.progress) {
+    lower.progress = [&options](int done, int total) { options.progress("lower", done, total); };
+  }
   if (lower.vector_lanes <= 0) {
     KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
     lower.vector_lanes = bits / 32;

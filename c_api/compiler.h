@@ -31,9 +31,11 @@ struct CompileOptions {
   int max_fuse_depth = 0;          // FuseOps max_depth; 0 = default
   std::vector<std::string> disabled_passes;
   bool share_storage = true;       // memory planner on (false: naive plan)
-  // Progress, or empty: each phase's start ("passes", "lower", "plan") with
-  // (0, 0), then codegen and link as codegen::ExportOptions.progress reports
-  // them (export_options.progress is set from this one).
+  // Progress, or empty: each phase's start ("passes", "plan") with (0, 0);
+  // "lower" as LowerOptions.progress reports it ((0, functions), then one
+  // call per fused function); codegen and link as
+  // codegen::ExportOptions.progress reports them (export_options.progress is
+  // set from this one).
   std::function<void(const char* phase, int done, int total)> progress;
   codegen::ExportOptions export_options;
 };

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -460,6 +461,64 @@ def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) {
   (%0, multiply(%0, %y))
 }
 `
+
+// Compile's progress: phase starts, each fused function while lowering, each
+// kernel during code generation (from kiln's threads), and a panic in the
+// callback comes back after the C call.
+func TestCompileProgress(t *testing.T) {
+	m, err := kiln.Parse(`#[version = "0.1"]
+def @main(%x: Tensor[(4, 8), float32]) {
+  %0 = nn.softmax(%x, axis=1);
+  %1 = nn.softmax(%0, axis=0);
+  nn.softmax(transpose(%1, axes=[1, 0]), axis=0)
+}
+`, "progress.kir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	path := filepath.Join(t.TempDir(), "progress.so")
+	var calls []string
+	opts := kiln.DefaultCompileOptions()
+	opts.NumThreads = 2
+	opts.Progress = func(phase string, done, total int) {
+		calls = append(calls, phase+" "+strconv.Itoa(done)+"/"+strconv.Itoa(total))
+	}
+	r, err := m.Compile(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.NumKernels
+	if n < 2 || r.NumFusedCalls != n {
+		t.Fatalf("report %+v: want at least 2 kernels, one per fused call", r)
+	}
+	want := []string{"passes 0/0"}
+	for k := 0; k <= n; k++ {
+		want = append(want, "lower "+strconv.Itoa(k)+"/"+strconv.Itoa(n))
+	}
+	want = append(want, "plan 0/0")
+	for k := 0; k <= n; k++ {
+		want = append(want, "codegen "+strconv.Itoa(k)+"/"+strconv.Itoa(n))
+	}
+	want = append(want, "link 0/0")
+	if strings.Join(calls, ", ") != strings.Join(want, ", ") {
+		t.Errorf("progress calls\n got %v\nwant %v", calls, want)
+	}
+	opts.Progress = func(phase string, done, total int) {
+		if phase == "codegen" && done == 1 {
+			panic("stop at the first kernel")
+		}
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "stop at the first kernel" {
+				t.Errorf("recovered %v", p)
+			}
+		}()
+		m.Compile(path, opts)
+		t.Error("Compile returned instead of re-raising the panic")
+	}()
+}
 
 func TestTextIR(t *testing.T) {
 	m, err := kiln.Parse(twoOutputs, "two_outputs.kir")

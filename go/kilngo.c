@@ -53,3 +53,16 @@ KilnStatus* kilngo_optimize(const KilnModel* model, KilnOptimizeOptions* options
   }
   return kiln_model_optimize(model, options, out);
 }
+
+static void compile_progress(void* user_data, const char* phase, int32_t done, int32_t total) {
+  kilngoCompileProgress((uintptr_t)user_data, (char*)phase, done, total);
+}
+
+KilnStatus* kilngo_compile(const KilnModel* model, KilnCompileOptions* options, uintptr_t handle,
+                           const char* path, KilnCompileReport* report) {
+  if (handle != 0) {
+    options->progress = compile_progress;
+    options->progress_user_data = (void*)handle;
+  }
+  return kiln_model_compile(model, options, path, report);
+}

@@ -25,5 +25,9 @@ void kilngo_delete(DLManagedTensor* tensor);
  * under cgo.Handle `handle` (0: no callback). */
 KilnStatus* kilngo_optimize(const KilnModel* model, KilnOptimizeOptions* options,
                             uintptr_t handle, KilnModel** out);
+/* kiln_model_compile with progress calling the Go callback registered under
+ * cgo.Handle `handle` (0: no callback). */
+KilnStatus* kilngo_compile(const KilnModel* model, KilnCompileOptions* options, uintptr_t handle,
+                           const char* path, KilnCompileReport* report);
 
 #endif /* KILN_GO_KILNGO_H_ */

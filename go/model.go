@@ -374,6 +374,14 @@ type CompileOptions struct {
 	NoMemoryPlan   bool   // one storage per tensor, no sharing
 	NumThreads     int    // code-generation threads; 0 = all CPUs
 	CC             string // the C compiler driver that links the .so ("": "cc")
+	// Progress, when set, is called as Compile goes (kiln.h,
+	// KilnCompileProgressFn): each phase's start ("passes", "lower", "plan",
+	// "codegen", "link") with done 0, then once per fused function while
+	// lowering and once per kernel during code generation (done 1..total).
+	// The per-kernel calls come from kiln's code-generation threads, one at a
+	// time. A panic in it is re-raised once the C call has returned. Emit
+	// does not call it.
+	Progress func(phase string, done, total int)
 }
 
 // DefaultCompileOptions is the host CPU at opt level 3.
@@ -408,6 +416,24 @@ type CompileReport struct {
 	FileBytes                                    uint64
 }
 
+// compileProgress is what the C progress callback reaches through its
+// cgo.Handle. kiln never calls it twice at once, and Compile reads
+// recovered only after the C call (and its threads) have finished.
+type compileProgress struct {
+	fn        func(phase string, done, total int)
+	recovered interface{}
+}
+
+//export kilngoCompileProgress
+func kilngoCompileProgress(h C.uintptr_t, phase *C.char, done, total C.int32_t) {
+	cb := cgo.Handle(h).Value().(*compileProgress)
+	if cb.recovered != nil {
+		return
+	}
+	defer func() { cb.recovered = recover() }()
+	cb.fn(C.GoString(phase), int(done), int(total))
+}
+
 // Compile compiles the model into an artifact (a .so) at path, written
 // atomically; LoadArtifact loads it. Every input needs a static shape
 // (ImportOptions.InputShapes).
@@ -416,9 +442,22 @@ func (m *Model) Compile(path string, opts *CompileOptions) (*CompileReport, erro
 	defer mem.free()
 	o := opts.raw(&mem)
 	p := mem.str(path)
+	var handle cgo.Handle
+	var cb *compileProgress
+	if opts != nil && opts.Progress != nil {
+		cb = &compileProgress{fn: opts.Progress}
+		handle = cgo.NewHandle(cb)
+		defer handle.Delete()
+	}
 	var r C.KilnCompileReport
 	r.struct_size = C.size_t(unsafe.Sizeof(r))
-	if err := m.use(func(raw *C.KilnModel) error { return check(C.kiln_model_compile(raw, &o, p, &r)) }); err != nil {
+	err := m.use(func(raw *C.KilnModel) error {
+		return check(C.kilngo_compile(raw, &o, C.uintptr_t(handle), p, &r))
+	})
+	if cb != nil && cb.recovered != nil {
+		panic(cb.recovered)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return &CompileReport{

@@ -405,7 +405,21 @@ absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOption
   // which lowering the function's constants alone redoes). Each sharer gets
   // its own constants, computed without scheduling or lowering loops.
   std::unordered_map<size_t, std::vector<std::pair<Function, size_t>>> by_hash;
-  for (const Expr& n : PostOrder(main->body, /*enter_functions=*/false)) {
+  const std::vector<Expr> order = PostOrder(main->body, /*enter_functions=*/false);
+  int total = 0, done = 0;
+  if (options.progress) {
+    absl::flat_hash_set<const ExprNode*> fns;
+    for (const Expr& n : order) {
+      const auto* call = n.as<CallNode>();
+      if (call != nullptr && call->op.as<FunctionNode>() != nullptr) fns.insert(call->op.get());
+    }
+    total = static_cast<int>(fns.size());
+    options.progress(0, total);
+  }
+  auto step = [&] {
+    if (options.progress) options.progress(++done, total);
+  };
+  for (const Expr& n : order) {
     const auto* call = n.as<CallNode>();
     if (call == nullptr) continue;
     const auto* fn = call->op.as<FunctionNode>();
@@ -441,7 +455,10 @@ absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOption
       reused = true;
       break;
     }
-    if (reused) continue;
+    if (reused) {
+      step();
+      continue;
+    }
     std::string name = KernelName(f);
     int k = name_count[name]++;
     if (k > 0) name = absl::StrCat(name, "_", k);
@@ -449,6 +466,7 @@ absl::StatusOr<LoweredModule> LowerModule(const Module& fused, const LowerOption
     out.kernel_of[fn] = out.kernels.size();
     by_hash[hash].push_back({f, out.kernels.size()});
     out.kernels.push_back(std::move(lf));
+    step();
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #ifndef KILN_LOWERING_LOWER_H_
 #define KILN_LOWERING_LOWER_H_
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -49,6 +50,11 @@ struct LowerOptions {
   bool naive_schedule = false;
   // Loop passes not to run (names as in lowering/passes/pipeline.h).
   std::vector<std::string> disabled_loop_passes;
+  // LowerModule's progress, or empty: (0, total) before the first function,
+  // then (done, total) after each one, done = 1 .. total, where total is the
+  // number of distinct primitive functions main calls (a function that shares
+  // another's kernel counts too). Called on the calling thread.
+  std::function<void(int done, int total)> progress;
 };
 
 struct LoweredFunc {

@@ -2,6 +2,8 @@
 #include "lowering/lower.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -167,6 +169,45 @@ def @main(%x: Tensor[(4,), float32]) {
   absl::StatusOr<LoweredModule> lm = LowerModule(*typed, {});
   ASSERT_TRUE(lm.ok()) << lm.status();
   EXPECT_TRUE(lm->kernels.empty());
+}
+
+// Progress: (0, total) first, then one call per distinct primitive function,
+// whether it gets a kernel of its own or shares one; a function called twice
+// is one function.
+TEST(LowerTest, LowerModuleReportsProgressPerFunction) {
+  absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4,), float32]) {
+  %0 = fn (%p0: Tensor[(4,), float32], Primitive=1) { nn.relu(%p0) };
+  %1 = %0(%x);
+  %2 = %0(%1);
+  %3 = fn (%p0: Tensor[(4,), float32], Primitive=1) { nn.relu(%p0) };
+  %4 = %3(%2);
+  %5 = fn (%p0: Tensor[(4,), float32], Primitive=1) { exp(%p0) };
+  %5(%4)
+})",
+                                         "m");
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Module> typed = types::InferType(*m);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  std::vector<std::string> calls;
+  LowerOptions o;
+  o.progress = [&](int done, int total) { calls.push_back(absl::StrCat(done, "/", total)); };
+  absl::StatusOr<LoweredModule> lm = LowerModule(*typed, o);
+  ASSERT_TRUE(lm.ok()) << lm.status();
+  EXPECT_EQ(lm->kernels.size(), 2u);  // the two relu functions share one kernel
+  EXPECT_EQ(calls, (std::vector<std::string>{"0/3", "1/3", "2/3", "3/3"}));
+  // Without fused calls: (0, 0) and nothing else.
+  calls.clear();
+  absl::StatusOr<Module> plain = ParseModule(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4,), float32]) {
+  %x
+})",
+                                             "plain");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  absl::StatusOr<Module> typed_plain = types::InferType(*plain);
+  ASSERT_TRUE(typed_plain.ok()) << typed_plain.status();
+  ASSERT_TRUE(LowerModule(*typed_plain, o).ok());
+  EXPECT_EQ(calls, (std::vector<std::string>{"0/0"}));
 }
 
 }  // namespace

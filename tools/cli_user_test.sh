@@ -256,13 +256,13 @@ last = max(text.rfind(w) for w in want)
 assert text.rfind('\\r\\x1b[K') > last, repr(text[-120:])   # the line is erased at the end
 " "${#want[@]}" "${want[@]}" "$@"
 }
-# The compile's own phases (kiln_model_compile's progress callback), and its
-# kernels counted up to the number --timing --json reports (redraws are at
+# The compile's own phases (kiln_model_compile's progress callback), its fused
+# functions counted while lowering, and its kernels counted up to the number --timing --json reports (redraws are at
 # most every 100 ms, so not every count shows; the last one always does).
 check "compile --timing --json (kernel count)" "$kiln" compile "$model" -o "$tmp/k.so" --timing --json
 kernels=$("$py" -c "import json, sys; print(json.load(open(sys.argv[1]))['kernels'])" "$tmp/out")
 on_tty "compile on a terminal shows its phases and kernels" "kiln compile: reading " \
-  "compiling to $tmp/tty.so: graph passes" "compiling to $tmp/tty.so: lowering" \
+  "compiling to $tmp/tty.so: graph passes" "compiling to $tmp/tty.so: lowering, function " \
   "compiling to $tmp/tty.so: planning memory" "compiling to $tmp/tty.so: code generation, kernel " \
   "code generation, kernel $kernels/$kernels" "compiling to $tmp/tty.so: linking" \
   -- "$kiln" compile "$model" -o "$tmp/tty.so"

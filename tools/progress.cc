@@ -52,7 +52,10 @@ void Progress::Update(const std::string& text, bool force) {
 std::string CompileProgressText(const char* phase, int32_t done, int32_t total) {
   const std::string p = phase != nullptr ? phase : "";
   if (p == "passes") return "graph passes";
-  if (p == "lower") return "lowering";
+  if (p == "lower") {
+    if (total <= 0) return "lowering";
+    return "lowering, function " + std::to_string(done) + "/" + std::to_string(total);
+  }
   if (p == "plan") return "planning memory";
   if (p == "codegen") {
     if (total <= 0) return "code generation";

@@ -64,8 +64,12 @@ class TextIRTest(unittest.TestCase):
         report = kiln.parse(TWO_OUTPUTS).compile(
             path, progress=lambda *e: events.append(e), num_threads=2)
         n = report.num_kernels
-        self.assertEqual(events, [("passes", 0, 0), ("lower", 0, 0), ("plan", 0, 0)] +
-                         [("codegen", k, n) for k in range(n + 1)] + [("link", 0, 0)])
+        # add and multiply: two different fused functions, one kernel each;
+        # lowering counts the functions, code generation the kernels.
+        self.assertEqual((report.num_fused_calls, n), (2, 2))
+        self.assertEqual(events, [("passes", 0, 0)] + [("lower", k, 2) for k in range(3)] +
+                         [("plan", 0, 0)] + [("codegen", k, n) for k in range(n + 1)] +
+                         [("link", 0, 0)])
 
         def boom(phase, done, total):
             raise ValueError("stop at " + phase)

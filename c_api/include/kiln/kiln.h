@@ -195,13 +195,18 @@ const char* kiln_pass_name(int32_t index);
 /* Compile progress (KilnCompileOptions.progress). `phase` is a static string:
  * "passes", "lower", "plan", "codegen" or "link", in that order. Each phase
  * is announced once when it starts, with done = 0 and total = 0, except
- * "codegen", whose total is the number of kernels. During "codegen" the
- * callback is called again after each kernel's machine code is emitted, with
- * done = the kernels finished so far (1 .. total).
- * Threads: phase starts come from the thread that called kiln_model_compile;
- * the per-kernel calls come from the code-generation threads, which compile
- * shards of the kernels in parallel (KilnCompileOptions.num_threads; with 1,
- * every call is on the calling thread). kiln serializes the calls (never two
+ * "lower", whose total is the number of distinct fused functions `main`
+ * calls, and "codegen", whose total is the number of kernels (fused functions
+ * equal up to their weights share one kernel, so it can be smaller). During
+ * "lower" the callback is called again after each fused function is lowered
+ * (or found to share a kernel), and during "codegen" after each kernel's
+ * machine code is emitted, with done = the functions or kernels finished so
+ * far (1 .. total).
+ * Threads: phase starts and "lower" calls come from the thread that called
+ * kiln_model_compile; the per-kernel calls come from the code-generation
+ * threads, which compile shards of the kernels in parallel
+ * (KilnCompileOptions.num_threads; with 1, every call is on the calling
+ * thread). kiln serializes the calls (never two
  * at once, `done` strictly increasing), so a callback that touches only its
  * own `user_data` needs no lock; whatever else it touches must be safe to use
  * from another thread. It must return quickly and must not call kiln. */

@@ -294,8 +294,9 @@ pub struct KilnOptimizeOptions {
 }
 
 /// Compile progress (kiln.h, `KilnCompileProgressFn`): phase starts, then
-/// every kernel during "codegen", possibly from code-generation threads
-/// (kiln serializes the calls). API version 3.
+/// every fused function during "lower" and every kernel during "codegen",
+/// the latter possibly from code-generation threads (kiln serializes the
+/// calls). API version 3.
 pub type KilnCompileProgressFn = Option<
     unsafe extern "C" fn(user_data: *mut c_void, phase: *const c_char, done: i32, total: i32),
 >;

@@ -41,8 +41,8 @@ mod threadpool;
 pub use artifact::{Artifact, MemoryStats};
 pub use error::{Code, Error, Result};
 pub use model::{
-    passes, CompileOptions, CompileReport, EmitKind, ImportOptions, Model, OptimizeOptions,
-    PassEvent,
+    passes, CompileOptions, CompileProgress, CompileReport, EmitKind, ImportOptions, Model,
+    OptimizeOptions, PassEvent,
 };
 pub use profile::{BenchmarkOptions, BenchmarkResult, Profile, ProfileRow};
 pub use session::{Session, SessionOptions};

@@ -338,6 +338,47 @@ unsafe extern "C" fn after_pass_trampoline(
     }
 }
 
+/// One call of `Model::compile_with`'s progress callback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompileProgress<'a> {
+    /// "passes", "lower", "plan", "codegen" or "link".
+    pub phase: &'a str,
+    /// 0 when the phase starts; then the fused functions ("lower") or kernels
+    /// ("codegen") finished so far.
+    pub done: i32,
+    /// The fused functions ("lower") or kernels ("codegen") in all; else 0.
+    pub total: i32,
+}
+
+struct ProgressCallback<'f> {
+    f: &'f mut (dyn FnMut(&CompileProgress<'_>) + Send),
+    panic: Option<Box<dyn std::any::Any + Send>>,
+}
+
+unsafe extern "C" fn progress_trampoline(
+    user_data: *mut c_void,
+    phase: *const c_char,
+    done: i32,
+    total: i32,
+) {
+    // kiln serializes the calls (never two at once), so this is the only
+    // reference while it runs.
+    let cb = &mut *(user_data as *mut ProgressCallback<'_>);
+    if cb.panic.is_some() {
+        return;
+    }
+    let phase = borrowed_string(phase);
+    let event = CompileProgress {
+        phase: &phase,
+        done,
+        total,
+    };
+    let f = &mut cb.f;
+    if let Err(p) = panic::catch_unwind(AssertUnwindSafe(|| f(&event))) {
+        cb.panic = Some(p);
+    }
+}
+
 impl Model {
     /// Imports an ONNX file. NOT_FOUND (no file), UNIMPLEMENTED (every
     /// unsupported operator listed), INVALID_ARGUMENT (a malformed model).
@@ -569,6 +610,41 @@ impl Model {
             ))?
         };
         Ok(CompileReport::from_raw(&report))
+    }
+
+    /// As `compile`, calling `progress` as the compile goes (kiln.h,
+    /// `KilnCompileProgressFn`): each phase's start ("passes", "lower",
+    /// "plan", "codegen", "link") with `done` 0, then one call per fused
+    /// function while lowering and one per kernel during code generation
+    /// (`done` 1 ..= `total`). The per-kernel calls come from kiln's
+    /// code-generation threads, one at a time (hence `Send`). A panic in it
+    /// is resumed once the C call has returned.
+    pub fn compile_with(
+        &self,
+        path: impl AsRef<Path>,
+        options: &CompileOptions,
+        mut progress: impl FnMut(&CompileProgress<'_>) + Send,
+    ) -> Result<CompileReport> {
+        let p = c_path(path.as_ref())?;
+        let mut raw = options.raw()?;
+        let mut callback = ProgressCallback {
+            f: &mut progress,
+            panic: None,
+        };
+        raw.options.progress = Some(progress_trampoline);
+        raw.options.progress_user_data = &mut callback as *mut ProgressCallback<'_> as *mut c_void;
+        let mut report = sys::KilnCompileReport {
+            struct_size: std::mem::size_of::<sys::KilnCompileReport>(),
+            ..Default::default()
+        };
+        let status = unsafe {
+            sys::kiln_model_compile(self.raw.as_ptr(), &raw.options, p.as_ptr(), &mut report)
+        };
+        let result = unsafe { check(status) }.map(|_| CompileReport::from_raw(&report));
+        if let Some(p) = callback.panic.take() {
+            panic::resume_unwind(p);
+        }
+        result
     }
 
     /// One stage of compilation as text; no artifact is written.

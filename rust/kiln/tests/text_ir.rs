@@ -52,6 +52,51 @@ fn output_names_and_dim_names() {
 }
 
 #[test]
+fn compile_progress() {
+    // Three fused functions (softmax does not fuse with the ops around it),
+    // each its own kernel: "lower" and "codegen" count 0..=kernels.
+    let model = Model::parse(
+        "#[version = \"0.1\"]\n\
+         def @main(%x: Tensor[(4, 8), float32]) {\n\
+           %0 = nn.softmax(%x, axis=1);\n\
+           %1 = nn.softmax(%0, axis=0);\n\
+           nn.softmax(transpose(%1, axes=[1, 0]), axis=0)\n}\n",
+    )
+    .unwrap();
+    let so = scratch("progress").join("progress.so");
+    let mut calls = Vec::new();
+    let options = CompileOptions {
+        num_threads: 2,
+        ..Default::default()
+    };
+    let report = model
+        .compile_with(&so, &options, |p| {
+            calls.push(format!("{} {}/{}", p.phase, p.done, p.total))
+        })
+        .unwrap();
+    let n = report.num_kernels;
+    assert!(n >= 2, "{:?}", report);
+    assert_eq!(report.num_fused_calls, n);
+    let mut want = vec!["passes 0/0".to_string()];
+    want.extend((0..=n).map(|k| format!("lower {}/{}", k, n)));
+    want.push("plan 0/0".to_string());
+    want.extend((0..=n).map(|k| format!("codegen {}/{}", k, n)));
+    want.push("link 0/0".to_string());
+    assert_eq!(calls, want);
+    assert!(Artifact::load(&so).is_ok());
+    // A panic in the callback comes back after the C call, not through it.
+    let caught = std::panic::catch_unwind(|| {
+        model.compile_with(&so, &options, |p| {
+            if p.phase == "codegen" && p.done == 1 {
+                panic!("stop at the first kernel");
+            }
+        })
+    });
+    let message = caught.unwrap_err();
+    assert_eq!(message.downcast_ref::<&str>(), Some(&"stop at the first kernel"));
+}
+
+#[test]
 fn two_outputs() {
     let artifact = build(TWO_OUTPUTS, "two_outputs");
     let names: Vec<&str> = artifact.outputs().iter().map(|o| o.name.as_str()).collect();
