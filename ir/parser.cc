@@ -5,6 +5,7 @@
 #include "ir/parser.h"
 
 #include <chrono>
+#include <unordered_set>
 
 #include "ir/parser_internal.h"
 
@@ -517,6 +518,7 @@ absl::StatusOr<Function> Parser::ParseFunctionRest(const Token& at) {
   KILN_ASSIGN_OR_RETURN(std::vector<TypeVar> tps, ParseTypeParams());
   KILN_RETURN_IF_ERROR(Expect(Tok::kLParen));
   std::vector<Var> params;
+  std::unordered_set<std::string> param_names;  // one look-up per parameter
   std::map<std::string, AttrValue> fattrs;
   while (!Is(Tok::kRParen)) {
     if (Is(Tok::kIdent) && Is(Tok::kEq, 1)) {
@@ -528,9 +530,8 @@ absl::StatusOr<Function> Parser::ParseFunctionRest(const Token& at) {
     } else {
       if (!fattrs.empty()) return Unexpected("an attribute 'name=value' (parameters come first)");
       KILN_ASSIGN_OR_RETURN(Var p, ParseVarDecl());
-      for (const Var& q : params)
-        if (q->name_hint == p->name_hint)
-          return ErrorAt(Peek(), absl::StrCat("parameter %", p->name_hint, " appears twice"));
+      if (!param_names.insert(p->name_hint).second)
+        return ErrorAt(Peek(), absl::StrCat("parameter %", p->name_hint, " appears twice"));
       params.push_back(p);
     }
     if (Is(Tok::kComma)) {
