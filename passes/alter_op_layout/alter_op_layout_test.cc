@@ -12,6 +12,8 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
+#include "ir/traversal.h"
+#include "passes/fold_constant/fold_constant.h"
 #include "types/infer_type.h"
 
 namespace kiln::passes {
@@ -111,6 +113,44 @@ def @main(%x: Tensor[(1, 32, 8, 8), float32], %w1: Tensor[(32, 32, 3, 3), float3
   auto diff = StructuralDifference(*g, *want->Lookup("main"));
   EXPECT_FALSE(diff.has_value()) << *diff << "\n" << PrintExpr(*g);
   ExpectWellTyped(*g);
+}
+
+// A weight's blocked copy (layout_transform, folded by FoldConstant) keeps
+// the weight's name (ConstantNode.name_hint: its ONNX initializer's name).
+TEST(AlterOpLayoutTest, TheBlockedWeightKeepsItsName) {
+  Function f = Typed(R"(
+def @main(%x: Tensor[(1, 32, 8, 8), float32], %w: Tensor[(32, 32, 3, 3), float32]) {
+  nn.conv2d(%x, %w, padding=[1, 1])
+}
+)");
+  auto w = MakeConstant(Filled({32, 32, 3, 3}, 1), "conv1.weight");
+  ASSERT_TRUE(w.ok());
+  auto body = Substitute(f->body, {{f->params[1].get(), *w}});
+  ASSERT_TRUE(body.ok()) << body.status();
+  auto with_weight = MakeFunction({f->params[0]}, *body);
+  ASSERT_TRUE(with_weight.ok());
+  Module m;
+  ASSERT_TRUE(m.AddFunction("main", *with_weight).ok());
+  auto typed = types::InferType(m);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(*typed->Lookup("main"), opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  auto folded = FoldConstantExpr(*g);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  int convs = 0;
+  for (const Expr& e : PostOrder(*folded)) {
+    const auto* call = e.as<CallNode>();
+    const auto* op = call != nullptr ? call->op.as<OpNode>() : nullptr;
+    if (op == nullptr || op->name() != "nn.conv2d") continue;
+    ++convs;
+    const auto* k = call->args[1].as<ConstantNode>();
+    ASSERT_NE(k, nullptr) << PrintExpr(*folded);
+    EXPECT_EQ(k->data->ndim(), 6) << "not blocked: " << PrintExpr(*folded);
+    EXPECT_EQ(k->name_hint, "conv1.weight");
+  }
+  EXPECT_EQ(convs, 1) << PrintExpr(*folded);
 }
 
 TEST(AlterOpLayoutTest, BlockedTypeRelationIsSupported) { EXPECT_TRUE(BlockedConvTypeSupported()); }

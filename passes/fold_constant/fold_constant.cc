@@ -1,8 +1,10 @@
 #include "passes/fold_constant/fold_constant.h"
 
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "interpreter/kernels.h"
 #include "interpreter/value.h"
@@ -33,16 +35,27 @@ std::optional<interp::Value> ConstantValue(const Expr& e) {
   return std::nullopt;
 }
 
-// An interpreter value back as IR: a Constant, or a Tuple of them.
-absl::StatusOr<Expr> ToExpr(const interp::Value& v) {
+// The names (ConstantNode.name_hint: ONNX initializer names) of the named
+// constants in `e`, a constant or a literal tuple of them.
+void CollectNames(const Expr& e, absl::flat_hash_set<std::string>* names) {
+  if (const auto* c = e.as<ConstantNode>()) {
+    if (!c->name_hint.empty()) names->insert(c->name_hint);
+  } else if (const auto* t = e.as<TupleNode>()) {
+    for (const Expr& f : t->fields) CollectNames(f, names);
+  }
+}
+
+// An interpreter value back as IR: a Constant, or a Tuple of them, each
+// named `name` (empty: unnamed).
+absl::StatusOr<Expr> ToExpr(const interp::Value& v, const std::string& name) {
   if (v.kind() == interp::ValueKind::kTensor) {
-    KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(v.tensor()));
+    KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(v.tensor(), name));
     return Expr(c);
   }
   if (v.kind() == interp::ValueKind::kTuple) {
     std::vector<Expr> fields;
     for (const interp::Value& f : v.fields()) {
-      KILN_ASSIGN_OR_RETURN(Expr e, ToExpr(f));
+      KILN_ASSIGN_OR_RETURN(Expr e, ToExpr(f, name));
       fields.push_back(std::move(e));
     }
     KILN_ASSIGN_OR_RETURN(Tuple t, MakeTuple(std::move(fields)));
@@ -78,7 +91,12 @@ class Folder : public ExprRewriter {
                                                            : "",
                                          ": ", out.status().message()));
       }
-      return ToExpr(*out);
+      // A constant computed from exactly one named constant (a weight
+      // transposed, re-laid-out, scaled by unnamed factors) keeps its name,
+      // so `kiln graph --opt` still shows which initializer it came from.
+      absl::flat_hash_set<std::string> names;
+      for (const Expr& a : call->args) CollectNames(a, &names);
+      return ToExpr(*out, names.size() == 1 ? *names.begin() : std::string());
     }
     if (const auto* g = post.as<TupleGetItemNode>()) {
       if (const auto* t = g->tuple.as<TupleNode>()) {

@@ -11,6 +11,10 @@
 // becomes
 //   nn.conv2d(%x, meta[Constant][1])          // the product, computed once
 //
+// A folded constant computed from exactly one named constant (ConstantNode
+// name_hint: an ONNX initializer's name) takes that name; from none or from
+// several differently named ones, it has none.
+//
 // Needs nothing before it (types are not used). Works on 100,000-node chains
 // without recursion (ExprRewriter).
 #ifndef KILN_PASSES_FOLD_CONSTANT_FOLD_CONSTANT_H_

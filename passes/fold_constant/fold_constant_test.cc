@@ -1,8 +1,14 @@
 #include "passes/fold_constant/fold_constant.h"
 
+#include <string>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "ir/status_macros.h"
 #include "ir/traversal.h"
 #include "passes/infra/testing.h"
 #include "types/model_zoo.h"
@@ -73,6 +79,58 @@ meta[Constant][0] = Tensor[(4, 3), float32] b64"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
   ASSERT_NE(w, nullptr) << PrintModule(m);
   EXPECT_EQ(w->data->shape(), (std::vector<int64_t>{3, 4}));
   for (int i = 0; i < 12; ++i) EXPECT_EQ(w->data->data<float>()[i], 2.0f);
+}
+
+// Names the non-scalar constants of `e`, in the order a post-order walk
+// first meets them, with `names` (what the ONNX importer does with
+// initializers; the text IR has no syntax for it).
+class NameConstants : public ExprRewriter {
+ public:
+  explicit NameConstants(std::vector<std::string> names) : names_(std::move(names)) {}
+
+ protected:
+  absl::StatusOr<Expr> PostVisit(const Expr&, Expr post) override {
+    const auto* c = post.as<ConstantNode>();
+    if (c == nullptr || c->data->ndim() == 0 || next_ >= names_.size()) return post;
+    KILN_ASSIGN_OR_RETURN(Constant named, MakeConstant(c->data, names_[next_++]));
+    return Expr(named);
+  }
+
+ private:
+  std::vector<std::string> names_;
+  size_t next_ = 0;
+};
+
+TEST(FoldConstantTest, AConstantFromOneNamedConstantKeepsItsName) {
+  absl::StatusOr<Module> m = ParseModule(R"(
+def @main(%x: Tensor[(2,), float32]) {
+  %0 = negative(multiply(meta[Constant][0], 2f));
+  %1 = add(meta[Constant][0], meta[Constant][1]);
+  %2 = add(meta[Constant][0], meta[Constant][0]);
+  (add(%x, %0), add(%x, %1), add(%x, %2), add(%x, add(3f, 4f)))
+}
+#[metadata]
+meta[Constant][0] = Tensor[(2,), float32] b64"AACAPwAAAEA=";
+meta[Constant][1] = Tensor[(2,), float32] b64"AACAPwAAAEA=";
+)");
+  ASSERT_TRUE(m.ok()) << m.status();
+  NameConstants namer({"fc.weight", "fc.bias"});
+  absl::StatusOr<Expr> named = namer.Rewrite(*m->Lookup("main"));
+  ASSERT_TRUE(named.ok()) << named.status();
+  absl::StatusOr<Expr> folded = FoldConstantExpr(*named);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  const auto* tuple = folded->cast<FunctionNode>()->body.as<TupleNode>();
+  ASSERT_NE(tuple, nullptr) << PrintExpr(*folded);
+  std::vector<std::string> names;
+  for (const Expr& f : tuple->fields) {
+    const auto* add = f.as<CallNode>();
+    ASSERT_NE(add, nullptr) << PrintExpr(*folded);
+    const auto* c = add->args[1].as<ConstantNode>();
+    ASSERT_NE(c, nullptr) << PrintExpr(*folded);
+    names.push_back(c->name_hint);
+  }
+  // One named source (twice is still one): its name; two: none; none: none.
+  EXPECT_EQ(names, (std::vector<std::string>{"fc.weight", "", "fc.weight", ""}));
 }
 
 TEST(FoldConstantTest, SplitOfAConstantFoldsToATupleOfConstants) {

@@ -101,7 +101,9 @@ absl::StatusOr<Expr> ScaleAlongAxis(const Expr& w, int axis, int rank,
           for (int64_t k = 0; k < inner; ++k) *q++ = *p++ * sc;
         }
       }
-      KILN_ASSIGN_OR_RETURN(Constant k, MakeConstant(Ref<const HostTensor>(std::move(out))));
+      // The scaled weight keeps the weight's name (its ONNX initializer).
+      KILN_ASSIGN_OR_RETURN(Constant k,
+                            MakeConstant(Ref<const HostTensor>(std::move(out)), c->name_hint));
       return Expr(k);
     }
   }

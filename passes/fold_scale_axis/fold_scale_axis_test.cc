@@ -198,6 +198,44 @@ def @main(%x: Tensor[(1, 2, 3, 3), float32]) {
 )" + Meta({kW, kScale}));
 }
 
+// The folded weight keeps the weight's name (ConstantNode.name_hint, an ONNX
+// initializer's name; the text IR cannot write it, so the test sets it).
+TEST(FoldScaleAxisTest, TheScaledWeightKeepsItsName) {
+  auto m = ParseModule(R"(
+def @main(%x: Tensor[(1, 2, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, meta[Constant][0]);
+  multiply(%0, meta[Constant][1])
+}
+)" + Meta({kW, kScale}));
+  ASSERT_TRUE(m.ok()) << m.status();
+  Function main = *m->Lookup("main");
+  const auto* mul = main->body.as<CallNode>();
+  ASSERT_NE(mul, nullptr);
+  const auto* conv = mul->args[0].as<CallNode>();
+  ASSERT_NE(conv, nullptr);
+  auto w = MakeConstant(conv->args[1].as<ConstantNode>()->data, "conv1.weight");
+  ASSERT_TRUE(w.ok());
+  auto conv2 = MakeCall(conv->op, {conv->args[0], *w}, conv->attrs);
+  ASSERT_TRUE(conv2.ok());
+  auto mul2 = MakeCall(mul->op, {*conv2, mul->args[1]}, mul->attrs);
+  ASSERT_TRUE(mul2.ok());
+  auto f = MakeFunction(main->params, *mul2);
+  ASSERT_TRUE(f.ok());
+  Module before;
+  ASSERT_TRUE(before.AddFunction("main", *f).ok());
+  auto typed = types::InferType(before);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  auto folded = FoldScaleAxisFunction(*typed->Lookup("main"));
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  const auto* out = (*folded)->body.as<CallNode>();
+  ASSERT_NE(out, nullptr) << PrintExpr(*folded);
+  ASSERT_EQ(out->args.size(), 2u) << PrintExpr(*folded);
+  const auto* scaled = out->args[1].as<ConstantNode>();
+  ASSERT_NE(scaled, nullptr) << PrintExpr(*folded);
+  EXPECT_EQ(scaled->name_hint, "conv1.weight");
+  EXPECT_EQ(scaled->data->data<float>()[0], kW.v[0] * kScale.v[0]);  // it was scaled
+}
+
 TEST(FoldScaleAxisTest, PassInfo) {
   PassPtr p = FoldScaleAxis();
   EXPECT_EQ(p->info().name, "FoldScaleAxis");
