@@ -7,6 +7,7 @@
 #include <new>
 
 #include "absl/strings/str_cat.h"
+#include "runtime_c/handles.h"
 
 namespace kiln::capi {
 
@@ -16,15 +17,33 @@ KilnStatus* ToKilnStatus(const char* function, const absl::Status& s) {
   // codes the C API does not name map to the nearest it does.
   KilnStatusCode code = KILN_INTERNAL;
   switch (s.code()) {
-    case absl::StatusCode::kInvalidArgument: code = KILN_INVALID_ARGUMENT; break;
-    case absl::StatusCode::kNotFound: code = KILN_NOT_FOUND; break;
-    case absl::StatusCode::kAlreadyExists: code = KILN_INVALID_ARGUMENT; break;
-    case absl::StatusCode::kFailedPrecondition: code = KILN_FAILED_PRECONDITION; break;
-    case absl::StatusCode::kOutOfRange: code = KILN_OUT_OF_RANGE; break;
-    case absl::StatusCode::kUnimplemented: code = KILN_UNIMPLEMENTED; break;
-    case absl::StatusCode::kResourceExhausted: code = KILN_RESOURCE_EXHAUSTED; break;
-    case absl::StatusCode::kDataLoss: code = KILN_DATA_LOSS; break;
-    default: code = KILN_INTERNAL; break;
+    case absl::StatusCode::kInvalidArgument:
+      code = KILN_INVALID_ARGUMENT;
+      break;
+    case absl::StatusCode::kNotFound:
+      code = KILN_NOT_FOUND;
+      break;
+    case absl::StatusCode::kAlreadyExists:
+      code = KILN_INVALID_ARGUMENT;
+      break;
+    case absl::StatusCode::kFailedPrecondition:
+      code = KILN_FAILED_PRECONDITION;
+      break;
+    case absl::StatusCode::kOutOfRange:
+      code = KILN_OUT_OF_RANGE;
+      break;
+    case absl::StatusCode::kUnimplemented:
+      code = KILN_UNIMPLEMENTED;
+      break;
+    case absl::StatusCode::kResourceExhausted:
+      code = KILN_RESOURCE_EXHAUSTED;
+      break;
+    case absl::StatusCode::kDataLoss:
+      code = KILN_DATA_LOSS;
+      break;
+    default:
+      code = KILN_INTERNAL;
+      break;
   }
   return kiln_status_create(code, "%s: %.*s", function, static_cast<int>(s.message().size()),
                             s.message().data());
@@ -38,6 +57,22 @@ KilnStatus* RequireNonNull(const char* function,
     }
   }
   return nullptr;
+}
+
+KilnStatus* RequireLiveModel(const char* function, const KilnModel* model) {
+  if (model == nullptr || kiln_handle_live(KILN_HANDLE_MODEL, model)) return nullptr;
+  return kiln_status_create(KILN_INVALID_ARGUMENT,
+                            "%s: model %p is not live (used after kiln_model_release, or not "
+                            "made by kiln)",
+                            function, static_cast<const void*>(model));
+}
+
+absl::Status PublishModel(std::unique_ptr<KilnModel> model, KilnModel** out) {
+  if (kiln_handle_add(KILN_HANDLE_MODEL, model.get()) != 0) {
+    return absl::ResourceExhaustedError("out of memory (recording the model's handle)");
+  }
+  *out = model.release();
+  return absl::OkStatus();
 }
 
 KilnStatus* Guard(const char* function, const std::function<absl::Status()>& body) {

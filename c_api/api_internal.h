@@ -17,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,20 @@ KilnStatus* ToKilnStatus(const char* function, const absl::Status& s);
 // KILN_INVALID_ARGUMENT naming the first NULL argument, or NULL.
 KilnStatus* RequireNonNull(const char* function,
                            std::initializer_list<std::pair<const char*, const void*>> args);
+
+// Models are in runtime_c's registry of live handles (runtime_c/handles.h,
+// KILN_HANDLE_MODEL): PublishModel records one as it is handed out,
+// kiln_model_release removes it, and every kiln_model_* call that takes a
+// model asks RequireLiveModel first, so a released model (or a pointer kiln
+// never made) is refused instead of read.
+
+// KILN_INVALID_ARGUMENT when `model` is not NULL and not a live model, else
+// NULL (a NULL model is RequireNonNull's to report).
+KilnStatus* RequireLiveModel(const char* function, const KilnModel* model);
+
+// Records `model` as live and hands it to the caller (*out); out of memory
+// when the registry cannot grow (the model is then freed).
+absl::Status PublishModel(std::unique_ptr<KilnModel> model, KilnModel** out);
 
 // Runs `body`; its status, or a status for an exception it threw.
 KilnStatus* Guard(const char* function, const std::function<absl::Status()>& body);

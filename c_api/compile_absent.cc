@@ -25,6 +25,7 @@ KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions*
   if (KilnStatus* st = kiln::capi::ClearReport(kFn, report)) return st;
   if (KilnStatus* st = kiln::capi::RequireNonNull(kFn, {{"model", model}, {"path", path}}))
     return st;
+  if (KilnStatus* st = kiln::capi::RequireLiveModel(kFn, model)) return st;
   (void)options;
   return kiln_status_create(KILN_UNIMPLEMENTED, kAbsent, kFn);
 }
@@ -36,6 +37,7 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
   if (KilnStatus* st = kiln::capi::ClearReport(kFn, report)) return st;
   if (KilnStatus* st = kiln::capi::RequireNonNull(kFn, {{"model", model}, {"out_text", out_text}}))
     return st;
+  if (KilnStatus* st = kiln::capi::RequireLiveModel(kFn, model)) return st;
   (void)options;
   (void)kind;
   return kiln_status_create(KILN_UNIMPLEMENTED, kAbsent, kFn);

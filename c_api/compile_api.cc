@@ -104,6 +104,7 @@ KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions*
   static const char kFn[] = "kiln_model_compile";
   if (KilnStatus* st = ClearReport(kFn, report)) return st;
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"path", path}})) return st;
+  if (KilnStatus* st = kiln::capi::RequireLiveModel(kFn, model)) return st;
   KilnCompileOptions o;
   bool present = false;
   if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
@@ -145,6 +146,7 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_text", out_text}})) {
     return st;
   }
+  if (KilnStatus* st = kiln::capi::RequireLiveModel(kFn, model)) return st;
   KilnCompileOptions o;
   bool present = false;
   if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;

@@ -31,6 +31,7 @@
 #include "passes/infra/pass.h"
 #include "passes/pipeline.h"
 #include "passes/registry/register_passes.h"
+#include "runtime_c/handles.h"
 #include "types/infer_type.h"
 
 namespace {
@@ -39,6 +40,8 @@ using kiln::capi::Guard;
 using kiln::capi::ReadOptions;
 using kiln::capi::StringList;
 using kiln::capi::MallocString;
+using kiln::capi::PublishModel;
+using kiln::capi::RequireLiveModel;
 using kiln::capi::RequireNonNull;
 
 KilnTensorSignature Signature(std::string name, const kiln::Type& type) {
@@ -147,8 +150,6 @@ KilnStatus* ImportOptionsFromC(const char* function, const KilnImportOptions* op
   return nullptr;
 }
 
-void Publish(std::unique_ptr<KilnModel> model, KilnModel** out) { *out = model.release(); }
-
 // Calls KilnOptimizeOptions.after_pass after every pass that ran.
 class CallbackInstrument : public kiln::passes::PassInstrument {
  public:
@@ -256,8 +257,7 @@ KilnStatus* kiln_model_load_onnx_file(const char* path, const KilnImportOptions*
     KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::capi::ImportOnnxFile(path, o));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
     model->warnings = WarningText(warnings);
-    Publish(std::move(model), out_model);
-    return absl::OkStatus();
+    return PublishModel(std::move(model), out_model);
   });
 }
 
@@ -275,8 +275,7 @@ KilnStatus* kiln_model_load_onnx_bytes(const void* data, size_t size,
     KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::capi::ImportOnnxBytes(bytes, o));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
     model->warnings = WarningText(warnings);
-    Publish(std::move(model), out_model);
-    return absl::OkStatus();
+    return PublishModel(std::move(model), out_model);
   });
 }
 
@@ -289,8 +288,7 @@ KilnStatus* kiln_model_parse_text(const char* text, const char* source_name,
     KILN_ASSIGN_OR_RETURN(kiln::Module m,
                           kiln::capi::ParseModelText(text, source_name != nullptr ? source_name : "<text>"));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
-    Publish(std::move(model), out_model);
-    return absl::OkStatus();
+    return PublishModel(std::move(model), out_model);
   });
 }
 
@@ -308,12 +306,20 @@ KilnStatus* kiln_model_load_file(const char* path, const KilnImportOptions* opti
   return Guard(kFn, [&]() -> absl::Status {
     KILN_ASSIGN_OR_RETURN(kiln::Module m, kiln::capi::ParseModelFile(path));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> model, MakeModel(m));
-    Publish(std::move(model), out_model);
-    return absl::OkStatus();
+    return PublishModel(std::move(model), out_model);
   });
 }
 
-void kiln_model_release(KilnModel* model) { delete model; }
+void kiln_model_release(KilnModel* model) {
+  if (model == nullptr) return;
+  // Released twice, or never a model: reported and ignored (freed memory is
+  // never touched).
+  if (!kiln_handle_remove(KILN_HANDLE_MODEL, model)) {
+    kiln_handle_report_dead_release("kiln_model_release", KILN_HANDLE_MODEL, model);
+    return;
+  }
+  delete model;
+}
 
 KilnStatus* kiln_model_warnings(const KilnModel* model, const char** out_text) {
   if (out_text != nullptr) *out_text = nullptr;
@@ -321,6 +327,7 @@ KilnStatus* kiln_model_warnings(const KilnModel* model, const char** out_text) {
                                       {{"model", model}, {"out_text", out_text}})) {
     return st;
   }
+  if (KilnStatus* st = RequireLiveModel("kiln_model_warnings", model)) return st;
   *out_text = model->warnings.c_str();
   return nullptr;
 }
@@ -329,6 +336,7 @@ KilnStatus* kiln_model_print(const KilnModel* model, int32_t show_types, char** 
   static const char kFn[] = "kiln_model_print";
   if (out_text != nullptr) *out_text = nullptr;
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_text", out_text}})) return st;
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   return Guard(kFn, [&]() -> absl::Status {
     std::string text = kiln::PrintModule(model->module, {.show_types = show_types != 0});
     *out_text = MallocString(text);
@@ -343,6 +351,7 @@ KilnStatus* kiln_model_num_inputs(const KilnModel* model, int32_t* out_count) {
                                       {{"model", model}, {"out_count", out_count}})) {
     return st;
   }
+  if (KilnStatus* st = RequireLiveModel("kiln_model_num_inputs", model)) return st;
   *out_count = static_cast<int32_t>(model->inputs.size());
   return nullptr;
 }
@@ -353,6 +362,7 @@ KilnStatus* kiln_model_num_outputs(const KilnModel* model, int32_t* out_count) {
                                       {{"model", model}, {"out_count", out_count}})) {
     return st;
   }
+  if (KilnStatus* st = RequireLiveModel("kiln_model_num_outputs", model)) return st;
   *out_count = static_cast<int32_t>(model->outputs.size());
   return nullptr;
 }
@@ -363,6 +373,7 @@ KilnStatus* kiln_model_input_info(const KilnModel* model, int32_t index, const c
   if (out_name != nullptr) *out_name = nullptr;
   ClearInfo(out_info);
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_info", out_info}})) return st;
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   KilnStatus* st = SignatureInfo(kFn, model, model->inputs, "input", index, out_info);
   if (st == nullptr && out_name != nullptr) *out_name = model->inputs[index].name.c_str();
   return st;
@@ -372,6 +383,7 @@ KilnStatus* kiln_model_output_info(const KilnModel* model, int32_t index, DLTens
   static const char kFn[] = "kiln_model_output_info";
   ClearInfo(out_info);
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_info", out_info}})) return st;
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   return SignatureInfo(kFn, model, model->outputs, "output", index, out_info);
 }
 
@@ -379,6 +391,7 @@ KilnStatus* kiln_model_output_name(const KilnModel* model, int32_t index, const 
   static const char kFn[] = "kiln_model_output_name";
   if (out_name != nullptr) *out_name = nullptr;
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_name", out_name}})) return st;
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   if (index < 0 || static_cast<size_t>(index) >= model->outputs.size()) {
     return kiln_status_create(KILN_OUT_OF_RANGE, "%s: output index %d out of range (the model "
                               "has %zu)", kFn, static_cast<int>(index), model->outputs.size());
@@ -392,6 +405,7 @@ KilnStatus* kiln_model_input_dim_name(const KilnModel* model, int32_t index, int
   static const char kFn[] = "kiln_model_input_dim_name";
   if (out_dim != nullptr) *out_dim = nullptr;
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_dim", out_dim}})) return st;
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   return DimName(kFn, model->inputs, "input", index, axis, out_dim);
 }
 
@@ -400,6 +414,7 @@ KilnStatus* kiln_model_output_dim_name(const KilnModel* model, int32_t index, in
   static const char kFn[] = "kiln_model_output_dim_name";
   if (out_dim != nullptr) *out_dim = nullptr;
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_dim", out_dim}})) return st;
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   return DimName(kFn, model->outputs, "output", index, axis, out_dim);
 }
 
@@ -433,6 +448,7 @@ KilnStatus* kiln_model_optimize(const KilnModel* model, const KilnOptimizeOption
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_model", out_model}})) {
     return st;
   }
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   KilnOptimizeOptions o;
   bool present = false;
   if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
@@ -477,8 +493,7 @@ KilnStatus* kiln_model_optimize(const KilnModel* model, const KilnOptimizeOption
     kiln::Module m = model->module;
     KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<KilnModel> result, MakeModel(m));
-    Publish(std::move(result), out_model);
-    return absl::OkStatus();
+    return PublishModel(std::move(result), out_model);
   });
 }
 
@@ -486,6 +501,7 @@ KilnStatus* kiln_model_to_dot(const KilnModel* model, char** out_dot) {
   static const char kFn[] = "kiln_model_to_dot";
   if (out_dot != nullptr) *out_dot = nullptr;
   if (KilnStatus* st = RequireNonNull(kFn, {{"model", model}, {"out_dot", out_dot}})) return st;
+  if (KilnStatus* st = RequireLiveModel(kFn, model)) return st;
   return Guard(kFn, [&]() -> absl::Status {
     KILN_ASSIGN_OR_RETURN(std::string dot, kiln::ModuleToDot(model->module));
     *out_dot = MallocString(dot);
