@@ -151,11 +151,17 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
   bool present = false;
   if (KilnStatus* st = ReadOptions(kFn, options, &o, &present)) return st;
   if (!present) o.opt_level = 3;
+  // A C caller may pass any int; in C++ even reading a value outside the
+  // enum's range as KilnEmitKind is undefined (UBSan: "load of value 9, which
+  // is not a valid value for type 'KilnEmitKind'"), so the check reads its bytes.
+  static_assert(sizeof(KilnEmitKind) == sizeof(int), "KilnEmitKind is an int in the C ABI");
+  int kind_value = 0;
+  std::memcpy(&kind_value, &kind, sizeof kind_value);
   return Guard(kFn, [&]() -> absl::Status {
-    if (kind < KILN_EMIT_GRAPH_IR || kind > KILN_EMIT_ASSEMBLY) {
+    if (kind_value < KILN_EMIT_GRAPH_IR || kind_value > KILN_EMIT_ASSEMBLY) {
       return absl::InvalidArgumentError(absl::StrCat(
           "kind must be KILN_EMIT_GRAPH_IR, _LOOP_IR, _LLVM_IR or _ASSEMBLY (0-3), got ",
-          static_cast<int>(kind)));
+          kind_value));
     }
     KILN_ASSIGN_OR_RETURN(kiln::compiler::CompileOptions c, CompileOptionsFromC(model, o));
     KILN_ASSIGN_OR_RETURN(kiln::codegen::Target target, kiln::codegen::ParseTarget(c.target));
