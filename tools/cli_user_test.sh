@@ -281,6 +281,14 @@ grep -qF '\\n' "$tmp/out" && { echo "FAIL: graph still shows escaped line breaks
 check "graph (initializer names)" "$kiln" graph "$model"
 grep -qF 'label="gamma_2\n' "$tmp/out" || { echo "FAIL: no constant labelled with its initializer name:"; grep 'shape=note' "$tmp/out" | head -3; fail=1; }
 
+# After the graph passes (graph --opt: no fusion), a weight that FoldConstant
+# computed (batch norm folded into the conv, then re-laid out for NCHWc) keeps
+# its initializer's name: resnet_mini's first conv weight is w_1.
+check "graph --opt (folded constants keep names)" "$kiln" graph "$model" --opt
+grep -qF 'label="w_1\n' "$tmp/out" || { echo "FAIL: no folded constant labelled w_1:"; grep 'shape=note' "$tmp/out" | head -5; fail=1; }
+grep -q 'label="fused' "$tmp/out" && { echo "FAIL: graph --opt fused"; fail=1; }
+expect_error 2 "--fused and --opt draw different graphs" "$kiln" graph "$model" --opt --fused
+
 # ---- 8. the man page (kiln help --man, installed as kiln.1): every
 # command's section, and groff reads it without a warning.
 check "help --man" "$kiln" help --man

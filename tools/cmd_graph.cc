@@ -27,7 +27,7 @@ extern char** environ;
 namespace kiln::cli {
 
 const char kGraphHelp[] =
-    "usage: kiln graph MODEL [--format dot|svg] [-o FILE] [--fused] [-O N]\n"
+    "usage: kiln graph MODEL [--format dot|svg] [-o FILE] [--fused | --opt] [-O N]\n"
     "\n"
     "Draws the model's dataflow graph: one box per operator, inputs, constants and\n"
     "outputs, edges labelled with tensor types; a fused function's box lists its\n"
@@ -35,7 +35,10 @@ const char kGraphHelp[] =
     "  --format dot|svg        Graphviz source (default) or an SVG picture\n"
     "  -o FILE                 write to FILE instead of stdout\n"
     "  --fused                 draw the model after optimization and fusion\n"
-    "  -O N, --opt-level N     the pass level for --fused (default 3)\n"
+    "  --opt                   draw the model after optimization, without fusion:\n"
+    "                          every operator its own box, folded constants named\n"
+    "                          after the initializer they came from\n"
+    "  -O N, --opt-level N     the pass level for --fused and --opt (default 3)\n"
     "  --input-shape N=D,D     static shape for ONNX input N, or DIM=SIZE (repeatable)\n";
 
 // kiln_model_to_dot escapes the line breaks it puts between a fused
@@ -63,12 +66,13 @@ std::string FixFusedLabels(const std::string& dot) {
 int Graph(const std::vector<std::string>& args) {
   Parser p("graph", kGraphHelp);
   std::string format = "dot", output;
-  bool fused = false;
+  bool fused = false, opt = false;
   int opt_level = 3;
   std::vector<std::string> specs, files;
   p.Text("--format", &format);
   p.Text("-o,--output", &output);
   p.Flag("--fused", &fused);
+  p.Flag("--opt", &opt);
   p.Int("-O,--opt-level", &opt_level, 0, 3);
   p.Texts("--input-shape", &specs);
   if (!p.Parse(args, &files)) return p.exit_code();
@@ -81,6 +85,7 @@ int Graph(const std::vector<std::string>& args) {
     return p.Usage(files.empty() ? "no model file given"
                                  : absl::StrCat("one model file expected, got ", files.size()));
   }
+  if (fused && opt) return p.Usage("--fused and --opt draw different graphs: give one");
   if (format != "dot" && format != "svg") {
     return p.Usage(absl::StrCat("--format must be dot or svg, got '", format, "'"));
   }
@@ -97,6 +102,18 @@ int Graph(const std::vector<std::string>& args) {
     const char* required[] = {"FuseOps"};
     o.required_passes = required;
     o.num_required_passes = 1;
+    KilnModel* out = nullptr;
+    st = kiln_model_optimize(m.get(), &o, &out);
+    if (st != nullptr) return Fail("graph", st);
+    m.reset(out);
+  } else if (opt) {
+    // The default pipeline without FuseOps: the optimized graph op by op.
+    KilnOptimizeOptions o;
+    kiln_optimize_options_init(&o);
+    o.opt_level = opt_level;
+    const char* disabled[] = {"FuseOps"};
+    o.disabled_passes = disabled;
+    o.num_disabled_passes = 1;
     KilnModel* out = nullptr;
     st = kiln_model_optimize(m.get(), &o, &out);
     if (st != nullptr) return Fail("graph", st);
