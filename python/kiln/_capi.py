@@ -10,8 +10,10 @@ The library is found on first use, in this order:
 2. ``kiln/_lib/libkiln.so`` inside the installed package (a wheel built with
    ``KILN_SDK`` set carries it there, see python/README.md), then
    ``kiln/_lib/libkiln_runtime.so``.
-3. ``libkiln.so``, then ``libkiln_runtime.so``, by name through the system's
-   dynamic loader (``LD_LIBRARY_PATH``, ``/etc/ld.so.conf``).
+3. ``libkiln.so.0`` (the SONAME: what a system with only the run-time
+   files has), ``libkiln.so``, then ``libkiln_runtime.so.0`` and
+   ``libkiln_runtime.so``, by name through the system's dynamic loader
+   (``LD_LIBRARY_PATH``, ``/etc/ld.so.conf``).
 
 It is opened with ``RTLD_GLOBAL``: compiled models resolve the runtime's
 kernel-ABI functions (``kiln_parallel_launch``, ...) from the global scope
@@ -291,7 +293,8 @@ def candidates() -> List[str]:
         return [env]
     bundled = Path(__file__).resolve().parent / "_lib"
     names = ["libkiln.so", "libkiln_runtime.so"]
-    return [str(bundled / n) for n in names if (bundled / n).is_file()] + names
+    system = ["libkiln.so.0", "libkiln.so", "libkiln_runtime.so.0", "libkiln_runtime.so"]
+    return [str(bundled / n) for n in names if (bundled / n).is_file()] + system
 
 
 def library() -> Library:

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import unittest
 
 import kiln  # noqa: F401  (imports the declarations)
@@ -131,6 +132,25 @@ class HeaderTest(unittest.TestCase):
                                  "offsetof(%s, %s)" % (cname, field))
                 self.assertEqual(getattr(cls, field).size, int(c["%s.%s.size" % (cname, field)]),
                                  "sizeof %s.%s" % (cname, field))
+
+
+class FindTest(unittest.TestCase):
+    def test_the_system_loader_finds_the_soname(self):
+        # A machine with only the run-time file, lib/libkiln.so.0 (the
+        # SONAME), on its library path: kiln loads it by that name.
+        if any("/_lib/" in c for c in _capi.candidates()) or not os.environ.get("KILN_LIBRARY"):
+            self.skipTest("a bundled library (wheel) or no KILN_LIBRARY to copy")
+        lib = os.path.join(scratch("kiln_soname_"), "lib")
+        os.makedirs(lib, exist_ok=True)
+        shutil.copy(os.environ["KILN_LIBRARY"], os.path.join(lib, "libkiln.so.0"))
+        env = {k: v for k, v in os.environ.items() if k != "KILN_LIBRARY"}
+        env["LD_LIBRARY_PATH"] = lib
+        package = os.path.dirname(os.path.dirname(os.path.abspath(kiln.__file__)))
+        env["PYTHONPATH"] = package
+        out = subprocess.run([sys.executable, "-c", "import kiln; print(kiln.library_path())"],
+                             env=env, capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.strip(), "libkiln.so.0")
 
 
 if __name__ == "__main__":
