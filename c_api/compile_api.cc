@@ -35,7 +35,8 @@ double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::ti
 }
 
 // The C++ options for `o`, after checking what can be checked before any
-// work: static input shapes, pass names, counts.
+// work: tensor inputs, pass names, counts. (Symbolic input dims compile
+// for the VM.)
 absl::StatusOr<kiln::compiler::CompileOptions> CompileOptionsFromC(const KilnModel* model,
                                                                    const KilnCompileOptions& o) {
   if (!model->has_main) {
@@ -45,13 +46,6 @@ absl::StatusOr<kiln::compiler::CompileOptions> CompileOptionsFromC(const KilnMod
     if (!in.is_tensor) {
       return absl::InvalidArgumentError(
           absl::StrCat("input '", in.name, "' is not a tensor; only tensor inputs compile"));
-    }
-    for (int64_t d : in.shape) {
-      if (d < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "input '", in.name, "' has a dim that is not static; give it a shape (for ONNX: "
-            "KilnImportOptions.input_shapes)"));
-      }
     }
   }
   if (o.opt_level < 0 || o.opt_level > 3) {

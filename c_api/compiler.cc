@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "codegen_llvm/codegen_llvm.h"
 #include "ir/status_macros.h"
+#include "lowering/vm/compiler.h"
 #include "passes/infra/pass.h"
 #include "passes/pipeline.h"
 #include "passes/registry/register_passes.h"
@@ -49,7 +50,9 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
   };
   auto t0 = std::chrono::steady_clock::now();
   phase("passes");
-  KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(module, options));
+  // `?` input dims named first, so the VM can compute every output shape.
+  KILN_ASSIGN_OR_RETURN(Module named, lowering::vm::NameAnyInputDims(module));
+  KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(named, options));
   auto t1 = std::chrono::steady_clock::now();
   lowering::LowerOptions lower = options.lower;
   // "lower" starts with (0, functions) and counts each fused function.
@@ -64,6 +67,39 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
     KILN_ASSIGN_OR_RETURN(lowering::CpuTarget cpu, codegen::DescribeCpu(target));
     cpu.vector_bits = lower.vector_lanes * 32;
     lower.target = cpu;
+  }
+  if (lowering::vm::NeedsVm(fused)) {
+    // Not a static dataflow graph: compiled for the VM (lowering/vm).
+    phase("lower");
+    KILN_ASSIGN_OR_RETURN(lowering::vm::VmCompiled vmc, lowering::vm::CompileForVm(fused, lower));
+    auto t2 = std::chrono::steady_clock::now();
+    phase("plan");
+    lowering::GraphPlan plan;
+    KILN_ASSIGN_OR_RETURN(plan.vm_program, lowering::vm::Encode(vmc.program));
+    for (size_t i = 0; i < vmc.program.constants.size(); ++i) {
+      plan.params.push_back({absl::StrCat("c", i), vmc.program.constants[i]});
+    }
+    plan.input_names = vmc.input_names;
+    plan.output_names = vmc.output_names;
+    auto t3 = std::chrono::steady_clock::now();
+    codegen::ExportStats es;
+    codegen::ExportOptions export_options = options.export_options;
+    if (options.progress) export_options.progress = options.progress;
+    KILN_RETURN_IF_ERROR(
+        codegen::ExportLibrary(vmc.kernels, target, plan, path, export_options, &es));
+    r.executor = "vm";
+    r.passes_ms = Ms(t0, t1);
+    r.lower_ms = Ms(t1, t2);
+    r.plan_ms = Ms(t2, t3);
+    r.codegen_ms = es.codegen_ms;
+    r.link_ms = es.link_ms;
+    r.num_fused_calls = 0;
+    for (const lowering::vm::VmFunction& f : vmc.program.functions) {
+      for (const lowering::vm::VmInstr& in : f.instrs) r.num_fused_calls += in.op == KILN_VM_INVOKE_PACKED;
+    }
+    r.num_kernels = static_cast<int>(vmc.kernels.size());
+    r.file_bytes = es.file_bytes;
+    return r;
   }
   KILN_ASSIGN_OR_RETURN(lowering::LoweredModule lm, lowering::LowerModule(fused, lower));
   auto t2 = std::chrono::steady_clock::now();

@@ -41,6 +41,9 @@ struct CompileOptions {
 };
 
 struct CompileReport {
+  // "graph" (a static dataflow graph: the graph executor) or "vm" (dynamic
+  // shapes, control flow, closures, ADTs: the VM, lowering/vm).
+  std::string executor = "graph";
   double passes_ms = 0;
   double lower_ms = 0;
   double plan_ms = 0;

@@ -560,16 +560,26 @@ TEST(KilnApi, CompileErrors) {
                     KILN_NOT_FOUND, "/nonexistent/dir");
   kiln_model_release(model);
 
-  // A dim that is not static cannot compile; the message names the input.
+  // A dim that is not static compiles for the VM: the artifact has no graph
+  // and reports the dim as -1.
   KilnModel* dynamic = Parse(R"(#[version = "0.1"]
 def @main(%x: Tensor[(?, 3), float32]) {
   nn.relu(%x)
 }
 )");
   ASSERT_NE(dynamic, nullptr);
-  EXPECT_KILN_ERROR(kiln_model_compile(dynamic, nullptr, out.c_str(), nullptr),
-                    KILN_INVALID_ARGUMENT, "input 'x' has a dim that is not static");
+  ASSERT_KILN_OK(kiln_model_compile(dynamic, nullptr, out.c_str(), nullptr));
   kiln_model_release(dynamic);
+  KilnArtifact* vm_artifact = nullptr;
+  ASSERT_KILN_OK(kiln_artifact_load(out.c_str(), &vm_artifact));
+  EXPECT_STREQ(kiln_artifact_graph_json(vm_artifact), "");
+  DLTensor vm_info;
+  const char* vm_name = nullptr;
+  ASSERT_KILN_OK(kiln_artifact_input_info(vm_artifact, 0, &vm_name, &vm_info));
+  ASSERT_EQ(vm_info.ndim, 2);
+  EXPECT_EQ(vm_info.shape[0], -1);
+  EXPECT_EQ(vm_info.shape[1], 3);
+  kiln_artifact_release(vm_artifact);
 }
 
 TEST(KilnApi, ModuleWithoutMainPrintsButDoesNotCompile) {

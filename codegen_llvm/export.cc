@@ -193,10 +193,18 @@ absl::StatusOr<BuilderPtr> BuildBlob(const lowering::GraphPlan& plan, const Targ
   KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_set_section(b.get(), KILN_SECTION_META,
                                                                   meta_text.data(), meta_text.size()),
                                 "artifact META"));
-  KILN_RETURN_IF_ERROR(FromKiln(
-      kiln_artifact_builder_set_section(b.get(), KILN_SECTION_GRAPH, plan.graph_json.data(),
-                                        plan.graph_json.size()),
-      "artifact GRAPH"));
+  if (!plan.vm_program.empty()) {
+    // A VM artifact (format version 2): the program instead of a graph.
+    KILN_RETURN_IF_ERROR(FromKiln(
+        kiln_artifact_builder_set_section(b.get(), KILN_SECTION_VM, plan.vm_program.data(),
+                                          plan.vm_program.size()),
+        "artifact VM"));
+  } else {
+    KILN_RETURN_IF_ERROR(FromKiln(
+        kiln_artifact_builder_set_section(b.get(), KILN_SECTION_GRAPH, plan.graph_json.data(),
+                                          plan.graph_json.size()),
+        "artifact GRAPH"));
+  }
   for (const auto& [name, tensor] : plan.params) {
     DLTensor d = ToDL(*tensor);
     KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_add_param_ref(b.get(), name.c_str(), &d),

@@ -49,6 +49,10 @@ struct GraphPlan {
   int num_nodes = 0;
   int num_op_nodes = 0;
   MemoryPlan memory;  // over every entry; memory.shared_bytes = the session arena
+  // Set instead of graph_json for a program the VM runs (lowering/vm): the
+  // artifact's VM section (runtime_c/include/kiln/vm_format.h); params are
+  // then its constants, in order.
+  std::string vm_program;
 };
 
 absl::StatusOr<GraphPlan> PlanGraph(const Module& fused, const LoweredModule& lowered,

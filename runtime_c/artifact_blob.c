@@ -109,6 +109,8 @@ static const char* kiln_section_name(uint32_t kind) {
       return "PARAMS";
     case KILN_SECTION_DEVICE_CODE:
       return "DEVICE_CODE";
+    case KILN_SECTION_VM:
+      return "VM";
     default:
       return "unknown kind";
   }
@@ -144,7 +146,7 @@ static KilnStatus* kiln_check_header(const uint8_t* blob, uint64_t available, co
     return kiln_status_create(KILN_DATA_LOSS,
                               "%s: not a kiln artifact: no \"KILNART\" magic at offset 0", what);
   }
-  if (h->format_version > KILN_ARTIFACT_FORMAT_VERSION) {
+  if (h->format_version > KILN_ARTIFACT_FORMAT_VERSION_VM) {
     return kiln_status_create(KILN_UNIMPLEMENTED,
                               "%s: made by a newer kiln: format version %u, this runtime reads "
                               "up to %u",
@@ -233,8 +235,8 @@ KilnStatus* kiln_blob_parse(const uint8_t* blob, uint64_t size, int verify_check
                               what, (kiln_ull)n, (kiln_ull)table_end, (kiln_ull)blob_size);
   }
   /* Index of the section of each known kind, or n when absent. */
-  uint64_t index_of[KILN_SECTION_DEVICE_CODE + 1];
-  for (unsigned k = 0; k <= KILN_SECTION_DEVICE_CODE; ++k) index_of[k] = n;
+  uint64_t index_of[KILN_SECTION_VM + 1];
+  for (unsigned k = 0; k <= KILN_SECTION_VM; ++k) index_of[k] = n;
   for (uint64_t i = 0; i < n; ++i) {
     const uint8_t* e = blob + KILN_HEADER_SIZE + i * KILN_SECTION_ENTRY_SIZE;
     const uint64_t entry_offset = KILN_HEADER_SIZE + i * KILN_SECTION_ENTRY_SIZE;
@@ -287,7 +289,7 @@ KilnStatus* kiln_blob_parse(const uint8_t* blob, uint64_t size, int verify_check
                                   (kiln_ull)(other_offset + other_size));
       }
     }
-    if (kind >= KILN_SECTION_META && kind <= KILN_SECTION_DEVICE_CODE) {
+    if (kind >= KILN_SECTION_META && kind <= KILN_SECTION_VM) {
       if (index_of[kind] != n) {
         return kiln_status_create(KILN_DATA_LOSS,
                                   "%s: corrupted artifact: section %llu is a second %s section "
@@ -298,18 +300,36 @@ KilnStatus* kiln_blob_parse(const uint8_t* blob, uint64_t size, int verify_check
     }
     /* Other kinds are ignored (docs/artifact.md), once checked as above. */
   }
-  const uint32_t required[3] = {KILN_SECTION_META, KILN_SECTION_GRAPH, KILN_SECTION_PARAMS};
+  /* Version 1: META, GRAPH, PARAMS. Version 2 (a VM artifact): META, VM,
+   * PARAMS, and no GRAPH. */
+  const int is_vm = h.format_version >= KILN_ARTIFACT_FORMAT_VERSION_VM;
+  const uint32_t required[3] = {KILN_SECTION_META, is_vm ? KILN_SECTION_VM : KILN_SECTION_GRAPH,
+                                KILN_SECTION_PARAMS};
   for (int r = 0; r < 3; ++r) {
     if (index_of[required[r]] == n) {
       return kiln_status_create(KILN_DATA_LOSS, "%s: corrupted artifact: no %s section", what,
                                 kiln_section_name(required[r]));
     }
   }
+  if (is_vm && index_of[KILN_SECTION_GRAPH] != n) {
+    return kiln_status_create(KILN_DATA_LOSS,
+                              "%s: corrupted artifact: a VM artifact (format version %u) has a "
+                              "GRAPH section (section %llu)",
+                              what, (unsigned)h.format_version,
+                              (kiln_ull)index_of[KILN_SECTION_GRAPH]);
+  }
+  if (!is_vm && index_of[KILN_SECTION_VM] != n) {
+    return kiln_status_create(KILN_DATA_LOSS,
+                              "%s: corrupted artifact: a graph artifact (format version %u) has a "
+                              "VM section (section %llu)",
+                              what, (unsigned)h.format_version,
+                              (kiln_ull)index_of[KILN_SECTION_VM]);
+  }
 
   KilnBlobView view;
   memset(&view, 0, sizeof(view));
   view.header = h;
-  for (uint32_t kind = KILN_SECTION_META; kind <= KILN_SECTION_DEVICE_CODE; ++kind) {
+  for (uint32_t kind = KILN_SECTION_META; kind <= KILN_SECTION_VM; ++kind) {
     if (index_of[kind] == n) continue;
     const uint8_t* e = blob + KILN_HEADER_SIZE + index_of[kind] * KILN_SECTION_ENTRY_SIZE;
     const uint8_t* data = blob + kiln_rd64(e + 8);
@@ -326,6 +346,10 @@ KilnStatus* kiln_blob_parse(const uint8_t* blob, uint64_t size, int verify_check
       case KILN_SECTION_PARAMS:
         view.params = data;
         view.params_size = sec_size;
+        break;
+      case KILN_SECTION_VM:
+        view.vm = data;
+        view.vm_size = sec_size;
         break;
       default:
         view.device_code = data;

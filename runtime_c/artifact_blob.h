@@ -24,8 +24,10 @@ typedef struct {
   KilnArtifactHeader header;     /* a copy */
   const char* meta;              /* META bytes (not NUL-terminated) */
   uint64_t meta_size;
-  const char* graph;             /* GRAPH bytes (not NUL-terminated) */
+  const char* graph;             /* GRAPH bytes (not NUL-terminated); NULL for a VM artifact */
   uint64_t graph_size;
+  const uint8_t* vm;             /* VM section (format version 2), else NULL */
+  uint64_t vm_size;
   const uint8_t* params;         /* PARAMS section start */
   uint64_t params_size;
   uint64_t num_params;           /* validated: every entry is in bounds */

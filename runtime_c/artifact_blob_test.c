@@ -236,7 +236,9 @@ static void test_structure_checks(const uint8_t* blob, uint64_t size) {
 
   /* Header. */
   EXPECT_PATCH(0, 1, 'X', KILN_DATA_LOSS, "not a kiln artifact");
-  EXPECT_PATCH(8, 4, 2, KILN_UNIMPLEMENTED, "made by a newer kiln: format version 2");
+  EXPECT_PATCH(8, 4, 3, KILN_UNIMPLEMENTED, "made by a newer kiln: format version 3");
+  /* Version 2 is a VM artifact: it needs a VM section instead of GRAPH. */
+  EXPECT_PATCH(8, 4, 2, KILN_DATA_LOSS, "corrupted artifact: no VM section");
   EXPECT_PATCH(8, 4, 0, KILN_DATA_LOSS, "format_version (offset 8) is 0");
   EXPECT_PATCH(12, 4, 32, KILN_DATA_LOSS, "header_size (offset 12) is 32");
   EXPECT_PATCH(16, 8, size + 1, KILN_DATA_LOSS, "blob_size (offset 16)");

@@ -394,15 +394,23 @@ static KilnStatus* kiln_layout(const KilnArtifactBuilder* b, KilnBlobLayout* l) 
   const KilnBuilderSection* sorted[KILN_BUILDER_MAX_SECTIONS];
   int have_meta = 0;
   int have_graph = 0;
+  int have_vm = 0;
   for (uint32_t i = 0; i < b->num_sections; ++i) {
     sorted[i] = &b->sections[i];
     have_meta |= b->sections[i].kind == KILN_SECTION_META;
     have_graph |= b->sections[i].kind == KILN_SECTION_GRAPH;
+    have_vm |= b->sections[i].kind == KILN_SECTION_VM;
   }
-  if (!have_meta || !have_graph) {
+  /* A graph artifact has GRAPH, a VM artifact (format version 2) VM. */
+  if (!have_meta || (!have_graph && !have_vm)) {
     return kiln_status_create(KILN_FAILED_PRECONDITION,
                               "artifact builder: the %s section was never set",
-                              have_meta ? "GRAPH" : "META");
+                              have_meta ? "GRAPH (or VM)" : "META");
+  }
+  if (have_graph && have_vm) {
+    return kiln_status_create(KILN_FAILED_PRECONDITION,
+                              "artifact builder: both GRAPH and VM are set; an artifact has one "
+                              "executor plan");
   }
   qsort(sorted, b->num_sections, sizeof(sorted[0]), kiln_section_order);
   l->num_sections = (uint64_t)b->num_sections + 1u;
@@ -465,7 +473,12 @@ static KilnStatus* kiln_emit_blob(const KilnArtifactBuilder* b, const KilnBlobLa
   const uint64_t head_size = KILN_HEADER_SIZE + l->num_sections * KILN_SECTION_ENTRY_SIZE;
   memset(head, 0, sizeof(head));
   memcpy(head, KILN_ARTIFACT_MAGIC, KILN_ARTIFACT_MAGIC_SIZE);
-  kiln_wr32(head + 8, KILN_ARTIFACT_FORMAT_VERSION);
+  /* A blob with a VM section is a VM artifact (format version 2). */
+  uint32_t version = KILN_ARTIFACT_FORMAT_VERSION;
+  for (uint64_t i = 0; i < l->num_sections; ++i) {
+    if (l->kinds[i] == KILN_SECTION_VM) version = KILN_ARTIFACT_FORMAT_VERSION_VM;
+  }
+  kiln_wr32(head + 8, version);
   kiln_wr32(head + 12, KILN_HEADER_SIZE);
   kiln_wr64(head + 16, l->blob_size);
   kiln_wr64(head + 24, file_size);

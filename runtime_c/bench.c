@@ -62,9 +62,10 @@ static const char* arch_name(void) {
 
 /* {"name":..., "dtype":..., "shape":[...]} for an input/output. */
 static cJSON* io_json(const KilnArtifact* art, const KilnPlanIO* io) {
-  const KilnPlanEntry* pe = &art->entries[io->entry_id];
+  DLTensor info;
+  kiln_artifact_io_desc(art, io, &info);
   char dt[64];
-  kiln_dtype_to_string(pe->dtype, dt, sizeof dt);
+  kiln_dtype_to_string(info.dtype, dt, sizeof dt);
   cJSON* o = cJSON_CreateObject();
   cJSON* shape = cJSON_AddArrayToObject(o, "shape");
   if (o == NULL || shape == NULL || cJSON_AddStringToObject(o, "name", io->name) == NULL ||
@@ -72,8 +73,8 @@ static cJSON* io_json(const KilnArtifact* art, const KilnPlanIO* io) {
     cJSON_Delete(o);
     return NULL;
   }
-  for (int32_t d = 0; d < pe->ndim; ++d) {
-    cJSON* v = cJSON_CreateNumber((double)art->shapes[pe->shape_offset + (uint64_t)d]);
+  for (int32_t d = 0; d < info.ndim; ++d) {
+    cJSON* v = cJSON_CreateNumber((double)info.shape[d]);
     if (v == NULL || !cJSON_AddItemToArray(shape, v)) {
       cJSON_Delete(v);
       cJSON_Delete(o);

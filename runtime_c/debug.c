@@ -215,6 +215,12 @@ static KilnStatus* read_profile_options(const char* fn, const KilnProfileOptions
 static KilnStatus* profile_with(KilnSession* session, const KilnProfileOptions* opts,
                                 KilnProfile** out) {
   const KilnArtifact* art = session->artifact;
+  if (session->vm != NULL) {
+    return kiln_status_create(KILN_UNIMPLEMENTED,
+                              "%s: the debug executor does not profile VM artifacts yet (time "
+                              "whole runs with kiln_session_benchmark)",
+                              art->path);
+  }
   const int32_t n = session->num_steps;
   const size_t count = n > 0 ? (size_t)n : 1;
   const int32_t repeat = opts->repeat;
@@ -589,6 +595,11 @@ KilnStatus* kiln_session_debug_dump_with(KilnSession* session, const char* dir,
   KilnStatus* st = kiln_session_check_live(session, "kiln_session_debug_dump");
   if (st != NULL) return st;
   const KilnArtifact* art = session->artifact;
+  if (session->vm != NULL) {
+    return kiln_status_create(KILN_UNIMPLEMENTED,
+                              "%s: kiln_session_debug_dump does not cover VM artifacts yet",
+                              art->path);
+  }
   KilnProfileOptions opts;
   st = read_profile_options("kiln_session_debug_dump", options, &opts);
   if (st != NULL) return st;

@@ -35,6 +35,7 @@
 
 static void session_free(KilnSession* s) {
   if (s == NULL) return;
+  kiln_vm_session_free_parts(s); /* before the context its kernels use */
   kiln_kernel_context_destroy(s->ctx);
   kiln_thread_pool_destroy(s->own_pool);
   free(s->memory);
@@ -136,6 +137,16 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
   s->num_threads = kiln_thread_pool_num_threads(s->pool);
   if (kiln_kernel_context_create(s->pool, &s->ctx) != 0) goto oom;
 
+  /* A VM artifact: the VM and its inputs; no plan to allocate. */
+  if (art->vm != NULL) {
+    KilnStatus* st = kiln_vm_session_init(s);
+    if (st != NULL) {
+      session_free(s);
+      return st;
+    }
+    goto io;
+  }
+
   /* Memory: one block for every storage the session owns. */
   {
     size_t bytes = art->session_bytes > 0 ? (size_t)art->session_bytes : KILN_RT_ALIGNMENT;
@@ -204,6 +215,7 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
     s->num_steps = art->num_op_nodes;
   }
 
+io:
   s->input_set = (uint8_t*)calloc(art->num_inputs > 0 ? (size_t)art->num_inputs : 1, 1);
   if (s->input_set == NULL) goto oom;
   s->num_unset_inputs = art->num_inputs;
@@ -298,6 +310,7 @@ static KilnStatus* check_tensor(const KilnArtifact* art, const KilnPlanEntry* pe
 static KilnStatus* set_input(KilnSession* s, int32_t index, const DLTensor* t, int zero_copy,
                              const char* fn) {
   const KilnArtifact* art = s->artifact;
+  if (art->vm != NULL) return kiln_vm_session_set_input(s, index, t, zero_copy, fn);
   const KilnPlanIO* io = &art->inputs[index];
   const KilnPlanEntry* pe = &art->entries[io->entry_id];
   KilnStatus* st = check_tensor(art, pe, "input", io->name, t, fn);
@@ -397,6 +410,7 @@ KilnStatus* kiln_session_run(KilnSession* session) {
   KilnStatus* dead = kiln_session_check_live(session, "kiln_session_run");
   if (dead != NULL) return dead;
   if (session->num_unset_inputs != 0) return kiln_session_check_inputs(session);
+  if (session->vm != NULL) return kiln_vm_session_run(session);
   const KilnStep* steps = session->steps;
   const int32_t n = session->num_steps;
   KilnKernelContext* ctx = session->ctx;
@@ -425,6 +439,7 @@ KilnStatus* kiln_session_get_output(KilnSession* session, int32_t index, const D
         "kiln_session_get_output: output index %d out of range (the model has %d outputs)",
         (int)index, (int)session->artifact->num_outputs);
   }
+  if (session->vm != NULL) return kiln_vm_session_output(session, index, "kiln_session_get_output", out);
   *out = &session->tensors[session->artifact->outputs[index].entry_id];
   return NULL;
 }
@@ -444,6 +459,29 @@ KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const 
                               (int)index, (int)art->num_outputs);
   }
   const KilnPlanIO* io = &art->outputs[index];
+  if (session->vm != NULL) {
+    /* The output's shape is the run's: check dst against it as a plan entry. */
+    const DLTensor* view = NULL;
+    KilnStatus* st = kiln_vm_session_output(session, index, fn, &view);
+    if (st != NULL) return st;
+    KilnPlanEntry pe;
+    memset(&pe, 0, sizeof pe);
+    pe.dtype = view->dtype;
+    pe.ndim = view->ndim;
+    pe.num_elements = 1;
+    for (int32_t d = 0; d < view->ndim; ++d) pe.num_elements *= (uint64_t)view->shape[d];
+    pe.nbytes = pe.num_elements * kiln_dtype_bytes(view->dtype);
+    KilnArtifact shapes_of;
+    memset(&shapes_of, 0, sizeof shapes_of);
+    shapes_of.shapes = view->shape;
+    st = check_tensor(&shapes_of, &pe, "output", io->name, dst, fn);
+    if (st != NULL) return st;
+    if (pe.nbytes > 0) {
+      memmove((uint8_t*)dst->data + dst->byte_offset, (const uint8_t*)view->data + view->byte_offset,
+              (size_t)pe.nbytes);
+    }
+    return NULL;
+  }
   const KilnPlanEntry* pe = &art->entries[io->entry_id];
   KilnStatus* st = check_tensor(art, pe, "output", io->name, dst, fn);
   if (st != NULL) return st;
@@ -485,7 +523,13 @@ KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
                               "%s: output index %d out of range (the model has %d outputs)", fn,
                               (int)index, (int)session->artifact->num_outputs);
   }
-  const DLTensor* view = &session->tensors[session->artifact->outputs[index].entry_id];
+  const DLTensor* view = NULL;
+  if (session->vm != NULL) {
+    KilnStatus* st = kiln_vm_session_output(session, index, fn, &view);
+    if (st != NULL) return st;
+  } else {
+    view = &session->tensors[session->artifact->outputs[index].entry_id];
+  }
   uint64_t bytes = (uint64_t)(view->dtype.bits * view->dtype.lanes + 7) / 8;
   for (int32_t d = 0; d < view->ndim; ++d) bytes *= (uint64_t)view->shape[d];
   KilnDlpackCopy* copy =

@@ -58,6 +58,7 @@
 #include "runtime_c/artifact_blob.h"
 #include "runtime_c/elf_load_check.h"
 #include "runtime_c/handles.h"
+#include "runtime_c/vm_program.h"
 #include "runtime_c/hmac_sha256.h"
 #include "runtime_c/runtime_internal.h"
 #include "runtime_c/loader_internal.h"
@@ -150,6 +151,10 @@ static void artifact_free(KilnArtifact* art) {
   free(art->inputs);
   free(art->outputs);
   free(art->op_nodes);
+  kiln_vm_program_free(art->vm);
+  free(art->vm_constants);
+  free(art->vm_constant_shapes);
+  free(art->vm_io_shapes);
   struct KilnStringBlock* b = art->strings;
   while (b != NULL) {
     struct KilnStringBlock* next = b->next;
@@ -333,6 +338,11 @@ static KilnStatus* open_library(Loader* L) {
     last_fn = fn;
   }
 
+  if (art->vm != NULL) {
+    KilnStatus* st = kiln_loader_resolve_vm(L, mapped, blob_info.dli_fbase);
+    if (st != NULL) return st;
+  }
+
   /* Parameters in place. */
   for (int32_t s = 0; s < art->num_storages; ++s) {
     KilnPlanStorage* ps = &art->storages[s];
@@ -507,10 +517,16 @@ KilnStatus* kiln_artifact_load_with(const char* path, const KilnArtifactLoadOpti
 
   /* Step 5. */
   st = kiln_loader_parse_section(&L, "META", L.view.meta, L.view.meta_size, &L.art->meta_text, &L.meta);
-  if (st == NULL)
-    st = kiln_loader_parse_section(&L, "GRAPH", L.view.graph, L.view.graph_size, &L.art->graph_text, &L.graph);
-  if (st == NULL) st = kiln_loader_check_meta(&L);
-  if (st == NULL) st = kiln_loader_check_graph(&L);
+  if (L.view.vm != NULL) {
+    /* A VM artifact: the program instead of a graph. */
+    if (st == NULL) st = kiln_loader_check_meta(&L);
+    if (st == NULL) st = kiln_loader_check_vm(&L);
+  } else {
+    if (st == NULL)
+      st = kiln_loader_parse_section(&L, "GRAPH", L.view.graph, L.view.graph_size, &L.art->graph_text, &L.graph);
+    if (st == NULL) st = kiln_loader_check_meta(&L);
+    if (st == NULL) st = kiln_loader_check_graph(&L);
+  }
   if (st != NULL) goto fail;
   cJSON_Delete(L.meta);
   L.meta = NULL;
@@ -608,7 +624,7 @@ const char* kiln_artifact_producer(const KilnArtifact* artifact) {
 
 const char* kiln_artifact_graph_json(const KilnArtifact* artifact) {
   artifact = live_or_null(artifact);
-  return artifact != NULL ? artifact->graph_text : "";
+  return artifact != NULL && artifact->graph_text != NULL ? artifact->graph_text : "";
 }
 
 int32_t kiln_artifact_num_inputs(const KilnArtifact* artifact) {
@@ -643,19 +659,28 @@ static KilnStatus* io_info(const KilnArtifact* artifact, int is_input, int32_t i
                               artifact->path, what, (int)index, (int)count);
   }
   const KilnPlanIO* io = &ios[index];
-  const KilnPlanEntry* pe = &artifact->entries[io->entry_id];
   if (name != NULL) *name = io->name;
-  if (info != NULL) {
-    info->data = NULL;
-    info->device.device_type = kDLCPU;
-    info->device.device_id = 0;
-    info->ndim = pe->ndim;
-    info->dtype = pe->dtype;
-    info->shape = artifact->shapes + pe->shape_offset;
-    info->strides = NULL;
-    info->byte_offset = 0;
-  }
+  if (info != NULL) kiln_artifact_io_desc(artifact, io, info);
   return NULL;
+}
+
+void kiln_artifact_io_desc(const KilnArtifact* artifact, const KilnPlanIO* io, DLTensor* info) {
+  memset(info, 0, sizeof *info);
+  info->device.device_type = kDLCPU;
+  if (artifact->vm != NULL) {
+    const KilnVmType* t = io->is_input ? &artifact->vm->inputs[io->entry_id]
+                                       : &artifact->vm->outputs[io->entry_id];
+    info->ndim = t->ndim;
+    info->dtype = t->dtype;
+    info->shape = artifact->vm_io_shapes +
+                  (size_t)KILN_ARTIFACT_MAX_NDIM *
+                      (size_t)(io->is_input ? io->entry_id : (int32_t)artifact->vm->num_inputs + io->entry_id);
+    return;
+  }
+  const KilnPlanEntry* pe = &artifact->entries[io->entry_id];
+  info->ndim = pe->ndim;
+  info->dtype = pe->dtype;
+  info->shape = artifact->shapes + pe->shape_offset;
 }
 
 KilnStatus* kiln_artifact_input_info(const KilnArtifact* artifact, int32_t index, const char** name,

@@ -98,5 +98,11 @@ KilnStatus* kiln_loader_parse_section(const Loader* L, const char* what, const c
 KilnStatus* kiln_loader_check_meta(Loader* L) KILN_RT_HIDDEN;
 /* GRAPH: nodes, entries, attrs, names and parameters, then the storage plan. */
 KilnStatus* kiln_loader_check_graph(Loader* L) KILN_RT_HIDDEN;
+/* A VM artifact's VM section, names and constants (loader_vm.c). */
+KilnStatus* kiln_loader_check_vm(Loader* L) KILN_RT_HIDDEN;
+/* Step 6 for a VM artifact: kernels resolved in the library whose mapping
+ * starts at `library_base`; constants pointed into `mapped` (the blob). */
+KilnStatus* kiln_loader_resolve_vm(Loader* L, const uint8_t* mapped,
+                                   const void* library_base) KILN_RT_HIDDEN;
 
 #endif /* KILN_RUNTIME_C_LOADER_INTERNAL_H_ */

@@ -80,8 +80,9 @@ typedef struct {
 /* A graph input (a null node that is not a parameter) or output (a head). */
 typedef struct {
   const char* name; /* owned by the artifact */
-  int32_t node_id;
-  int32_t entry_id;
+  int32_t node_id;  /* a VM artifact: -1 */
+  int32_t entry_id; /* a VM artifact: the index into its program's inputs/outputs */
+  int32_t is_input;
 } KilnPlanIO;
 
 typedef struct KilnLoadedFile KilnLoadedFile;
@@ -130,6 +131,16 @@ struct KilnArtifact {
   uint64_t arena_bytes;
   uint64_t naive_bytes;
 
+  /* A VM artifact (format version 2): the validated program, its constants
+   * (tensors in place in the mapping) and the signature's shapes as
+   * kiln_artifact_input_info reports them (32 per input, then per output;
+   * -1 for a dim that is not static). NULL for a graph artifact, which has
+   * no VM; a VM artifact has no nodes, entries or storages. */
+  struct KilnVmProgram* vm;
+  DLTensor* vm_constants;
+  int64_t* vm_constant_shapes;
+  int64_t* vm_io_shapes;
+
   /* Every string above is allocated here (a list of blocks). */
   struct KilnStringBlock* strings;
 };
@@ -157,6 +168,15 @@ struct KilnSession {
   int32_t num_steps;
   uint8_t* input_set; /* per input: set since creation */
   int32_t num_unset_inputs;
+
+  /* A session of a VM artifact (vm_session.c): its VM and its inputs, each a
+   * tensor of the shape last set, in an owned buffer (or the caller's, zero
+   * copy). NULL for a graph artifact. */
+  struct KilnVm* vm;
+  DLTensor* vm_inputs;
+  int64_t* vm_input_shapes; /* 32 per input */
+  void** vm_input_buffers;  /* owned copies */
+  uint64_t* vm_input_capacity;
 };
 
 /* A session's reference on its artifact (executor.c takes one per session). */
@@ -188,6 +208,26 @@ KILN_RT_HIDDEN KilnStatus* kiln_session_check_inputs(const KilnSession* session)
  * context's error. */
 KILN_RT_HIDDEN KilnStatus* kiln_session_kernel_failure(KilnSession* session, int32_t step,
                                                        int32_t rc);
+
+/* VM sessions (vm_session.c): the parts of a KilnSession a VM artifact
+ * needs, made by kiln_session_create after its thread pool and context;
+ * freed by kiln_vm_session_free_parts. The others answer for the public
+ * session calls of executor.c when session->vm is set. */
+KILN_RT_HIDDEN KilnStatus* kiln_vm_session_init(KilnSession* session);
+KILN_RT_HIDDEN void kiln_vm_session_free_parts(KilnSession* session);
+KILN_RT_HIDDEN KilnStatus* kiln_vm_session_set_input(KilnSession* session, int32_t index,
+                                                     const DLTensor* tensor, int zero_copy,
+                                                     const char* fn);
+KILN_RT_HIDDEN KilnStatus* kiln_vm_session_run(KilnSession* session);
+/* Output `index` of the last run, or KILN_FAILED_PRECONDITION before one. */
+KILN_RT_HIDDEN KilnStatus* kiln_vm_session_output(const KilnSession* session, int32_t index,
+                                                  const char* fn, const DLTensor** view);
+
+/* The dtype and shape of input or output `io` (one of the artifact's
+ * inputs[] or outputs[]) as kiln_artifact_input_info reports them: a VM
+ * artifact's dims that are not static are -1. */
+KILN_RT_HIDDEN void kiln_artifact_io_desc(const KilnArtifact* artifact, const KilnPlanIO* io,
+                                          DLTensor* info);
 
 /* Formats dtype + shape like "float32[1,3,224,224]" into buf. */
 KILN_RT_HIDDEN void kiln_format_tensor_type(DLDataType dtype, int32_t ndim, const int64_t* shape,

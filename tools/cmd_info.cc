@@ -91,10 +91,16 @@ int Info(const std::vector<std::string>& args) {
 
   // The executor plan: kernels (tvm_op nodes by func_name) and weights (the
   // null nodes that are not inputs).
-  nlohmann::json graph = nlohmann::json::parse(kiln_artifact_graph_json(artifact), nullptr,
-                                               /*allow_exceptions=*/false);
-  if (graph.is_discarded() || !graph.is_object()) {
-    return Fail("info", absl::StrCat(path, ": the executor plan (GRAPH section) is not JSON"));
+  // A VM artifact has no graph (kiln/runtime.h): its kernels are called by
+  // its program, which the C API does not describe.
+  const bool vm = kiln_artifact_graph_json(artifact)[0] == '\0';
+  nlohmann::json graph = nlohmann::json::object();
+  if (!vm) {
+    graph = nlohmann::json::parse(kiln_artifact_graph_json(artifact), nullptr,
+                                  /*allow_exceptions=*/false);
+    if (graph.is_discarded() || !graph.is_object()) {
+      return Fail("info", absl::StrCat(path, ": the executor plan (GRAPH section) is not JSON"));
+    }
   }
   std::vector<Kernel> kernels;
   std::map<std::string, size_t> kernel_index;
@@ -102,7 +108,7 @@ int Info(const std::vector<std::string>& args) {
   int64_t param_bytes = 0;
   std::vector<std::string> input_names;
   for (const auto& in : inputs) input_names.push_back(in["name"]);
-  try {
+  if (!vm) try {
     const auto& nodes = graph.at("nodes");
     const auto& row_ptr = graph.at("node_row_ptr");
     const auto& shapes = graph.at("attrs").at("shape").at(1);
@@ -152,7 +158,7 @@ int Info(const std::vector<std::string>& args) {
         {"path", path},
         {"producer", kiln_artifact_producer(artifact)},
         {"target", kiln_artifact_target(artifact)},
-        {"executor", "graph"},
+        {"executor", vm ? "vm" : "graph"},
         {"num_nodes", kiln_artifact_num_nodes(artifact)},
         {"num_kernel_calls", num_calls},
         {"inputs", inputs},
@@ -169,8 +175,13 @@ int Info(const std::vector<std::string>& args) {
   }
   std::printf("%s: compiled by %s\n", path.c_str(), kiln_artifact_producer(artifact));
   std::printf("  target:   %s\n", kiln_artifact_target(artifact));
-  std::printf("  executor: graph executor (TVM graph JSON): %d nodes, %d kernel calls, %zu kernels\n",
-              kiln_artifact_num_nodes(artifact), num_calls, kernels.size());
+  if (vm) {
+    std::printf("  executor: VM (bytecode; dims shown as -1 take any size the model allows)\n");
+  } else {
+    std::printf(
+        "  executor: graph executor (TVM graph JSON): %d nodes, %d kernel calls, %zu kernels\n",
+        kiln_artifact_num_nodes(artifact), num_calls, kernels.size());
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::printf("  input %zu '%s': %s\n", i, inputs[i]["name"].get<std::string>().c_str(),
                 inputs[i]["text"].get<std::string>().c_str());

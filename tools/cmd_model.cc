@@ -450,7 +450,9 @@ int Compile(const std::vector<std::string>& args) {
   ModelPtr m = Load(p, "compile", file, shapes, &rc);
   progress.Clear();
   if (!m) return rc;
-  if (std::string e = StaticInputsError(m.get(), file); !e.empty()) return Fail("compile", e);
+  // Symbolic dims compile for the VM (one artifact for every shape the model
+  // allows); --input-shape fixes them for the graph executor instead.
+  const bool dynamic = !StaticInputsError(m.get(), file).empty();
   KilnCompileOptions o;
   kiln_compile_options_init(&o);
   o.opt_level = opt_level;
@@ -511,10 +513,30 @@ int Compile(const std::vector<std::string>& args) {
   st = kiln_model_compile(m.get(), &o, output.c_str(), &r);
   progress.Clear();
   if (st != nullptr) return Fail("compile", st);
+  // Which executor runs it: a VM artifact has no graph (kiln/runtime.h).
+  std::string executor = "graph";
+  {
+    KilnArtifact* a = nullptr;
+    if (KilnStatus* lst = kiln_artifact_load(output.c_str(), &a)) {
+      kiln_status_free(lst);  // e.g. a cross-compiled artifact: not loadable here
+      executor = dynamic ? "vm" : "graph";
+    } else {
+      if (kiln_artifact_graph_json(a)[0] == '\0') executor = "vm";
+      kiln_artifact_release(a);
+    }
+  }
+  if (executor == "vm" && !json) {
+    std::fprintf(stderr,
+                 "kiln compile: %s runs on the VM (%s); it accepts every shape the model "
+                 "allows\n",
+                 output.c_str(),
+                 dynamic ? "its inputs have symbolic dims" : "control flow, closures or ADTs");
+  }
   if (json) {
     nlohmann::json doc = {
         {"model", file},
         {"output", output},
+        {"executor", executor},
         {"fused_calls", r.num_fused_calls},
         {"kernels", r.num_kernels},
         {"ms",

@@ -254,9 +254,12 @@ typedef struct {
 
 /* Compiles `model` for a target and saves the artifact (a .so that
  * kiln_artifact_load loads; docs/artifact.md) at `path`, written atomically
- * (a failure leaves no file). `options` and `report` may be NULL. Every input
- * of the model must have a static shape (KILN_INVALID_ARGUMENT names the
- * input otherwise). Needs a C compiler driver (`cc`) at compile time. */
+ * (a failure leaves no file). `options` and `report` may be NULL. Inputs must
+ * be tensors. A model whose main is a static dataflow graph runs on the graph
+ * executor; any other (inputs with symbolic or unknown dims, control flow,
+ * closures, ADTs) is compiled for the VM (docs/vm.md): one artifact for
+ * every shape the model allows. Needs a C compiler driver (`cc`) at compile
+ * time. */
 KilnStatus* kiln_model_compile(const KilnModel* model, const KilnCompileOptions* options,
                                const char* path, KilnCompileReport* report);
 

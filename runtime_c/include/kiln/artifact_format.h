@@ -19,8 +19,12 @@ extern "C" {
 /* "KILNART" + NUL. */
 #define KILN_ARTIFACT_MAGIC "KILNART"
 #define KILN_ARTIFACT_MAGIC_SIZE 8
-/* The version this runtime writes and the newest it reads. */
+/* The version of an artifact run by the graph executor (GRAPH section). */
 #define KILN_ARTIFACT_FORMAT_VERSION 1u
+/* The version of an artifact run by the VM (a VM section instead of GRAPH);
+ * also the newest version this runtime reads. A runtime that knows only
+ * version 1 refuses a VM artifact as "made by a newer kiln". */
+#define KILN_ARTIFACT_FORMAT_VERSION_VM 2u
 /* The exported data symbol of the .so that holds the blob. */
 #define KILN_ARTIFACT_SYMBOL "kiln_artifact"
 /* Alignment of the blob, of every section and of every parameter's data. */
@@ -32,7 +36,8 @@ enum {
   KILN_SECTION_META = 1,        /* JSON object: producer, target, names */
   KILN_SECTION_GRAPH = 2,       /* JSON: TVM graph-executor schema */
   KILN_SECTION_PARAMS = 3,      /* binary: KilnArtifactParam table + data */
-  KILN_SECTION_DEVICE_CODE = 4  /* reserved (PTX) */
+  KILN_SECTION_DEVICE_CODE = 4, /* reserved (PTX) */
+  KILN_SECTION_VM = 5           /* binary: the VM program (kiln/vm_format.h) */
 };
 
 typedef struct {

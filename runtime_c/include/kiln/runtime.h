@@ -110,14 +110,18 @@ void kiln_artifact_release(KilnArtifact* artifact);
 /* Strings owned by the artifact, valid while it lives. */
 const char* kiln_artifact_target(const KilnArtifact* artifact);    /* META target */
 const char* kiln_artifact_producer(const KilnArtifact* artifact);  /* META producer */
-const char* kiln_artifact_graph_json(const KilnArtifact* artifact);/* GRAPH section text */
+const char* kiln_artifact_graph_json(const KilnArtifact* artifact);/* GRAPH section text; ""
+                                                                      for a VM artifact
+                                                                      (docs/vm.md) */
 
 int32_t kiln_artifact_num_inputs(const KilnArtifact* artifact);
 int32_t kiln_artifact_num_outputs(const KilnArtifact* artifact);
 int32_t kiln_artifact_num_nodes(const KilnArtifact* artifact);     /* graph nodes */
 
 /* Describes input/output `index`: name, dtype and shape. The DLTensor's data
- * is NULL; its shape array belongs to the artifact. */
+ * is NULL; its shape array belongs to the artifact. A VM artifact's dim that
+ * is not static is -1 (any size the model allows; outputs have the shapes
+ * each run computes, read with kiln_session_get_output after the run). */
 KilnStatus* kiln_artifact_input_info(const KilnArtifact* artifact, int32_t index,
                                      const char** name, DLTensor* info);
 KilnStatus* kiln_artifact_output_info(const KilnArtifact* artifact, int32_t index,

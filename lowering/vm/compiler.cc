@@ -1,0 +1,851 @@
+// File: lowering/vm/compiler.cc
+#include "lowering/vm/compiler.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/attrs.h"
+#include "ir/printer.h"
+#include "ir/status_macros.h"
+#include "ir/traversal.h"
+#include "ir/type.h"
+#include "lowering/compute/op_compute.h"
+
+namespace kiln::lowering::vm {
+namespace {
+
+bool IsPrimitive(const FunctionNode* fn) {
+  const AttrValue* prim = fn->GetAttr("Primitive");
+  return prim != nullptr && prim->kind == AttrValue::Kind::kInt && prim->i != 0;
+}
+
+// Tensor types of a value type, tuples flattened; false if something else.
+bool FlattenTensorTypes(const Type& t, std::vector<const TensorTypeNode*>* out) {
+  if (!t) return false;
+  if (const auto* tt = t.as<TensorTypeNode>()) {
+    out->push_back(tt);
+    return true;
+  }
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    for (const Type& f : tup->fields) {
+      if (!FlattenTensorTypes(f, out)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string Where(const Expr& e) {
+  if (e->span.line > 0) return absl::StrCat(" (line ", e->span.line, ")");
+  return "";
+}
+
+// Variables named by a dim (its expression's leaves).
+void DimVars(const Dim& d, std::set<std::string>* out) {
+  if (!d.is_symbolic() || d.expr() == nullptr) return;
+  const DimExprNode* e = d.expr();
+  if (e->op == DimExprNode::Op::kVar) {
+    out->insert(e->name);
+    return;
+  }
+  DimVars(e->a, out);
+  DimVars(e->b, out);
+}
+
+class ProgramCompiler;
+
+// One VM function being emitted.
+class FunctionCompiler {
+ public:
+  FunctionCompiler(ProgramCompiler* top, uint32_t index) : top_(top), index_(index) {}
+
+  absl::Status CompileBody(const std::vector<Var>& captured, const std::vector<Var>& params,
+                           const Expr& body, const Var& self);
+
+ private:
+  VmFunction& fn();
+  int32_t NewReg();
+  size_t Emit(int32_t op, std::vector<int32_t> operands) { return fn().Emit(op, std::move(operands)); }
+  std::optional<int32_t> Lookup(const ExprNode* e) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->find(e);
+      if (f != it->end()) return f->second;
+    }
+    return std::nullopt;
+  }
+  void Bind(const ExprNode* e, int32_t r) { scopes_.back()[e] = r; }
+
+  absl::StatusOr<int32_t> Compile(const Expr& e);
+  absl::StatusOr<int32_t> CompileOne(const Expr& e);
+  absl::StatusOr<int32_t> CompileCall(const Expr& e, const CallNode& call);
+  absl::StatusOr<int32_t> CompilePrimitiveCall(const Expr& e, const CallNode& call,
+                                               const Function& callee);
+  absl::StatusOr<int32_t> CompileClosure(const Function& f, const Var& self);
+  absl::StatusOr<int32_t> CompileIf(const IfNode& n);
+  absl::StatusOr<int32_t> CompileMatch(const Expr& e, const MatchNode& n);
+  absl::Status TestPattern(const Pattern& p, int32_t reg, std::vector<size_t>* fails);
+  absl::StatusOr<int32_t> AllocTensor(const TensorTypeNode& t, std::optional<int32_t> shape_reg);
+  int32_t LoadConsti(int64_t v) {
+    int32_t r = NewReg();
+    std::vector<int32_t> ops = {r};
+    AppendI64(&ops, v);
+    Emit(KILN_VM_LOAD_CONSTI, std::move(ops));
+    return r;
+  }
+  void PatchJump(size_t at, int operand, size_t target) {
+    fn().instrs[at].operands[operand] = static_cast<int32_t>(target) - static_cast<int32_t>(at);
+  }
+
+  ProgramCompiler* top_;
+  uint32_t index_;
+  std::vector<absl::flat_hash_map<const ExprNode*, int32_t>> scopes_;
+  // The let-bound variable of the function being compiled (a closure that
+  // calls itself), and the registers of its captured values.
+  const VarNode* self_ = nullptr;
+  std::vector<int32_t> captured_regs_;
+};
+
+class ProgramCompiler {
+ public:
+  ProgramCompiler(const Module& m, const LowerOptions& o) : module_(m), options_(o) {}
+
+  absl::StatusOr<VmCompiled> Run();
+
+  VmProgram& program() { return out_.program; }
+  const Module& module() const { return module_; }
+
+  absl::StatusOr<uint32_t> GlobalIndex(const std::string& name) const {
+    auto it = global_index_.find(name);
+    if (it == global_index_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("VM compiler: @", name, " is not defined"));
+    }
+    return it->second;
+  }
+
+  uint32_t NewFunction(std::string name, uint32_t num_params) {
+    VmFunction f;
+    f.name = std::move(name);
+    f.num_params = num_params;
+    f.num_registers = num_params;
+    out_.program.functions.push_back(std::move(f));
+    return static_cast<uint32_t>(out_.program.functions.size() - 1);
+  }
+
+  int32_t ConstantIndex(const Ref<const HostTensor>& t) {
+    auto it = constant_index_.find(t.get());
+    if (it != constant_index_.end()) return it->second;
+    int32_t i = static_cast<int32_t>(out_.program.constants.size());
+    out_.program.constants.push_back(t);
+    constant_index_[t.get()] = i;
+    return i;
+  }
+
+  struct Kernel {
+    int32_t index = -1;        // the fused kernel
+    int32_t shape_index = -1;  // its shape function, when an output shape is symbolic
+    std::vector<Ref<const HostTensor>> constants;
+  };
+  absl::StatusOr<const Kernel*> KernelFor(const Function& fn);
+
+ private:
+  int32_t AddKernel(tir::PrimFunc f) {
+    out_.program.kernels.push_back(f->name);
+    out_.kernels.push_back(std::move(f));
+    return static_cast<int32_t>(out_.kernels.size() - 1);
+  }
+  std::string UniqueName(const std::string& base) {
+    int n = name_count_[base]++;
+    return n == 0 ? base : absl::StrCat(base, "_", n);
+  }
+  absl::StatusOr<tir::PrimFunc> ShapeFunction(const Function& fn, const std::string& name);
+  absl::Status Signature(const Function& main);
+
+  const Module& module_;
+  const LowerOptions& options_;
+  VmCompiled out_;
+  std::map<std::string, uint32_t> global_index_;
+  absl::flat_hash_map<const HostTensor*, int32_t> constant_index_;
+  absl::flat_hash_map<const FunctionNode*, Kernel> kernels_;
+  std::map<std::string, int> name_count_;
+};
+
+VmFunction& FunctionCompiler::fn() { return top_->program().functions[index_]; }
+
+int32_t FunctionCompiler::NewReg() { return static_cast<int32_t>(fn().num_registers++); }
+
+absl::Status FunctionCompiler::CompileBody(const std::vector<Var>& captured,
+                                           const std::vector<Var>& params, const Expr& body,
+                                           const Var& self) {
+  scopes_.emplace_back();
+  int32_t r = 0;
+  for (const Var& v : captured) {
+    captured_regs_.push_back(r);
+    Bind(v.get(), r++);
+  }
+  for (const Var& v : params) Bind(v.get(), r++);
+  self_ = self ? self.get() : nullptr;
+  KILN_ASSIGN_OR_RETURN(int32_t result, Compile(body));
+  Emit(KILN_VM_RET, {result});
+  return absl::OkStatus();
+}
+
+// Dataflow nodes (calls, tuples, projections) are compiled in post order
+// with an explicit stack, so a chain of thousands of operators needs no
+// deep C++ recursion; control flow recurses on its own nesting only.
+absl::StatusOr<int32_t> FunctionCompiler::Compile(const Expr& root) {
+  if (auto r = Lookup(root.get())) return *r;
+  auto children = [](const Expr& e, std::vector<Expr>* out) {
+    if (const auto* c = e.as<CallNode>()) {
+      for (const Expr& a : c->args) out->push_back(a);
+    } else if (const auto* t = e.as<TupleNode>()) {
+      for (const Expr& f : t->fields) out->push_back(f);
+    } else if (const auto* g = e.as<TupleGetItemNode>()) {
+      out->push_back(g->tuple);
+    }
+  };
+  std::vector<std::pair<Expr, bool>> stack = {{root, false}};
+  while (!stack.empty()) {
+    auto [e, expanded] = stack.back();
+    stack.pop_back();
+    if (Lookup(e.get())) continue;
+    const bool dataflow = e->kind == ExprKind::kCall || e->kind == ExprKind::kTuple ||
+                          e->kind == ExprKind::kTupleGetItem;
+    if (dataflow && !expanded) {
+      stack.push_back({e, true});
+      std::vector<Expr> kids;
+      children(e, &kids);
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
+        if (!Lookup(it->get())) stack.push_back({*it, false});
+      }
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(int32_t r, CompileOne(e));
+    Bind(e.get(), r);
+  }
+  return *Lookup(root.get());
+}
+
+absl::StatusOr<int32_t> FunctionCompiler::CompileOne(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kVar: {
+      if (e.get() == self_) {
+        int32_t r = NewReg();
+        std::vector<int32_t> ops = {r, static_cast<int32_t>(index_),
+                                    static_cast<int32_t>(captured_regs_.size())};
+        ops.insert(ops.end(), captured_regs_.begin(), captured_regs_.end());
+        Emit(KILN_VM_ALLOC_CLOSURE, std::move(ops));
+        return r;
+      }
+      return absl::InvalidArgumentError(absl::StrCat("VM compiler: free variable %",
+                                                     e.as<VarNode>()->name_hint, Where(e)));
+    }
+    case ExprKind::kGlobalVar: {
+      KILN_ASSIGN_OR_RETURN(uint32_t g, top_->GlobalIndex(e.as<GlobalVarNode>()->name));
+      int32_t r = NewReg();
+      Emit(KILN_VM_ALLOC_CLOSURE, {r, static_cast<int32_t>(g), 0});
+      return r;
+    }
+    case ExprKind::kConstant: {
+      int32_t r = NewReg();
+      Emit(KILN_VM_LOAD_CONST, {r, top_->ConstantIndex(e.as<ConstantNode>()->data)});
+      return r;
+    }
+    case ExprKind::kTuple: {
+      const auto* t = e.as<TupleNode>();
+      int32_t r = NewReg();
+      std::vector<int32_t> ops = {r, KILN_VM_TUPLE_TAG, static_cast<int32_t>(t->fields.size())};
+      for (const Expr& f : t->fields) ops.push_back(*Lookup(f.get()));
+      Emit(KILN_VM_ALLOC_ADT, std::move(ops));
+      return r;
+    }
+    case ExprKind::kTupleGetItem: {
+      const auto* g = e.as<TupleGetItemNode>();
+      int32_t r = NewReg();
+      Emit(KILN_VM_GET_FIELD, {r, *Lookup(g->tuple.get()), g->index});
+      return r;
+    }
+    case ExprKind::kCall:
+      return CompileCall(e, *e.as<CallNode>());
+    case ExprKind::kFunction: {
+      Function f = e.cast<FunctionNode>();
+      if (IsPrimitive(f.get())) {
+        return absl::UnimplementedError(
+            absl::StrCat("VM compiler: a primitive function used as a value", Where(e)));
+      }
+      return CompileClosure(f, Var());
+    }
+    case ExprKind::kLet: {
+      Expr cur = e;
+      std::vector<const ExprNode*> bound;
+      while (const auto* let = cur.as<LetNode>()) {
+        int32_t r;
+        if (const auto* fv = let->value.as<FunctionNode>(); fv != nullptr && !IsPrimitive(fv)) {
+          KILN_ASSIGN_OR_RETURN(r, CompileClosure(let->value.cast<FunctionNode>(), let->var));
+        } else {
+          KILN_ASSIGN_OR_RETURN(r, Compile(let->value));
+        }
+        Bind(let->var.get(), r);
+        cur = let->body;
+      }
+      return Compile(cur);
+    }
+    case ExprKind::kIf:
+      return CompileIf(*e.as<IfNode>());
+    case ExprKind::kConstructor: {
+      const auto* c = e.as<ConstructorNode>();
+      int32_t r = NewReg();
+      Emit(KILN_VM_ALLOC_ADT, {r, c->tag, 0});
+      return r;
+    }
+    case ExprKind::kMatch:
+      return CompileMatch(e, *e.as<MatchNode>());
+    case ExprKind::kOp:
+      return absl::UnimplementedError(absl::StrCat("VM compiler: the operator ",
+                                                   e.as<OpNode>()->name(),
+                                                   " used as a value", Where(e)));
+    case ExprKind::kRefCreate:
+    case ExprKind::kRefRead:
+    case ExprKind::kRefWrite:
+      return absl::UnimplementedError(absl::StrCat(
+          "VM compiler: references (", ExprKindName(e->kind),
+          ") are not compiled yet; run the program with `kiln eval`", Where(e)));
+  }
+  return absl::InternalError("VM compiler: unknown expression kind");
+}
+
+absl::StatusOr<int32_t> FunctionCompiler::CompileCall(const Expr& e, const CallNode& call) {
+  std::vector<int32_t> args;
+  for (const Expr& a : call.args) {
+    KILN_ASSIGN_OR_RETURN(int32_t r, Compile(a));
+    args.push_back(r);
+  }
+  if (const auto* fn = call.op.as<FunctionNode>(); fn != nullptr && IsPrimitive(fn)) {
+    return CompilePrimitiveCall(e, call, call.op.cast<FunctionNode>());
+  }
+  if (const auto* gv = call.op.as<GlobalVarNode>()) {
+    KILN_ASSIGN_OR_RETURN(uint32_t g, top_->GlobalIndex(gv->name));
+    const VmFunction& callee = top_->program().functions[g];
+    if (callee.num_params != args.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("VM compiler: @", gv->name, " takes ",
+                                                     callee.num_params, " arguments, called with ",
+                                                     args.size(), Where(e)));
+    }
+    int32_t r = NewReg();
+    std::vector<int32_t> ops = {r, static_cast<int32_t>(g), static_cast<int32_t>(args.size())};
+    ops.insert(ops.end(), args.begin(), args.end());
+    Emit(KILN_VM_INVOKE, std::move(ops));
+    return r;
+  }
+  if (const auto* c = call.op.as<ConstructorNode>()) {
+    int32_t r = NewReg();
+    std::vector<int32_t> ops = {r, c->tag, static_cast<int32_t>(args.size())};
+    ops.insert(ops.end(), args.begin(), args.end());
+    Emit(KILN_VM_ALLOC_ADT, std::move(ops));
+    return r;
+  }
+  if (const auto* op = call.op.as<OpNode>()) {
+    return absl::UnimplementedError(absl::StrCat(
+        "VM compiler: the operator ", op->name(),
+        " is called outside a primitive function (run FuseOps before the VM compiler)", Where(e)));
+  }
+  // A closure: a local function, a variable holding one, any other callee.
+  KILN_ASSIGN_OR_RETURN(int32_t clo, Compile(call.op));
+  int32_t r = NewReg();
+  std::vector<int32_t> ops = {r, clo, static_cast<int32_t>(args.size())};
+  ops.insert(ops.end(), args.begin(), args.end());
+  Emit(KILN_VM_INVOKE_CLOSURE, std::move(ops));
+  return r;
+}
+
+absl::StatusOr<int32_t> FunctionCompiler::AllocTensor(const TensorTypeNode& t,
+                                                      std::optional<int32_t> shape_reg) {
+  const int32_t storage = NewReg();
+  const int32_t tensor = NewReg();
+  const int32_t dtype = DTypeWord(t.dtype);
+  if (!shape_reg) {
+    std::optional<std::vector<int64_t>> dims = StaticShape(t.shape);
+    if (!dims) return absl::InternalError("VM compiler: AllocTensor of a symbolic shape");
+    uint64_t bytes = static_cast<uint64_t>((t.dtype.bits() * t.dtype.lanes() + 7) / 8);
+    for (int64_t d : *dims) {
+      if (d != 0 && bytes > (uint64_t{1} << 56) / static_cast<uint64_t>(d)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("VM compiler: a tensor of type ", t.dtype.ToString(),
+                         ShapeToString(t.shape), " exceeds 2^56 bytes"));
+      }
+      bytes *= static_cast<uint64_t>(d);
+    }
+    int32_t size = LoadConsti(static_cast<int64_t>(bytes));
+    Emit(KILN_VM_ALLOC_STORAGE, {storage, size, 64, dtype});
+    std::vector<int32_t> ops = {tensor, storage};
+    AppendI64(&ops, 0);
+    ops.push_back(dtype);
+    ops.push_back(static_cast<int32_t>(dims->size()));
+    for (int64_t d : *dims) AppendI64(&ops, d);
+    Emit(KILN_VM_ALLOC_TENSOR, std::move(ops));
+    return tensor;
+  }
+  Emit(KILN_VM_ALLOC_STORAGE, {storage, *shape_reg, 64, dtype});
+  std::vector<int32_t> ops = {tensor, storage};
+  AppendI64(&ops, 0);
+  ops.push_back(*shape_reg);
+  ops.push_back(dtype);
+  Emit(KILN_VM_ALLOC_TENSOR_REG, std::move(ops));
+  return tensor;
+}
+
+absl::StatusOr<int32_t> FunctionCompiler::CompilePrimitiveCall(const Expr& e, const CallNode& call,
+                                                               const Function& callee) {
+  KILN_ASSIGN_OR_RETURN(const ProgramCompiler::Kernel* k, top_->KernelFor(callee));
+  std::vector<int32_t> args;
+  for (const Expr& a : call.args) args.push_back(*Lookup(a.get()));
+  std::vector<const TensorTypeNode*> outs;
+  if (!FlattenTensorTypes(e->checked_type(), &outs) || outs.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("VM compiler: a primitive call whose result is not tensors", Where(e)));
+  }
+  // Shapes computed at run time, when any output's is symbolic.
+  std::vector<std::optional<int32_t>> shape_regs(outs.size());
+  if (k->shape_index >= 0) {
+    std::vector<int32_t> shape_tensors;
+    for (const TensorTypeNode* t : outs) {
+      const int32_t storage = NewReg();
+      const int32_t tensor = NewReg();
+      const int64_t rank = static_cast<int64_t>(t->shape.size());
+      const int32_t dtype = DTypeWord(DataType::Int(64));
+      int32_t size = LoadConsti(8 * std::max<int64_t>(rank, 1));
+      Emit(KILN_VM_ALLOC_STORAGE, {storage, size, 64, dtype});
+      std::vector<int32_t> ops = {tensor, storage};
+      AppendI64(&ops, 0);
+      ops.push_back(dtype);
+      ops.push_back(1);
+      AppendI64(&ops, rank);
+      Emit(KILN_VM_ALLOC_TENSOR, std::move(ops));
+      shape_tensors.push_back(tensor);
+    }
+    std::vector<int32_t> ops = {k->shape_index, static_cast<int32_t>(outs.size()),
+                                static_cast<int32_t>(args.size() + shape_tensors.size())};
+    ops.insert(ops.end(), args.begin(), args.end());
+    ops.insert(ops.end(), shape_tensors.begin(), shape_tensors.end());
+    Emit(KILN_VM_INVOKE_PACKED, std::move(ops));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (!ShapeIsStatic(outs[i]->shape)) shape_regs[i] = shape_tensors[i];
+    }
+  }
+  std::vector<int32_t> out_regs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(int32_t r, AllocTensor(*outs[i], shape_regs[i]));
+    out_regs.push_back(r);
+  }
+  std::vector<int32_t> consts;
+  for (const Ref<const HostTensor>& c : k->constants) {
+    int32_t r = NewReg();
+    Emit(KILN_VM_LOAD_CONST, {r, top_->ConstantIndex(c)});
+    consts.push_back(r);
+  }
+  std::vector<int32_t> ops = {k->index, static_cast<int32_t>(out_regs.size()),
+                              static_cast<int32_t>(args.size() + consts.size() + out_regs.size())};
+  ops.insert(ops.end(), args.begin(), args.end());
+  ops.insert(ops.end(), consts.begin(), consts.end());
+  ops.insert(ops.end(), out_regs.begin(), out_regs.end());
+  Emit(KILN_VM_INVOKE_PACKED, std::move(ops));
+  if (e->checked_type().as<TensorTypeNode>() != nullptr) return out_regs[0];
+  // A tuple result (one level: FuseOps' primitive functions return tensors
+  // or a tuple of tensors).
+  int32_t r = NewReg();
+  std::vector<int32_t> adt = {r, KILN_VM_TUPLE_TAG, static_cast<int32_t>(out_regs.size())};
+  adt.insert(adt.end(), out_regs.begin(), out_regs.end());
+  Emit(KILN_VM_ALLOC_ADT, std::move(adt));
+  return r;
+}
+
+absl::StatusOr<int32_t> FunctionCompiler::CompileClosure(const Function& f, const Var& self) {
+  std::vector<Var> free = FreeVars(f);
+  if (self) {
+    free.erase(std::remove_if(free.begin(), free.end(),
+                              [&](const Var& v) { return v.get() == self.get(); }),
+               free.end());
+  }
+  std::vector<int32_t> captured;
+  for (const Var& v : free) {
+    std::optional<int32_t> r = Lookup(v.get());
+    if (!r && v.get() == self_) {
+      // A closure inside a self-recursive one that names the outer function.
+      KILN_ASSIGN_OR_RETURN(int32_t s, CompileOne(v));
+      r = s;
+    }
+    if (!r) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("VM compiler: free variable %", v->name_hint, " in a local function"));
+    }
+    captured.push_back(*r);
+  }
+  const std::string name = absl::StrCat(fn().name, "_lambda", top_->program().functions.size());
+  const uint32_t index =
+      top_->NewFunction(name, static_cast<uint32_t>(free.size() + f->params.size()));
+  FunctionCompiler inner(top_, index);
+  KILN_RETURN_IF_ERROR(inner.CompileBody(free, f->params, f->body, self));
+  int32_t r = NewReg();
+  std::vector<int32_t> ops = {r, static_cast<int32_t>(index), static_cast<int32_t>(captured.size())};
+  ops.insert(ops.end(), captured.begin(), captured.end());
+  Emit(KILN_VM_ALLOC_CLOSURE, std::move(ops));
+  return r;
+}
+
+absl::StatusOr<int32_t> FunctionCompiler::CompileIf(const IfNode& n) {
+  KILN_ASSIGN_OR_RETURN(int32_t cond, Compile(n.cond));
+  const int32_t result = NewReg();
+  const int32_t one = LoadConsti(1);
+  const size_t if_at = Emit(KILN_VM_IF, {cond, one, 1, 0});
+  scopes_.emplace_back();
+  KILN_ASSIGN_OR_RETURN(int32_t t, Compile(n.true_branch));
+  scopes_.pop_back();
+  Emit(KILN_VM_MOVE, {result, t});
+  const size_t goto_at = Emit(KILN_VM_GOTO, {0});
+  PatchJump(if_at, 3, fn().instrs.size());
+  scopes_.emplace_back();
+  KILN_ASSIGN_OR_RETURN(int32_t f, Compile(n.false_branch));
+  scopes_.pop_back();
+  Emit(KILN_VM_MOVE, {result, f});
+  PatchJump(goto_at, 0, fn().instrs.size());
+  return result;
+}
+
+absl::Status FunctionCompiler::TestPattern(const Pattern& p, int32_t reg,
+                                           std::vector<size_t>* fails) {
+  switch (p->kind) {
+    case PatternKind::kWildcard:
+      return absl::OkStatus();
+    case PatternKind::kVar:
+      Bind(static_cast<const PatternVarNode*>(p.get())->var.get(), reg);
+      return absl::OkStatus();
+    case PatternKind::kConstructor: {
+      const auto* pc = static_cast<const PatternConstructorNode*>(p.get());
+      const int32_t tag = NewReg();
+      Emit(KILN_VM_GET_TAG, {tag, reg});
+      const int32_t want = LoadConsti(pc->constructor->tag);
+      fails->push_back(Emit(KILN_VM_IF, {tag, want, 1, 0}));
+      for (size_t i = 0; i < pc->patterns.size(); ++i) {
+        if (pc->patterns[i]->kind == PatternKind::kWildcard) continue;
+        const int32_t field = NewReg();
+        Emit(KILN_VM_GET_FIELD, {field, reg, static_cast<int32_t>(i)});
+        KILN_RETURN_IF_ERROR(TestPattern(pc->patterns[i], field, fails));
+      }
+      return absl::OkStatus();
+    }
+    case PatternKind::kTuple: {
+      const auto* pt = static_cast<const PatternTupleNode*>(p.get());
+      for (size_t i = 0; i < pt->patterns.size(); ++i) {
+        if (pt->patterns[i]->kind == PatternKind::kWildcard) continue;
+        const int32_t field = NewReg();
+        Emit(KILN_VM_GET_FIELD, {field, reg, static_cast<int32_t>(i)});
+        KILN_RETURN_IF_ERROR(TestPattern(pt->patterns[i], field, fails));
+      }
+      return absl::OkStatus();
+    }
+  }
+  return absl::InternalError("VM compiler: unknown pattern kind");
+}
+
+absl::StatusOr<int32_t> FunctionCompiler::CompileMatch(const Expr& e, const MatchNode& n) {
+  KILN_ASSIGN_OR_RETURN(int32_t data, Compile(n.data));
+  const int32_t result = NewReg();
+  std::vector<size_t> to_end;
+  for (const Clause& c : n.clauses) {
+    std::vector<size_t> fails;
+    scopes_.emplace_back();
+    KILN_RETURN_IF_ERROR(TestPattern(c.lhs, data, &fails));
+    KILN_ASSIGN_OR_RETURN(int32_t r, Compile(c.rhs));
+    scopes_.pop_back();
+    Emit(KILN_VM_MOVE, {result, r});
+    to_end.push_back(Emit(KILN_VM_GOTO, {0}));
+    for (size_t at : fails) PatchJump(at, 3, fn().instrs.size());
+  }
+  Emit(KILN_VM_FATAL,
+       top_->program().FatalOperands(absl::StrCat("no clause of a match in ", fn().name,
+                                                  " matches the value", Where(e))));
+  for (size_t at : to_end) PatchJump(at, 0, fn().instrs.size());
+  return result;
+}
+
+absl::StatusOr<tir::PrimFunc> ProgramCompiler::ShapeFunction(const Function& fn,
+                                                             const std::string& name) {
+  ShapeVars vars;
+  std::vector<tir::Buffer> params;
+  std::set<std::string> bound;
+  for (const Var& p : fn->params) {
+    std::vector<const TensorTypeNode*> ts;
+    const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+    if (!FlattenTensorTypes(t, &ts)) {
+      return absl::UnimplementedError(absl::StrCat("VM compiler: kernel ", name,
+                                                   " has a parameter that is not tensors"));
+    }
+    for (const TensorTypeNode* tt : ts) {
+      for (const Dim& d : tt->shape) {
+        if (auto v = d.var_name()) bound.insert(*v);
+      }
+      params.push_back(tir::MakeBuffer(absl::StrCat("in", params.size()), tt->dtype,
+                                       vars.Shape(tt->shape)));
+    }
+  }
+  std::vector<const TensorTypeNode*> outs;
+  const Type ret = fn->body->checked_type();
+  if (!FlattenTensorTypes(ret, &outs)) {
+    return absl::UnimplementedError(
+        absl::StrCat("VM compiler: kernel ", name, " returns something other than tensors"));
+  }
+  std::vector<tir::Stmt> stores;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const Shape& shape = outs[j]->shape;
+    tir::Buffer out = tir::MakeBuffer(absl::StrCat("shape", j), DataType::Int(64),
+                                      {tir::IntImm(static_cast<int64_t>(shape.size()))});
+    params.push_back(out);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d].is_any()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "VM compiler: output ", j, " of kernel ", name, " has the shape ",
+            ShapeToString(shape), ", whose dim ", d,
+            " depends on values (data-dependent shape functions are not compiled yet)"));
+      }
+      std::set<std::string> used;
+      DimVars(shape[d], &used);
+      for (const std::string& v : used) {
+        if (!bound.count(v)) {
+          return absl::UnimplementedError(absl::StrCat(
+              "VM compiler: output ", j, " of kernel ", name, " has the shape ",
+              ShapeToString(shape), ": its dim ", v,
+              " is not a dim of any input, so it depends on values (not compiled yet)"));
+        }
+      }
+      stores.push_back(tir::Store(out, tir::Cast(DataType::Int(64), vars.Get(shape[d])),
+                                  {tir::IntImm(static_cast<int64_t>(d))}));
+    }
+  }
+  return tir::MakePrimFunc(name, std::move(params), tir::Seq(std::move(stores)),
+                           {{"kiln.op_names", "shape_of"}});
+}
+
+absl::StatusOr<const ProgramCompiler::Kernel*> ProgramCompiler::KernelFor(const Function& fn) {
+  auto it = kernels_.find(fn.get());
+  if (it != kernels_.end()) return &it->second;
+  const std::string name = UniqueName(KernelName(fn));
+  KILN_ASSIGN_OR_RETURN(LoweredFunc lowered, LowerPrimitive(fn, name, options_));
+  Kernel k;
+  k.index = AddKernel(lowered.func);
+  ++out_.num_fused_kernels;
+  k.constants = lowered.constants;
+  std::vector<const TensorTypeNode*> outs;
+  if (!FlattenTensorTypes(fn->body->checked_type(), &outs)) {
+    return absl::UnimplementedError(absl::StrCat("VM compiler: kernel ", name,
+                                                 " returns something other than tensors"));
+  }
+  bool symbolic = false;
+  for (const TensorTypeNode* t : outs) symbolic |= !ShapeIsStatic(t->shape);
+  if (symbolic) {
+    KILN_ASSIGN_OR_RETURN(tir::PrimFunc sf, ShapeFunction(fn, UniqueName(name + "_shape")));
+    k.shape_index = AddKernel(std::move(sf));
+  }
+  return &(kernels_[fn.get()] = std::move(k));
+}
+
+absl::Status ProgramCompiler::Signature(const Function& main) {
+  std::map<std::string, int64_t> var_index;
+  auto encode = [&](const TensorTypeNode& t, bool add_vars) {
+    VmTensorType out;
+    out.dtype = t.dtype;
+    for (const Dim& d : t.shape) {
+      if (d.is_static()) {
+        out.dims.push_back(d.value());
+      } else if (auto v = d.var_name()) {
+        auto it = var_index.find(*v);
+        if (it == var_index.end() && add_vars) {
+          it = var_index.emplace(*v, static_cast<int64_t>(out_.program.dim_vars.size())).first;
+          out_.program.dim_vars.push_back(*v);
+        }
+        out.dims.push_back(it == var_index.end() ? KILN_VM_DIM_ANY : -1 - it->second);
+      } else {
+        out.dims.push_back(KILN_VM_DIM_ANY);
+      }
+    }
+    return out;
+  };
+  for (const Var& p : main->params) {
+    const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+    const auto* tt = t ? t.as<TensorTypeNode>() : nullptr;
+    if (tt == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          "VM compiler: main's parameter %", p->name_hint,
+          " is not a tensor; the VM takes tensors as inputs (pass tuples as separate tensors)"));
+    }
+    if (tt->shape.size() > 32) {
+      return absl::InvalidArgumentError(absl::StrCat("VM compiler: main's parameter %", p->name_hint,
+                                                     " has rank ", tt->shape.size(), " (at most 32)"));
+    }
+    out_.program.inputs.push_back(encode(*tt, true));
+    out_.input_names.push_back(p->name_hint);
+  }
+  std::vector<const TensorTypeNode*> outs;
+  if (!FlattenTensorTypes(main->body->checked_type(), &outs) || outs.empty() ||
+      (main->body->checked_type().as<TupleTypeNode>() != nullptr &&
+       outs.size() != main->body->checked_type().as<TupleTypeNode>()->fields.size())) {
+    return absl::UnimplementedError(
+        "VM compiler: main must return a tensor or a tuple of tensors");
+  }
+  for (const TensorTypeNode* t : outs) {
+    if (t->shape.size() > 32) {
+      return absl::InvalidArgumentError("VM compiler: an output of main has rank above 32");
+    }
+    out_.program.outputs.push_back(encode(*t, false));
+  }
+  // Names: main's "output_names" when it names each output once, else output<i>.
+  std::vector<std::string> names;
+  if (const AttrValue* a = main->GetAttr("output_names");
+      a != nullptr && a->kind == AttrValue::Kind::kList && a->list.size() == outs.size()) {
+    for (const AttrValue& v : a->list) {
+      if (v.kind != AttrValue::Kind::kString || v.s.empty() ||
+          std::find(names.begin(), names.end(), v.s) != names.end()) {
+        names.clear();
+        break;
+      }
+      names.push_back(v.s);
+    }
+  }
+  if (names.size() != outs.size()) {
+    names.clear();
+    for (size_t i = 0; i < outs.size(); ++i) names.push_back(absl::StrCat("output", i));
+  }
+  out_.output_names = std::move(names);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<VmCompiled> ProgramCompiler::Run() {
+  KILN_ASSIGN_OR_RETURN(Function main, module_.Lookup("main"));
+  // Globals first (so calls know their indices), main among them.
+  for (const auto& [gv, f] : module_.functions()) {
+    if (!f) continue;
+    if (IsPrimitive(f.get())) continue;
+    global_index_[gv->name] = NewFunction(gv->name, static_cast<uint32_t>(f->params.size()));
+  }
+  out_.program.main = global_index_.at("main");
+  KILN_RETURN_IF_ERROR(Signature(main));
+  for (const auto& [gv, f] : module_.functions()) {
+    if (!f || IsPrimitive(f.get())) continue;
+    FunctionCompiler fc(this, global_index_.at(gv->name));
+    KILN_RETURN_IF_ERROR(fc.CompileBody({}, f->params, f->body, Var()));
+  }
+  return std::move(out_);
+}
+
+}  // namespace
+
+absl::StatusOr<VmCompiled> CompileForVm(const Module& fused, const LowerOptions& options) {
+  RegisterCoreComputes();
+  ProgramCompiler pc(fused, options);
+  return pc.Run();
+}
+
+absl::StatusOr<Module> NameAnyInputDims(const Module& module) {
+  absl::StatusOr<Function> main = module.Lookup("main");
+  if (!main.ok()) return module;
+  std::set<std::string> taken;
+  for (const Var& p : (*main)->params) {
+    std::vector<const TensorTypeNode*> ts;
+    if (p->type_annotation && FlattenTensorTypes(p->type_annotation, &ts)) {
+      for (const TensorTypeNode* t : ts) {
+        for (const Dim& d : t->shape) DimVars(d, &taken);
+      }
+    }
+  }
+  bool changed = false;
+  std::vector<Var> params;
+  absl::flat_hash_map<const VarNode*, Expr> subst;
+  for (const Var& p : (*main)->params) {
+    const auto* tt = p->type_annotation ? p->type_annotation.as<TensorTypeNode>() : nullptr;
+    bool any = false;
+    if (tt != nullptr) {
+      for (const Dim& d : tt->shape) any |= d.is_any();
+    }
+    if (!any) {
+      params.push_back(p);
+      continue;
+    }
+    Shape shape;
+    for (size_t i = 0; i < tt->shape.size(); ++i) {
+      if (!tt->shape[i].is_any()) {
+        shape.push_back(tt->shape[i]);
+        continue;
+      }
+      std::string name = absl::StrCat(p->name_hint, "_", i);
+      for (int k = 2; taken.count(name); ++k) name = absl::StrCat(p->name_hint, "_", i, "_", k);
+      taken.insert(name);
+      shape.push_back(Dim::Var(name));
+    }
+    Var fresh = MakeVar(p->name_hint, MakeTensorType(std::move(shape), tt->dtype));
+    subst[p.get()] = fresh;
+    params.push_back(fresh);
+    changed = true;
+  }
+  if (!changed) return module;
+  KILN_ASSIGN_OR_RETURN(Expr body, Substitute((*main)->body, subst));
+  KILN_ASSIGN_OR_RETURN(Function f, MakeFunction(std::move(params), std::move(body), (*main)->ret_type,
+                                                 (*main)->type_params, (*main)->attrs));
+  Module out = module;
+  for (const auto& [gv, fn] : module.functions()) {
+    if (gv->name == "main") {
+      KILN_RETURN_IF_ERROR(out.Add(gv, f, /*update=*/true));
+    }
+  }
+  return out;
+}
+
+bool NeedsVm(const Module& fused) {
+  int globals = 0;
+  for (const auto& [gv, f] : fused.functions()) {
+    if (f && !IsPrimitive(f.get())) ++globals;
+  }
+  if (globals != 1) return true;
+  absl::StatusOr<Function> main = fused.Lookup("main");
+  if (!main.ok()) return false;
+  for (const Var& p : (*main)->params) {
+    const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+    const auto* tt = t ? t.as<TensorTypeNode>() : nullptr;
+    if (tt != nullptr && !ShapeIsStatic(tt->shape)) return true;
+  }
+  bool vm = false;
+  PostOrderVisit((*main)->body, [&](const Expr& e) {
+    switch (e->kind) {
+      case ExprKind::kIf:
+      case ExprKind::kLet:
+      case ExprKind::kMatch:
+      case ExprKind::kConstructor:
+      case ExprKind::kGlobalVar:
+      case ExprKind::kRefCreate:
+      case ExprKind::kRefRead:
+      case ExprKind::kRefWrite:
+        vm = true;
+        break;
+      case ExprKind::kFunction:
+        if (!IsPrimitive(e.as<FunctionNode>())) vm = true;
+        break;
+      case ExprKind::kCall: {
+        const auto* c = e.as<CallNode>();
+        if (c->op.as<OpNode>() != nullptr) break;  // inside a primitive function
+        std::vector<const TensorTypeNode*> ts;
+        if (FlattenTensorTypes(e->checked_type(), &ts)) {
+          for (const TensorTypeNode* t : ts) vm |= !ShapeIsStatic(t->shape);
+        }
+        const auto* fn = c->op.as<FunctionNode>();
+        if (fn == nullptr || !IsPrimitive(fn)) vm = true;
+        break;
+      }
+      default:
+        break;
+    }
+  });
+  return vm;
+}
+
+}  // namespace kiln::lowering::vm

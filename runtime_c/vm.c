@@ -1,0 +1,958 @@
+/* File: runtime_c/vm.c
+ *
+ * The VM of runtime_c/vm.h. Objects carry a reference count (a VM is used by
+ * one thread at a time, so plain integers); releasing an ADT or closure walks
+ * its fields with an explicit work list, never by C recursion, so a list of a
+ * million cells is freed in constant stack. Registers of every frame live on
+ * one growable stack of object pointers, indexed from the frame's base.
+ */
+#include "runtime_c/vm.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kiln/threadpool.h"
+
+/* Largest storage one AllocStorage may ask for (as the graph executor). */
+#define KILN_VM_MAX_BYTES (UINT64_C(1) << 56)
+/* Most tensors one InvokePacked may pass after flattening tuples. */
+#define KILN_VM_MAX_KERNEL_ARGS 65536
+
+enum { OBJ_TENSOR = 1, OBJ_STORAGE = 2, OBJ_ADT = 3, OBJ_CLOSURE = 4 };
+
+typedef struct KilnVmObject {
+  int32_t kind;
+  int32_t refs;
+} Obj;
+
+typedef struct {
+  Obj h;
+  void* data; /* 64-byte aligned */
+  uint64_t size;
+} Storage;
+
+typedef struct {
+  Obj h;
+  Obj* storage; /* a Storage keeping data alive, or NULL (constants, inputs, inline) */
+  DLTensor t;
+  int64_t shape[32];
+  int64_t inline_data[2]; /* scalars made by the VM (LoadConsti, GetTag) */
+  int32_t readonly;       /* a constant or an input: never a kernel's output */
+} Tensor;
+
+typedef struct {
+  Obj h;
+  int32_t tag; /* ADT: constructor tag; closure: function index */
+  int32_t n;
+  Obj* fields[];
+} Adt; /* also closures (kind OBJ_CLOSURE, tag = function) */
+
+typedef struct {
+  uint32_t func;
+  uint32_t pc;
+  int32_t ret_reg; /* the caller's destination register */
+  uint64_t base;   /* first register on the register stack */
+} Frame;
+
+struct KilnVm {
+  const KilnVmProgram* p;
+  const DLTensor* constants;
+  KilnKernelContext* ctx;
+  char what[256];
+
+  Obj** regs;
+  uint64_t num_regs, cap_regs;
+  Frame* frames;
+  uint32_t num_frames, cap_frames;
+
+  DLTensor** kargs; /* InvokePacked argument scratch */
+  uint32_t cap_kargs;
+  Obj** work; /* release work list */
+  uint64_t num_work, cap_work;
+
+  Obj** outputs;
+  uint32_t num_outputs;
+  uint64_t instructions, kernel_calls;
+};
+
+/* --------------------------------------------------------------- objects */
+
+static uint64_t elem_bytes(DLDataType t) { return ((uint64_t)t.bits * t.lanes + 7) / 8; }
+
+static void push_work(KilnVm* vm, Obj* o);
+
+static void obj_retain(Obj* o) {
+  if (o != NULL) ++o->refs;
+}
+
+/* Frees o and, through the work list, everything only it kept alive. */
+static void obj_release(KilnVm* vm, Obj* o) {
+  if (o == NULL || --o->refs > 0) return;
+  uint64_t floor = vm->num_work;
+  push_work(vm, o);
+  while (vm->num_work > floor) {
+    Obj* x = vm->work[--vm->num_work];
+    switch (x->kind) {
+      case OBJ_STORAGE:
+        free(((Storage*)x)->data);
+        break;
+      case OBJ_TENSOR: {
+        Obj* s = ((Tensor*)x)->storage;
+        if (s != NULL && --s->refs == 0) push_work(vm, s);
+        break;
+      }
+      default: {
+        Adt* a = (Adt*)x;
+        for (int32_t i = 0; i < a->n; ++i) {
+          Obj* f = a->fields[i];
+          if (f != NULL && --f->refs == 0) push_work(vm, f);
+        }
+        break;
+      }
+    }
+    free(x);
+  }
+}
+
+/* The work list never needs more entries than objects exist; if growing it
+ * fails, the object leaks rather than the VM crashing. */
+static void push_work(KilnVm* vm, Obj* o) {
+  if (vm->num_work == vm->cap_work) {
+    uint64_t cap = vm->cap_work ? vm->cap_work * 2 : 256;
+    Obj** w = (Obj**)realloc(vm->work, cap * sizeof(Obj*));
+    if (w == NULL) return;
+    vm->work = w;
+    vm->cap_work = cap;
+  }
+  vm->work[vm->num_work++] = o;
+}
+
+static Tensor* new_tensor(DLDataType dtype, int32_t ndim, const int64_t* shape) {
+  Tensor* t = (Tensor*)calloc(1, sizeof(Tensor));
+  if (t == NULL) return NULL;
+  t->h.kind = OBJ_TENSOR;
+  t->h.refs = 1;
+  t->t.device.device_type = kDLCPU;
+  t->t.dtype = dtype;
+  t->t.ndim = ndim;
+  if (ndim > 0) memcpy(t->shape, shape, (size_t)ndim * sizeof(int64_t));
+  t->t.shape = t->shape;
+  return t;
+}
+
+/* A scalar held in the tensor itself. */
+static Tensor* new_scalar(DLDataType dtype, int64_t value) {
+  Tensor* t = new_tensor(dtype, 0, NULL);
+  if (t == NULL) return NULL;
+  t->t.data = t->inline_data;
+  if (dtype.bits == 32) {
+    int32_t v = (int32_t)value;
+    memcpy(t->inline_data, &v, sizeof v);
+  } else {
+    memcpy(t->inline_data, &value, sizeof value);
+  }
+  return t;
+}
+
+/* ------------------------------------------------------------------ errors */
+
+static KilnStatus* vm_error(const KilnVm* vm, KilnStatusCode code, const char* format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static KilnStatus* vm_error(const KilnVm* vm, KilnStatusCode code, const char* format, ...) {
+  char message[1200];
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(message, sizeof message, format, ap);
+  va_end(ap);
+  if (vm->num_frames == 0) return kiln_status_create(code, "%s: VM: %s", vm->what, message);
+  const Frame* f = &vm->frames[vm->num_frames - 1];
+  const KilnVmFunc* fn = &vm->p->functions[f->func];
+  return kiln_status_create(code, "%s: VM: function '%s' instruction %u (%s): %s", vm->what,
+                            fn->name, f->pc, kiln_vm_opcode_name(fn->instrs[f->pc].op), message);
+}
+
+static const char* kind_name(const Obj* o) {
+  if (o == NULL) return "nothing (an empty register)";
+  switch (o->kind) {
+    case OBJ_TENSOR: return "a tensor";
+    case OBJ_STORAGE: return "a storage";
+    case OBJ_ADT: return "an ADT";
+    default: return "a closure";
+  }
+}
+
+/* ---------------------------------------------------------------- registers */
+
+static Obj** reg_at(KilnVm* vm, int32_t r) {
+  return &vm->regs[vm->frames[vm->num_frames - 1].base + (uint64_t)r];
+}
+
+/* Stores o (a reference the caller hands over) into register r. */
+static void set_reg(KilnVm* vm, int32_t r, Obj* o) {
+  Obj** slot = reg_at(vm, r);
+  Obj* old = *slot;
+  *slot = o;
+  obj_release(vm, old);
+}
+
+static KilnStatus* get_obj(KilnVm* vm, int32_t r, int32_t kind, const char* operand, Obj** out) {
+  Obj* o = *reg_at(vm, r);
+  if (o == NULL || (kind != 0 && o->kind != kind)) {
+    const char* expected = kind == OBJ_TENSOR    ? "a tensor"
+                           : kind == OBJ_STORAGE ? "a storage"
+                           : kind == OBJ_ADT     ? "an ADT"
+                           : kind == OBJ_CLOSURE ? "a closure"
+                                                 : "a value";
+    return vm_error(vm, KILN_INTERNAL, "%s register %d holds %s, expected %s", operand, (int)r,
+                    kind_name(o), expected);
+  }
+  *out = o;
+  return NULL;
+}
+
+/* Element i of an integer/bool tensor as int64. */
+static int tensor_int(const DLTensor* t, uint64_t i, int64_t* out) {
+  const uint8_t* d = (const uint8_t*)t->data + t->byte_offset;
+  if (t->dtype.lanes != 1) return 0;
+  if (t->dtype.code == kDLInt) {
+    switch (t->dtype.bits) {
+      case 8: *out = ((const int8_t*)d)[i]; return 1;
+      case 16: *out = ((const int16_t*)d)[i]; return 1;
+      case 32: *out = ((const int32_t*)d)[i]; return 1;
+      case 64: *out = ((const int64_t*)d)[i]; return 1;
+      default: return 0;
+    }
+  }
+  if (t->dtype.code == kDLUInt || t->dtype.code == 6) {
+    switch (t->dtype.bits) {
+      case 8: *out = ((const uint8_t*)d)[i]; return 1;
+      case 16: *out = ((const uint16_t*)d)[i]; return 1;
+      case 32: *out = ((const uint32_t*)d)[i]; return 1;
+      case 64: *out = (int64_t)((const uint64_t*)d)[i]; return 1;
+      default: return 0;
+    }
+  }
+  return 0;
+}
+
+static uint64_t num_elements(const DLTensor* t) {
+  uint64_t n = 1;
+  for (int32_t d = 0; d < t->ndim; ++d) n *= (uint64_t)t->shape[d];
+  return n;
+}
+
+/* A one-element integer tensor's value (If, AllocStorage sizes). */
+static KilnStatus* scalar_of(KilnVm* vm, int32_t r, const char* operand, int64_t* out) {
+  Obj* o;
+  KilnStatus* st = get_obj(vm, r, OBJ_TENSOR, operand, &o);
+  if (st != NULL) return st;
+  const DLTensor* t = &((Tensor*)o)->t;
+  if (num_elements(t) != 1 || !tensor_int(t, 0, out)) {
+    return vm_error(vm, KILN_INTERNAL, "%s register %d is not a one-element integer tensor",
+                    operand, (int)r);
+  }
+  return NULL;
+}
+
+/* An int64 shape tensor (rank 1, at most 32 values, each >= 0). */
+static KilnStatus* shape_of_reg(KilnVm* vm, int32_t r, int32_t* ndim, int64_t* dims) {
+  Obj* o;
+  KilnStatus* st = get_obj(vm, r, OBJ_TENSOR, "shape", &o);
+  if (st != NULL) return st;
+  const DLTensor* t = &((Tensor*)o)->t;
+  if (t->ndim != 1 || t->shape[0] > 32 || t->shape[0] < 0) {
+    return vm_error(vm, KILN_INTERNAL, "shape register %d is not a vector of at most 32 dims",
+                    (int)r);
+  }
+  for (int64_t i = 0; i < t->shape[0]; ++i) {
+    if (!tensor_int(t, (uint64_t)i, &dims[i]) || dims[i] < 0) {
+      return vm_error(vm, KILN_INTERNAL, "shape register %d: dim %lld is not a size >= 0", (int)r,
+                      (long long)i);
+    }
+  }
+  *ndim = (int32_t)t->shape[0];
+  return NULL;
+}
+
+/* prod(dims) * bytes into *out; 0 on overflow past KILN_VM_MAX_BYTES. */
+static int tensor_bytes(DLDataType dtype, int32_t ndim, const int64_t* dims, uint64_t* out) {
+  uint64_t n = elem_bytes(dtype);
+  for (int32_t d = 0; d < ndim; ++d) {
+    uint64_t v = (uint64_t)dims[d];
+    if (v != 0 && n > KILN_VM_MAX_BYTES / v) return 0;
+    n *= v;
+  }
+  if (n > KILN_VM_MAX_BYTES) return 0;
+  *out = n;
+  return 1;
+}
+
+/* ----------------------------------------------------------------- frames */
+
+static KilnStatus* push_frame(KilnVm* vm, uint32_t func, int32_t ret_reg) {
+  if (vm->num_frames >= KILN_VM_MAX_CALL_DEPTH) {
+    return vm_error(vm, KILN_RESOURCE_EXHAUSTED,
+                    "calls nest deeper than %d frames (unbounded recursion?)",
+                    KILN_VM_MAX_CALL_DEPTH);
+  }
+  const uint32_t nr = vm->p->functions[func].num_registers;
+  if (vm->num_regs + nr > vm->cap_regs) {
+    uint64_t cap = vm->cap_regs ? vm->cap_regs : 1024;
+    while (cap < vm->num_regs + nr) cap *= 2;
+    Obj** r = (Obj**)realloc(vm->regs, cap * sizeof(Obj*));
+    if (r == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory for registers");
+    vm->regs = r;
+    vm->cap_regs = cap;
+  }
+  if (vm->num_frames == vm->cap_frames) {
+    uint32_t cap = vm->cap_frames ? vm->cap_frames * 2 : 64;
+    Frame* f = (Frame*)realloc(vm->frames, cap * sizeof(Frame));
+    if (f == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory for frames");
+    vm->frames = f;
+    vm->cap_frames = cap;
+  }
+  memset(vm->regs + vm->num_regs, 0, nr * sizeof(Obj*));
+  Frame* f = &vm->frames[vm->num_frames++];
+  f->func = func;
+  f->pc = 0;
+  f->ret_reg = ret_reg;
+  f->base = vm->num_regs;
+  vm->num_regs += nr;
+  return NULL;
+}
+
+static void pop_frame(KilnVm* vm) {
+  Frame* f = &vm->frames[vm->num_frames - 1];
+  for (uint64_t i = f->base; i < vm->num_regs; ++i) {
+    Obj* o = vm->regs[i];
+    vm->regs[i] = NULL;
+    obj_release(vm, o);
+  }
+  vm->num_regs = f->base;
+  --vm->num_frames;
+}
+
+static void unwind(KilnVm* vm) {
+  while (vm->num_frames > 0) pop_frame(vm);
+}
+
+/* ------------------------------------------------------------ the program */
+
+KilnStatus* kiln_vm_create(const KilnVmProgram* program, const DLTensor* constants,
+                           KilnKernelContext* ctx, const char* what, KilnVm** out) {
+  *out = NULL;
+  KilnVm* vm = (KilnVm*)calloc(1, sizeof(KilnVm));
+  if (vm == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
+  vm->p = program;
+  vm->constants = constants;
+  vm->ctx = ctx;
+  snprintf(vm->what, sizeof vm->what, "%s", what != NULL ? what : "VM");
+  vm->outputs = (Obj**)calloc(program->num_outputs, sizeof(Obj*));
+  if (vm->outputs == NULL) {
+    free(vm);
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
+  }
+  *out = vm;
+  return NULL;
+}
+
+static void drop_outputs(KilnVm* vm) {
+  for (uint32_t i = 0; i < vm->num_outputs; ++i) {
+    obj_release(vm, vm->outputs[i]);
+    vm->outputs[i] = NULL;
+  }
+  vm->num_outputs = 0;
+}
+
+void kiln_vm_free(KilnVm* vm) {
+  if (vm == NULL) return;
+  unwind(vm);
+  drop_outputs(vm);
+  free(vm->outputs);
+  free(vm->regs);
+  free(vm->frames);
+  free(vm->kargs);
+  free(vm->work);
+  free(vm);
+}
+
+const DLTensor* kiln_vm_output(const KilnVm* vm, uint32_t index) {
+  if (vm == NULL || index >= vm->num_outputs || vm->outputs[index] == NULL) return NULL;
+  return &((const Tensor*)vm->outputs[index])->t;
+}
+
+void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* kernel_calls) {
+  if (instructions != NULL) *instructions = vm != NULL ? vm->instructions : 0;
+  if (kernel_calls != NULL) *kernel_calls = vm != NULL ? vm->kernel_calls : 0;
+}
+
+static const char* dtype_name(DLDataType t, char* buf, size_t size) {
+  const char* base = t.code == kDLInt     ? "int"
+                     : t.code == kDLUInt  ? "uint"
+                     : t.code == kDLFloat ? "float"
+                     : t.code == kDLBfloat ? "bfloat"
+                                           : NULL;
+  if (t.code == 6) snprintf(buf, size, "bool");
+  else if (base == NULL) snprintf(buf, size, "dtype(%u,%u)", t.code, t.bits);
+  else snprintf(buf, size, "%s%u", base, t.bits);
+  return buf;
+}
+
+void kiln_vm_format_type(const KilnVmProgram* p, const KilnVmType* t, char* buf, size_t size) {
+  char dt[32];
+  size_t used = (size_t)snprintf(buf, size, "%s[", dtype_name(t->dtype, dt, sizeof dt));
+  for (int32_t d = 0; d < t->ndim && used < size; ++d) {
+    int64_t v = t->dims[d];
+    const char* sep = d > 0 ? "," : "";
+    if (v >= 0) used += (size_t)snprintf(buf + used, size - used, "%s%lld", sep, (long long)v);
+    else if (v == KILN_VM_DIM_ANY) used += (size_t)snprintf(buf + used, size - used, "%s?", sep);
+    else used += (size_t)snprintf(buf + used, size - used, "%s%s", sep, p->dim_var_names[-(v + 1)]);
+  }
+  if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+static void format_given(const DLTensor* t, char* buf, size_t size) {
+  char dt[32];
+  size_t used = (size_t)snprintf(buf, size, "%s[", dtype_name(t->dtype, dt, sizeof dt));
+  for (int32_t d = 0; d < t->ndim && d < 32 && used < size; ++d) {
+    used += (size_t)snprintf(buf + used, size - used, "%s%lld", d > 0 ? "," : "",
+                             (long long)t->shape[d]);
+  }
+  if (used < size) snprintf(buf + used, size - used, "]");
+}
+
+KilnStatus* kiln_vm_check_input(const KilnVm* vm, uint32_t index, const DLTensor* x,
+                                const char* name) {
+  const KilnVmType* want = &vm->p->inputs[index];
+  char a[256], b[256];
+  if (x->dtype.code != want->dtype.code || x->dtype.bits != want->dtype.bits ||
+      x->dtype.lanes != want->dtype.lanes || x->ndim != want->ndim) {
+    kiln_vm_format_type(vm->p, want, a, sizeof a);
+    if (x->ndim < 0 || x->ndim > 32) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT, "input '%s': expected %s, got ndim %d",
+                                name, a, (int)x->ndim);
+    }
+    format_given(x, b, sizeof b);
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "input '%s': expected %s, got %s", name, a, b);
+  }
+  for (int32_t d = 0; d < x->ndim; ++d) {
+    if (x->shape[d] < 0 || (want->dims[d] >= 0 && x->shape[d] != want->dims[d])) {
+      kiln_vm_format_type(vm->p, want, a, sizeof a);
+      format_given(x, b, sizeof b);
+      return kiln_status_create(KILN_INVALID_ARGUMENT, "input '%s': expected %s, got %s", name, a,
+                                b);
+    }
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------------- run */
+
+/* Appends the tensors of register object o (tuples flattened, depth-first)
+ * to vm->kargs[*n]. */
+static KilnStatus* flatten_arg(KilnVm* vm, Obj* o, uint32_t* n, int depth) {
+  if (o == NULL) return vm_error(vm, KILN_INTERNAL, "a kernel argument register is empty");
+  if (o->kind == OBJ_TENSOR) {
+    if (*n >= KILN_VM_MAX_KERNEL_ARGS) {
+      return vm_error(vm, KILN_INTERNAL, "more than %d kernel arguments", KILN_VM_MAX_KERNEL_ARGS);
+    }
+    if (*n >= vm->cap_kargs) {
+      uint32_t cap = vm->cap_kargs ? vm->cap_kargs * 2 : 64;
+      DLTensor** k = (DLTensor**)realloc(vm->kargs, cap * sizeof(DLTensor*));
+      if (k == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+      vm->kargs = k;
+      vm->cap_kargs = cap;
+    }
+    vm->kargs[(*n)++] = &((Tensor*)o)->t;
+    return NULL;
+  }
+  if (o->kind != OBJ_ADT || depth > 8) {
+    return vm_error(vm, KILN_INTERNAL, "a kernel argument is %s, expected a tensor or a tuple",
+                    kind_name(o));
+  }
+  Adt* a = (Adt*)o;
+  for (int32_t i = 0; i < a->n; ++i) {
+    KilnStatus* st = flatten_arg(vm, a->fields[i], n, depth + 1);
+    if (st != NULL) return st;
+  }
+  return NULL;
+}
+
+static KilnStatus* invoke_packed(KilnVm* vm, const KilnVmInstr* in) {
+  uint32_t n = 0;
+  for (int32_t i = 0; i < in->count; ++i) {
+    const uint32_t before = n;
+    KilnStatus* st = flatten_arg(vm, *reg_at(vm, in->list[i]), &n, 0);
+    if (st != NULL) return st;
+    /* Outputs are written: never a constant (read-only memory) or an input. */
+    if (i >= in->count - in->b) {
+      for (uint32_t k = before; k < n; ++k) {
+        const Tensor* t = (const Tensor*)((const uint8_t*)vm->kargs[k] - offsetof(Tensor, t));
+        if (t->readonly) {
+          return vm_error(vm, KILN_INTERNAL,
+                          "kernel '%s': output register %d holds a constant or an input",
+                          vm->p->kernel_names[in->a], (int)in->list[i]);
+        }
+      }
+    }
+  }
+  KilnKernelFn fn = vm->p->kernels[in->a];
+  if (fn == NULL) {
+    return vm_error(vm, KILN_INTERNAL, "kernel '%s' is not resolved", vm->p->kernel_names[in->a]);
+  }
+  ++vm->kernel_calls;
+  int32_t rc = fn(vm->kargs, (int32_t)n, vm->ctx);
+  if (rc != 0) {
+    const char* msg = vm->ctx != NULL ? kiln_kernel_context_error(vm->ctx) : kiln_kernel_last_error();
+    KilnStatus* st = vm_error(vm, rc == KILN_KERNEL_EINVAL ? KILN_INVALID_ARGUMENT : KILN_INTERNAL,
+                              "kernel '%s' failed with code %d: %s", vm->p->kernel_names[in->a],
+                              (int)rc, (msg != NULL && msg[0] != '\0') ? msg : "(no message)");
+    if (vm->ctx != NULL) kiln_kernel_context_clear_error(vm->ctx);
+    return st;
+  }
+  return NULL;
+}
+
+static KilnStatus* alloc_storage(KilnVm* vm, const KilnVmInstr* in, Obj** out) {
+  Obj* o;
+  KilnStatus* st = get_obj(vm, in->b, OBJ_TENSOR, "size", &o);
+  if (st != NULL) return st;
+  const DLTensor* t = &((Tensor*)o)->t;
+  uint64_t bytes = 0;
+  if (t->ndim == 1) {
+    int32_t ndim = 0;
+    int64_t dims[32];
+    if ((st = shape_of_reg(vm, in->b, &ndim, dims)) != NULL) return st;
+    if (!tensor_bytes(in->dtype, ndim, dims, &bytes)) {
+      return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "a tensor of that shape exceeds 2^56 bytes");
+    }
+  } else {
+    int64_t v = 0;
+    if ((st = scalar_of(vm, in->b, "size", &v)) != NULL) return st;
+    if (v < 0 || (uint64_t)v > KILN_VM_MAX_BYTES) {
+      return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "storage of %lld bytes", (long long)v);
+    }
+    bytes = (uint64_t)v;
+  }
+  Storage* s = (Storage*)calloc(1, sizeof(Storage));
+  if (s == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+  s->h.kind = OBJ_STORAGE;
+  s->h.refs = 1;
+  s->size = bytes;
+  uint64_t align = in->c < 64 ? 64 : (uint64_t)in->c;
+  uint64_t rounded = (bytes + align - 1) / align * align;
+  if (rounded == 0) rounded = align;
+  s->data = aligned_alloc((size_t)align, (size_t)rounded);
+  if (s->data == NULL) {
+    free(s);
+    return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "cannot allocate %llu bytes",
+                    (unsigned long long)bytes);
+  }
+  *out = &s->h;
+  return NULL;
+}
+
+/* A tensor of `dtype` and `dims` at `offset` of the storage in register r. */
+static KilnStatus* alloc_tensor(KilnVm* vm, int32_t r, int64_t offset, DLDataType dtype,
+                                int32_t ndim, const int64_t* dims, Obj** out) {
+  Obj* o;
+  KilnStatus* st = get_obj(vm, r, OBJ_STORAGE, "storage", &o);
+  if (st != NULL) return st;
+  Storage* s = (Storage*)o;
+  uint64_t bytes = 0;
+  if (!tensor_bytes(dtype, ndim, dims, &bytes) || (uint64_t)offset > s->size ||
+      bytes > s->size - (uint64_t)offset) {
+    return vm_error(vm, KILN_INTERNAL,
+                    "a tensor of %llu bytes at offset %lld does not fit its storage of %llu bytes",
+                    (unsigned long long)bytes, (long long)offset, (unsigned long long)s->size);
+  }
+  if ((uint64_t)offset % elem_bytes(dtype) != 0) {
+    return vm_error(vm, KILN_INTERNAL, "offset %lld is not aligned to the element size",
+                    (long long)offset);
+  }
+  Tensor* t = new_tensor(dtype, ndim, dims);
+  if (t == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+  t->t.data = (uint8_t*)s->data + offset;
+  t->storage = o;
+  obj_retain(o);
+  *out = &t->h;
+  return NULL;
+}
+
+static KilnStatus* alloc_adt(KilnVm* vm, int32_t kind, int32_t tag, int32_t n, const int32_t* regs,
+                             Obj* const* prefix, int32_t num_prefix, Obj** out) {
+  Adt* a = (Adt*)calloc(1, sizeof(Adt) + (size_t)(n + num_prefix) * sizeof(Obj*));
+  if (a == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+  a->h.kind = kind;
+  a->h.refs = 1;
+  a->tag = tag;
+  a->n = n + num_prefix;
+  for (int32_t i = 0; i < num_prefix; ++i) {
+    a->fields[i] = prefix[i];
+    obj_retain(prefix[i]);
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    Obj* f = *reg_at(vm, regs[i]);
+    if (f == NULL) {
+      free(a);
+      return vm_error(vm, KILN_INTERNAL, "field register %d is empty", (int)regs[i]);
+    }
+    a->fields[num_prefix + i] = f;
+    obj_retain(f);
+  }
+  *out = &a->h;
+  return NULL;
+}
+
+/* Moves the call's arguments into the new frame (pushed already). */
+static void pass_args(KilnVm* vm, uint64_t caller_base, Obj* const* prefix, int32_t num_prefix,
+                      const int32_t* args, int32_t n) {
+  Frame* f = &vm->frames[vm->num_frames - 1];
+  for (int32_t i = 0; i < num_prefix; ++i) {
+    vm->regs[f->base + (uint64_t)i] = prefix[i];
+    obj_retain(prefix[i]);
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    Obj* o = vm->regs[caller_base + (uint64_t)args[i]];
+    vm->regs[f->base + (uint64_t)(num_prefix + i)] = o;
+    obj_retain(o);
+  }
+}
+
+static KilnStatus* check_symbolic(KilnVm* vm, const DLTensor* const* inputs) {
+  const KilnVmProgram* p = vm->p;
+  int64_t values[KILN_VM_MAX_IO];
+  int32_t from_input[KILN_VM_MAX_IO];
+  for (uint32_t v = 0; v < p->num_dim_vars; ++v) from_input[v] = -1;
+  for (uint32_t i = 0; i < p->num_inputs; ++i) {
+    const KilnVmType* t = &p->inputs[i];
+    for (int32_t d = 0; d < t->ndim; ++d) {
+      int64_t dim = t->dims[d];
+      if (dim >= 0 || dim == KILN_VM_DIM_ANY) continue;
+      uint32_t v = (uint32_t)(-(dim + 1));
+      int64_t given = inputs[i]->shape[d];
+      if (from_input[v] < 0) {
+        from_input[v] = (int32_t)i;
+        values[v] = given;
+      } else if (values[v] != given) {
+        return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                  "%s: the inputs disagree on the dim %s: %lld (input %d) and %lld "
+                                  "(input %u, axis %d)",
+                                  vm->what, p->dim_var_names[v], (long long)values[v],
+                                  (int)from_input[v], (long long)given, i, (int)d);
+      }
+    }
+  }
+  return NULL;
+}
+
+/* Copies the tensor object for output i out of main's result. */
+static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
+  const KilnVmProgram* p = vm->p;
+  Obj* one[1] = {result};
+  Obj* const* items = one;
+  uint32_t n = 1;
+  if (result != NULL && result->kind == OBJ_ADT) {
+    items = ((Adt*)result)->fields;
+    n = (uint32_t)((Adt*)result)->n;
+  }
+  if (n != p->num_outputs) {
+    return kiln_status_create(KILN_INTERNAL, "%s: VM: main returned %u values, the signature has %u",
+                              vm->what, n, p->num_outputs);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const Obj* o = items[i];
+    if (o == NULL || o->kind != OBJ_TENSOR) {
+      return kiln_status_create(KILN_INTERNAL, "%s: VM: output %u is %s, not a tensor", vm->what, i,
+                                kind_name(o));
+    }
+    const DLTensor* t = &((const Tensor*)o)->t;
+    const KilnVmType* want = &p->outputs[i];
+    int ok = t->dtype.code == want->dtype.code && t->dtype.bits == want->dtype.bits &&
+             t->ndim == want->ndim;
+    for (int32_t d = 0; ok && d < t->ndim; ++d) {
+      if (want->dims[d] >= 0 && t->shape[d] != want->dims[d]) ok = 0;
+    }
+    if (!ok) {
+      char a[256], b[256];
+      kiln_vm_format_type(p, want, a, sizeof a);
+      format_given(t, b, sizeof b);
+      return kiln_status_create(KILN_INTERNAL, "%s: VM: output %u is %s, the signature says %s",
+                                vm->what, i, b, a);
+    }
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    vm->outputs[i] = items[i];
+    obj_retain(items[i]);
+  }
+  vm->num_outputs = n;
+  return NULL;
+}
+
+KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
+  const KilnVmProgram* p = vm->p;
+  drop_outputs(vm);
+  vm->instructions = 0;
+  vm->kernel_calls = 0;
+  KilnStatus* st = NULL;
+  for (uint32_t i = 0; i < p->num_inputs && st == NULL; ++i) {
+    char name[32];
+    snprintf(name, sizeof name, "#%u", i);
+    if (inputs[i] == NULL) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: input %u is not set", vm->what, i);
+    }
+    st = kiln_vm_check_input(vm, i, inputs[i], name);
+  }
+  if (st == NULL) st = check_symbolic(vm, inputs);
+  if (st != NULL) return st;
+  st = push_frame(vm, p->main, -1);
+  if (st != NULL) return st;
+  for (uint32_t i = 0; i < p->num_inputs; ++i) {
+    Tensor* t = new_tensor(inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape);
+    if (t == NULL) {
+      unwind(vm);
+      return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
+    }
+    t->t.data = (uint8_t*)inputs[i]->data + inputs[i]->byte_offset;
+    t->readonly = 1;
+    set_reg(vm, (int32_t)i, &t->h);
+  }
+
+  Obj* result = NULL;
+  while (st == NULL) {
+    Frame* f = &vm->frames[vm->num_frames - 1];
+    const KilnVmFunc* fn = &p->functions[f->func];
+    const KilnVmInstr* in = &fn->instrs[f->pc];
+    ++vm->instructions;
+    uint32_t next = f->pc + 1;
+    Obj* o = NULL;
+    switch (in->op) {
+      case KILN_VM_MOVE: {
+        Obj* src = *reg_at(vm, in->b);
+        obj_retain(src);
+        set_reg(vm, in->a, src);
+        break;
+      }
+      case KILN_VM_RET: {
+        Obj* r = *reg_at(vm, in->a);
+        if (r == NULL) {
+          st = vm_error(vm, KILN_INTERNAL, "returns empty register %d", (int)in->a);
+          break;
+        }
+        obj_retain(r);
+        int32_t dst = f->ret_reg;
+        pop_frame(vm);
+        if (vm->num_frames == 0) {
+          result = r;
+          goto done;
+        }
+        set_reg(vm, dst, r);
+        continue; /* the caller's pc already points past its call */
+      }
+      case KILN_VM_INVOKE: {
+        const uint64_t caller_base = f->base;
+        const uint32_t caller = vm->num_frames - 1;
+        if ((st = push_frame(vm, (uint32_t)in->b, in->a)) != NULL) break;
+        vm->frames[caller].pc = next; /* where its Ret resumes */
+        pass_args(vm, caller_base, NULL, 0, in->list, in->count);
+        continue;
+      }
+      case KILN_VM_INVOKE_CLOSURE: {
+        if ((st = get_obj(vm, in->b, OBJ_CLOSURE, "closure", &o)) != NULL) break;
+        Adt* c = (Adt*)o;
+        const KilnVmFunc* callee = &p->functions[c->tag];
+        if ((uint32_t)(c->n + in->count) != callee->num_params) {
+          st = vm_error(vm, KILN_INTERNAL,
+                        "calls a closure of '%s' with %d arguments after %d captured; it has %u "
+                        "parameters",
+                        callee->name, (int)in->count, (int)c->n, callee->num_params);
+          break;
+        }
+        const uint64_t caller_base = f->base;
+        const uint32_t caller = vm->num_frames - 1;
+        if ((st = push_frame(vm, (uint32_t)c->tag, in->a)) != NULL) break;
+        vm->frames[caller].pc = next;
+        pass_args(vm, caller_base, c->fields, c->n, in->list, in->count);
+        continue;
+      }
+      case KILN_VM_INVOKE_PACKED:
+        st = invoke_packed(vm, in);
+        break;
+      case KILN_VM_ALLOC_TENSOR:
+        st = alloc_tensor(vm, in->b, in->imm, in->dtype, in->count, in->dims, &o);
+        if (st == NULL) set_reg(vm, in->a, o);
+        break;
+      case KILN_VM_ALLOC_TENSOR_REG: {
+        int32_t ndim = 0;
+        int64_t dims[32];
+        st = shape_of_reg(vm, in->c, &ndim, dims);
+        if (st == NULL) st = alloc_tensor(vm, in->b, in->imm, in->dtype, ndim, dims, &o);
+        if (st == NULL) set_reg(vm, in->a, o);
+        break;
+      }
+      case KILN_VM_ALLOC_ADT:
+        st = alloc_adt(vm, OBJ_ADT, in->b, in->count, in->list, NULL, 0, &o);
+        if (st == NULL) set_reg(vm, in->a, o);
+        break;
+      case KILN_VM_ALLOC_CLOSURE:
+        st = alloc_adt(vm, OBJ_CLOSURE, in->b, in->count, in->list, NULL, 0, &o);
+        if (st == NULL) set_reg(vm, in->a, o);
+        break;
+      case KILN_VM_GET_FIELD: {
+        if ((st = get_obj(vm, in->b, 0, "object", &o)) != NULL) break;
+        if (o->kind != OBJ_ADT && o->kind != OBJ_CLOSURE) {
+          st = vm_error(vm, KILN_INTERNAL, "object register %d holds %s, expected an ADT",
+                        (int)in->b, kind_name(o));
+          break;
+        }
+        Adt* a = (Adt*)o;
+        if (in->c >= a->n) {
+          st = vm_error(vm, KILN_INTERNAL, "field %d of an ADT with %d fields", (int)in->c,
+                        (int)a->n);
+          break;
+        }
+        Obj* field = a->fields[in->c];
+        obj_retain(field);
+        set_reg(vm, in->a, field);
+        break;
+      }
+      case KILN_VM_IF: {
+        int64_t test = 0, target = 0;
+        if ((st = scalar_of(vm, in->a, "test", &test)) != NULL) break;
+        if ((st = scalar_of(vm, in->b, "target", &target)) != NULL) break;
+        next = (uint32_t)(test == target ? in->c : in->d);
+        break;
+      }
+      case KILN_VM_LOAD_CONST: {
+        const DLTensor* c = &vm->constants[in->b];
+        Tensor* t = new_tensor(c->dtype, c->ndim, c->shape);
+        if (t == NULL) {
+          st = vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+          break;
+        }
+        t->t.data = c->data;
+        t->readonly = 1;
+        set_reg(vm, in->a, &t->h);
+        break;
+      }
+      case KILN_VM_GOTO:
+        next = (uint32_t)in->a;
+        break;
+      case KILN_VM_GET_TAG: {
+        if ((st = get_obj(vm, in->b, OBJ_ADT, "object", &o)) != NULL) break;
+        DLDataType i32 = {kDLInt, 32, 1};
+        Tensor* t = new_scalar(i32, ((Adt*)o)->tag);
+        if (t == NULL) {
+          st = vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+          break;
+        }
+        set_reg(vm, in->a, &t->h);
+        break;
+      }
+      case KILN_VM_LOAD_CONSTI: {
+        DLDataType i64 = {kDLInt, 64, 1};
+        Tensor* t = new_scalar(i64, in->imm);
+        if (t == NULL) {
+          st = vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+          break;
+        }
+        set_reg(vm, in->a, &t->h);
+        break;
+      }
+      case KILN_VM_FATAL:
+        st = vm_error(vm, KILN_FAILED_PRECONDITION, "%.*s", (int)in->text_size, in->text);
+        break;
+      case KILN_VM_ALLOC_STORAGE:
+        st = alloc_storage(vm, in, &o);
+        if (st == NULL) set_reg(vm, in->a, o);
+        break;
+      case KILN_VM_SHAPE_OF: {
+        if ((st = get_obj(vm, in->b, OBJ_TENSOR, "tensor", &o)) != NULL) break;
+        const DLTensor* src = &((Tensor*)o)->t;
+        /* The shape lives in a storage of its own. */
+        Storage* s = (Storage*)calloc(1, sizeof(Storage));
+        int64_t n = src->ndim;
+        Tensor* t = new_tensor((DLDataType){kDLInt, 64, 1}, 1, &n);
+        if (s != NULL) s->data = aligned_alloc(64, 64 * 5);
+        if (s == NULL || t == NULL || s->data == NULL) {
+          if (s != NULL) free(s->data);
+          free(s);
+          free(t);
+          st = vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+          break;
+        }
+        s->h.kind = OBJ_STORAGE;
+        s->h.refs = 1;
+        s->size = 64 * 5;
+        memcpy(s->data, src->shape, (size_t)src->ndim * sizeof(int64_t));
+        t->t.data = s->data;
+        t->storage = &s->h;
+        set_reg(vm, in->a, &t->h);
+        break;
+      }
+      case KILN_VM_RESHAPE_TENSOR: {
+        if ((st = get_obj(vm, in->b, OBJ_TENSOR, "tensor", &o)) != NULL) break;
+        int32_t ndim = 0;
+        int64_t dims[32];
+        if ((st = shape_of_reg(vm, in->c, &ndim, dims)) != NULL) break;
+        Tensor* src = (Tensor*)o;
+        uint64_t have = 0, want = 0;
+        if (!tensor_bytes(src->t.dtype, src->t.ndim, src->t.shape, &have) ||
+            !tensor_bytes(src->t.dtype, ndim, dims, &want) || have != want) {
+          st = vm_error(vm, KILN_INVALID_ARGUMENT,
+                        "cannot reshape a tensor of %llu bytes to one of %llu bytes",
+                        (unsigned long long)have, (unsigned long long)want);
+          break;
+        }
+        Tensor* t = new_tensor(src->t.dtype, ndim, dims);
+        if (t == NULL) {
+          st = vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
+          break;
+        }
+        t->t.data = src->t.data;
+        t->t.byte_offset = src->t.byte_offset;
+        t->readonly = src->readonly;
+        /* A view keeps what keeps the source alive: its storage, or the
+         * source itself (an inline scalar, an input, a constant). */
+        t->storage = src->storage != NULL ? src->storage : &src->h;
+        obj_retain(t->storage);
+        set_reg(vm, in->a, &t->h);
+        break;
+      }
+      case KILN_VM_DEVICE_COPY: {
+        if (in->c != kDLCPU || in->d != kDLCPU) {
+          st = vm_error(vm, KILN_UNIMPLEMENTED,
+                        "copies between device types %d and %d: this runtime has the CPU only",
+                        (int)in->c, (int)in->d);
+          break;
+        }
+        if ((st = get_obj(vm, in->b, OBJ_TENSOR, "source", &o)) != NULL) break;
+        obj_retain(o); /* CPU to CPU: the same immutable tensor */
+        set_reg(vm, in->a, o);
+        break;
+      }
+      case KILN_VM_KILL_REGISTER:
+        set_reg(vm, in->a, NULL);
+        break;
+      default:
+        st = vm_error(vm, KILN_INTERNAL, "unknown opcode %d", (int)in->op);
+        break;
+    }
+    if (st != NULL) break;
+    vm->frames[vm->num_frames - 1].pc = next;
+  }
+  unwind(vm);
+  return st;
+
+done:
+  st = take_outputs(vm, result);
+  obj_release(vm, result);
+  return st;
+}

@@ -1,0 +1,70 @@
+/* File: runtime_c/vm.h  (internal to runtime_c)
+ *
+ * The virtual machine that runs a validated VM program (vm_program.h): the
+ * Relay VM's instruction set over reference-counted objects (tensors,
+ * storages, ADTs, closures), one register file per frame, calls without C
+ * recursion (frames on a heap stack, at most KILN_VM_MAX_CALL_DEPTH deep), and
+ * kernels called through the kernel ABI (kiln/kernel_abi.h).
+ *
+ * One KilnVm belongs to one session: not thread-safe; separate VMs on one
+ * program are independent (the program is read-only).
+ *
+ *   KilnVm* vm;
+ *   kiln_vm_create(program, constants, ctx, "m.so", &vm);
+ *   kiln_vm_run(vm, inputs);                 // checks inputs against main's signature
+ *   const DLTensor* y = kiln_vm_output(vm, 0);   // valid until the next run
+ *   kiln_vm_free(vm);
+ *
+ * Every failure is a status naming the function, the instruction and what
+ * was wrong (a register holding the wrong kind of object, a shape that does
+ * not fit its storage, a kernel's own error, Fatal); the VM then drops every
+ * object of the failed run.
+ */
+#ifndef KILN_RUNTIME_C_VM_H_
+#define KILN_RUNTIME_C_VM_H_
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#include "kiln/kernel_abi.h"
+#include "kiln/status.h"
+#include "runtime_c/vm_program.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct KilnVm KilnVm;
+
+/* `constants`: program->num_constants tensors (CPU, compact), read-only and
+ * alive as long as the VM. `ctx`: the kernels' context (may be NULL). `what`
+ * names the artifact in messages (copied). */
+KILN_VM_HIDDEN KilnStatus* kiln_vm_create(const KilnVmProgram* program, const DLTensor* constants,
+                           KilnKernelContext* ctx, const char* what, KilnVm** out);
+KILN_VM_HIDDEN void kiln_vm_free(KilnVm* vm);
+
+/* Checks input `index` against main's signature alone: dtype, ndim, static
+ * dims (symbolic dims are checked together by kiln_vm_run). */
+KILN_VM_HIDDEN KilnStatus* kiln_vm_check_input(const KilnVm* vm, uint32_t index, const DLTensor* tensor,
+                                const char* name);
+
+/* Runs main on `inputs` (program->num_inputs CPU tensors, read in place
+ * during the run). Symbolic dims must agree across inputs: every dim naming
+ * variable N has one value. The previous run's outputs are dropped first. */
+KILN_VM_HIDDEN KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs);
+
+/* Output `index` of the last successful run (NULL before one). */
+KILN_VM_HIDDEN const DLTensor* kiln_vm_output(const KilnVm* vm, uint32_t index);
+
+/* Instructions executed and kernels called by the last run. */
+KILN_VM_HIDDEN void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* kernel_calls);
+
+/* "float32[N,4]" for signature type `t`, symbolic names from the program. */
+KILN_VM_HIDDEN void kiln_vm_format_type(const KilnVmProgram* program, const KilnVmType* t, char* buf,
+                         size_t size);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_C_VM_H_ */
