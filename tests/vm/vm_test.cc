@@ -216,6 +216,44 @@ def @main(%x: Tensor[(N, 4), float32], %y: Tensor[(N, 4), float32]) {
   EXPECT_NE(e.find("expected float32[N,4], got float32[2,5]"), std::string::npos) << e;
 }
 
+// A transformer encoder layer (examples/transformer_block.kir, smaller:
+// hidden 32, 4 heads of 8, feed-forward 64) with a symbolic sequence length:
+// reshapes by 0 / -1 / -3, batch_matmul, softmax, layer_norm, gelu.
+TEST(Vm, AttentionWithASymbolicSequenceLength) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(1, S, 32), float32],
+          %wq: Tensor[(32, 32), float32], %wk: Tensor[(32, 32), float32],
+          %wv: Tensor[(32, 32), float32], %wo: Tensor[(32, 32), float32],
+          %w1: Tensor[(64, 32), float32], %w2: Tensor[(32, 64), float32],
+          %g: Tensor[(32,), float32], %b: Tensor[(32,), float32]) {
+  %q0 = reshape(nn.dense(%x, %wq, units=32), newshape=[0, 0, 4, 8]);
+  %q = reshape(transpose(%q0, axes=[0, 2, 1, 3]), newshape=[-3, 0, 0]);
+  %k0 = reshape(nn.dense(%x, %wk, units=32), newshape=[0, 0, 4, 8]);
+  %k = reshape(transpose(%k0, axes=[0, 2, 1, 3]), newshape=[-3, 0, 0]);
+  %v0 = reshape(nn.dense(%x, %wv, units=32), newshape=[0, 0, 4, 8]);
+  %v = reshape(transpose(%v0, axes=[0, 2, 3, 1]), newshape=[-3, 0, 0]);
+  %a = nn.softmax(divide(nn.batch_matmul(%q, %k), 2.8284f), axis=2);
+  %o = reshape(nn.batch_matmul(%a, %v), newshape=[1, 4, -1, 8]);
+  %m = reshape(transpose(%o, axes=[0, 2, 1, 3]), newshape=[0, 0, -3]);
+  %h = nn.layer_norm(add(nn.dense(%m, %wo, units=32), %x), %g, %b);
+  %f = nn.dense(nn.gelu(nn.dense(%h, %w1, units=64)), %w2, units=32);
+  nn.layer_norm(add(%f, %h), %g, %b)
+}
+)";
+  const std::string path = TempPath("attention.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  for (int64_t s : {1, 5, 16}) {
+    SCOPED_TRACE(s);
+    RunAndCompare(art, text,
+                  {{kF32, {1, s, 32}, {}}, {kF32, {32, 32}, {}}, {kF32, {32, 32}, {}},
+                   {kF32, {32, 32}, {}}, {kF32, {32, 32}, {}}, {kF32, {64, 32}, {}},
+                   {kF32, {32, 64}, {}}, {kF32, {32}, {}}, {kF32, {32}, {}}},
+                  11 + static_cast<uint32_t>(s));
+  }
+}
+
 TEST(Vm, AnyDimsAreNamedAndFollowed) {
   const std::string text = R"(#[version = "0.1"]
 def @main(%x: Tensor[(?, 3), float32]) {
