@@ -938,6 +938,25 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
         set_reg(vm, in->a, o);
         break;
       }
+      case KILN_VM_SET_FIELD: {
+        if ((st = get_obj(vm, in->a, OBJ_ADT, "object", &o)) != NULL) break;
+        Adt* a = (Adt*)o;
+        if (in->b >= a->n) {
+          st = vm_error(vm, KILN_INTERNAL, "field %d of an ADT with %d fields", (int)in->b,
+                        (int)a->n);
+          break;
+        }
+        Obj* v = *reg_at(vm, in->c);
+        if (v == NULL) {
+          st = vm_error(vm, KILN_INTERNAL, "source register %d is empty", (int)in->c);
+          break;
+        }
+        obj_retain(v);
+        Obj* old = a->fields[in->b];
+        a->fields[in->b] = v;
+        obj_release(vm, old);
+        break;
+      }
       case KILN_VM_KILL_REGISTER:
         set_reg(vm, in->a, NULL);
         break;

@@ -43,7 +43,7 @@ const char* kiln_vm_opcode_name(int32_t op) {
       "AllocTensor", "AllocTensorReg", "AllocADT", "AllocClosure",  "GetField",
       "If",          "LoadConst",     "Goto",     "GetTag",        "LoadConsti",
       "Fatal",       "AllocStorage",  "ShapeOf",  "ReshapeTensor", "DeviceCopy",
-      "KillRegister"};
+      "KillRegister", "SetField"};
   return (op >= 0 && op < KILN_VM_NUM_OPCODES) ? names[op] : "?";
 }
 
@@ -130,6 +130,7 @@ static uint64_t instr_words(const int32_t* code, uint64_t pos, uint64_t n) {
     }
     case KILN_VM_ALLOC_TENSOR_REG: fixed = 7; break;
     case KILN_VM_GET_FIELD: fixed = 4; break;
+    case KILN_VM_SET_FIELD: fixed = 4; break;
     case KILN_VM_IF: fixed = 5; break;
     case KILN_VM_LOAD_CONST: fixed = 3; break;
     case KILN_VM_GOTO: fixed = 2; break;
@@ -269,6 +270,7 @@ static KilnStatus* decode(const Site* s, const int32_t* w, int64_t** dims_cursor
       if (!decode_dtype(w[6], &in->dtype)) return bad(s, "invalid dtype word 0x%x", (unsigned)w[6]);
       break;
     case KILN_VM_GET_FIELD:
+    case KILN_VM_SET_FIELD:
     case KILN_VM_RESHAPE_TENSOR:
       in->a = w[1];
       in->b = w[2];
@@ -365,6 +367,10 @@ static KilnStatus* check_instr(const Site* s, KilnVmInstr* in) {
       if ((st = check_reg(s, in->a, "destination")) != NULL) return st;
       if (in->c < 0) return bad(s, "negative field index %d", in->c);
       return check_reg(s, in->b, "object");
+    case KILN_VM_SET_FIELD:
+      if ((st = check_reg(s, in->a, "object")) != NULL) return st;
+      if (in->b < 0) return bad(s, "negative field index %d", in->b);
+      return check_reg(s, in->c, "source");
     case KILN_VM_IF:
       if ((st = check_reg(s, in->a, "test")) != NULL) return st;
       if ((st = check_reg(s, in->b, "target")) != NULL) return st;

@@ -56,7 +56,8 @@ extern "C" {
  *   SHAPE_OF        dst=a tensor=b
  *   RESHAPE_TENSOR  dst=a tensor=b shape=c
  *   DEVICE_COPY     dst=a src=b src_device=c dst_device=d
- *   KILL_REGISTER   a */
+ *   KILL_REGISTER   a
+ *   SET_FIELD       object=a index=b src=c */
 typedef struct {
   int32_t op;
   int32_t a, b, c, d;

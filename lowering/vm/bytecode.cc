@@ -157,7 +157,7 @@ std::string Disassemble(const VmProgram& p) {
       "AllocTensor", "AllocTensorReg", "AllocADT", "AllocClosure",  "GetField",
       "If",          "LoadConst",      "Goto",     "GetTag",        "LoadConsti",
       "Fatal",       "AllocStorage",   "ShapeOf",  "ReshapeTensor", "DeviceCopy",
-      "KillRegister"};
+      "KillRegister", "SetField"};
   std::string out;
   for (size_t f = 0; f < p.functions.size(); ++f) {
     const VmFunction& fn = p.functions[f];

@@ -307,12 +307,28 @@ absl::StatusOr<int32_t> FunctionCompiler::CompileOne(const Expr& e) {
       return absl::UnimplementedError(absl::StrCat("VM compiler: the operator ",
                                                    e.as<OpNode>()->name(),
                                                    " used as a value", Where(e)));
-    case ExprKind::kRefCreate:
-    case ExprKind::kRefRead:
-    case ExprKind::kRefWrite:
-      return absl::UnimplementedError(absl::StrCat(
-          "VM compiler: references (", ExprKindName(e->kind),
-          ") are not compiled yet; run the program with `kiln eval`", Where(e)));
+    // A reference is a cell: an ADT of one field (kiln's SetField writes it).
+    case ExprKind::kRefCreate: {
+      KILN_ASSIGN_OR_RETURN(int32_t v, Compile(static_cast<const RefCreateNode*>(e.get())->value));
+      int32_t r = NewReg();
+      Emit(KILN_VM_ALLOC_ADT, {r, 0, 1, v});
+      return r;
+    }
+    case ExprKind::kRefRead: {
+      KILN_ASSIGN_OR_RETURN(int32_t ref, Compile(static_cast<const RefReadNode*>(e.get())->ref));
+      int32_t r = NewReg();
+      Emit(KILN_VM_GET_FIELD, {r, ref, 0});
+      return r;
+    }
+    case ExprKind::kRefWrite: {
+      const auto* w = static_cast<const RefWriteNode*>(e.get());
+      KILN_ASSIGN_OR_RETURN(int32_t ref, Compile(w->ref));
+      KILN_ASSIGN_OR_RETURN(int32_t v, Compile(w->value));
+      Emit(KILN_VM_SET_FIELD, {ref, 0, v});
+      int32_t r = NewReg();  // the value of ref_write: the empty tuple
+      Emit(KILN_VM_ALLOC_ADT, {r, KILN_VM_TUPLE_TAG, 0});
+      return r;
+    }
   }
   return absl::InternalError("VM compiler: unknown expression kind");
 }

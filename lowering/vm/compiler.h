@@ -17,10 +17,10 @@
 // closures (free variables captured, a let-bound function may call itself),
 // global functions as values, calls of closures (InvokeClosure), ADT
 // constructors (AllocADT) and `match` (GetTag / If / GetField, a Fatal when no
-// clause matches).
+// clause matches), references (a one-field cell: AllocADT, GetField, and
+// kiln's SetField).
 //
-// Errors (statuses naming the construct): references (RefCreate/Read/Write),
-// operators left outside a primitive function, a main parameter or result
+// Errors (statuses naming the construct): operators left outside a primitive function, a main parameter or result
 // that is not a tensor (or a tuple of tensors), an output shape that depends
 // on values (`?`, or variables the inputs do not bind), free variables.
 #ifndef KILN_LOWERING_VM_COMPILER_H_

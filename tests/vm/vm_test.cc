@@ -5,7 +5,8 @@
 // sessions), run at several input shapes and compared with the interpreter
 // (interpreter/interpreter.h) on the same inputs: symbolic and `?` dims,
 // `if`, global recursion, closures (captured values, a local function calling
-// itself), ADTs with `match`, tuples in and out of kernels, constants. Also
+// itself), ADTs with `match`, references, tuples in and out of kernels,
+// constants. Also
 // what a user gets wrong: inputs that disagree on a symbolic dim, a wrong
 // static dim, a match that fails (Fatal), outputs read before a run, and
 // artifacts whose VM section was corrupted (every one refused or run without
@@ -403,15 +404,28 @@ def @main(%x: Tensor[(2,), float32]) {
   EXPECT_NE(e.find("deeper than"), std::string::npos) << e;
 }
 
-TEST(Vm, ReferencesAreRefusedWithAClearError) {
+TEST(Vm, References) {
   const std::string text = R"(#[version = "0.1"]
-def @main(%x: Tensor[(2,), float32]) {
+def @bump(%r: ref(Tensor[(2,), float32]), %n: Tensor[(), int32]) -> () {
+  if (less(%n, 1)) { () } else {
+    let %u = ref_write(%r, add(ref_read(%r), 1f));
+    @bump(%r, subtract(%n, 1))
+  }
+}
+
+def @main(%x: Tensor[(2,), float32], %n: Tensor[(), int32]) {
   let %r = ref(%x);
-  ref_read(%r)
+  let %u = @bump(%r, %n);
+  let %before = ref_read(%r);
+  let %w = ref_write(%r, multiply(%before, 2f));
+  (%before, ref_read(%r))
 }
 )";
-  std::string e = Compile(text, TempPath("ref.so"));
-  EXPECT_NE(e.find("references"), std::string::npos) << e;
+  const std::string path = TempPath("refs.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  for (double n : {0.0, 3.0}) RunAndCompare(art, text, {{kF32, {2}, {}}, {kI32, {}, {n}}}, 4);
 }
 
 // Every byte of the VM section flipped in turn (the file re-sealed so the

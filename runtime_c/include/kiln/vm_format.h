@@ -122,7 +122,10 @@ enum {
   KILN_VM_RESHAPE_TENSOR = 18,  /* dst tensor shape */
   KILN_VM_DEVICE_COPY = 19,     /* dst src src_device_type dst_device_type */
   KILN_VM_KILL_REGISTER = 20,   /* reg */
-  KILN_VM_NUM_OPCODES = 21
+  /* kiln's addition (the Relay VM has no references): a reference is an ADT
+   * of one field, read with GetField and written with SetField. */
+  KILN_VM_SET_FIELD = 21,       /* object index src */
+  KILN_VM_NUM_OPCODES = 22
 };
 
 /* A tag of an ADT made for a tuple. */
