@@ -271,10 +271,15 @@ DLTensor MakeTensor(Input& in, const TensorInfo& plan, std::vector<int64_t>* sha
           t.dtype.bits = static_cast<uint8_t>(in.Byte());
           t.dtype.lanes = static_cast<uint16_t>(in.Below(3));
           break;
-        case 4:
-          t.device.device_type = static_cast<DLDeviceType>(1 + in.Below(16));
+        case 4: {
+          // Any int, as a C caller may pass: written as bytes, because in C++
+          // a value outside DLDeviceType's enumerators is undefined to hold.
+          const int32_t device = static_cast<int32_t>(1 + in.Below(16));
+          static_assert(sizeof(t.device.device_type) == sizeof(device), "DLDeviceType is an int");
+          std::memcpy(&t.device.device_type, &device, sizeof device);
           t.device.device_id = static_cast<int32_t>(in.SmallInt());
           break;
+        }
         case 5:
           offset = kHugeOffsets[in.Below(5)];
           break;
@@ -597,7 +602,9 @@ void Step(Input& in, State& s) {
       }
       if (t.byte_offset >= (uint64_t{1} << 56)) KILN_FUZZ_CHECK(st != nullptr, "huge byte_offset accepted");
       if (t.ndim > 32 || (t.shape == nullptr && t.ndim > 0)) KILN_FUZZ_CHECK(st != nullptr, "bad ndim/shape accepted");
-      if (t.device.device_type != kDLCPU) KILN_FUZZ_CHECK(st != nullptr, "non-CPU tensor accepted");
+      int32_t device = 0;
+      std::memcpy(&device, &t.device.device_type, sizeof device);
+      if (device != kDLCPU) KILN_FUZZ_CHECK(st != nullptr, "non-CPU tensor accepted");
       kiln_fuzz::Count(st == nullptr ? "input_set" : "input_refused");
       Failed(st);
       break;
