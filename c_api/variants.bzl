@@ -48,6 +48,7 @@ def kiln_c_api_variant(name, frontends, passes, onnx_families = [], codegens = [
     srcs = [
         "//c_api:api_internal.cc",
         "//c_api:api_internal.h",
+        "//c_api:evaluate_api.cc",
         "//c_api:frontends.h",
         "//c_api:kiln_api.cc",
     ]
@@ -56,6 +57,7 @@ def kiln_c_api_variant(name, frontends, passes, onnx_families = [], codegens = [
         "//c_api:graph_dot",
         "//c_api:headers",
         "//frontends/onnx:importer_headers",
+        "//interpreter",
         "//ir",
         "//ir:status_macros",
         "//passes:pipeline",

@@ -150,7 +150,7 @@ KilnStatus* kiln_vm_session_set_input(KilnSession* s, int32_t index, const DLTen
 KilnStatus* kiln_vm_session_run(KilnSession* s) {
   if (s->num_unset_inputs != 0) return kiln_session_check_inputs(s);
   const uint32_t n = s->artifact->vm->num_inputs;
-  const DLTensor* stack_inputs[16];
+  const DLTensor* stack_inputs[16] = {NULL};
   const DLTensor** inputs = stack_inputs;
   if (n > 16) {
     inputs = (const DLTensor**)malloc(n * sizeof(DLTensor*));

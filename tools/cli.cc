@@ -206,7 +206,7 @@ std::vector<CommandHelp> AllHelp() {
   return {{"compile", kCompileHelp}, {"run", kRunHelp},     {"info", kInfoHelp},
           {"bench", kBenchHelp},     {"debug", kDebugHelp}, {"check", kCheckHelp},
           {"print", kPrintHelp},     {"opt", kOptHelp},     {"lower", kLowerHelp},
-          {"graph", kGraphHelp}};
+          {"graph", kGraphHelp},     {"eval", kEvalHelp}};
 }
 
 }  // namespace kiln::cli

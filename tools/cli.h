@@ -114,6 +114,7 @@ int Run(const std::vector<std::string>& args);
 int Bench(const std::vector<std::string>& args);
 int Debug(const std::vector<std::string>& args);
 int Info(const std::vector<std::string>& args);
+int Eval(const std::vector<std::string>& args);
 
 // The help text of each subcommand, for `kiln help --markdown` (docs/cli.md).
 struct CommandHelp {
@@ -122,7 +123,7 @@ struct CommandHelp {
 };
 std::vector<CommandHelp> AllHelp();
 extern const char kPrintHelp[], kCheckHelp[], kOptHelp[], kLowerHelp[], kCompileHelp[],
-    kGraphHelp[], kRunHelp[], kBenchHelp[], kDebugHelp[], kInfoHelp[];
+    kGraphHelp[], kRunHelp[], kBenchHelp[], kDebugHelp[], kInfoHelp[], kEvalHelp[];
 
 }  // namespace kiln::cli
 

@@ -163,6 +163,37 @@ expect_error 2 "--input-shape names 'Q', which is neither an input nor a symboli
   "$kiln" compile "$tmp/sym.onnx" -o "$tmp/x.so" --input-shape Q=2
 expect_error 2 "'N' is a symbolic dim and takes one size, got 2" "$kiln" compile "$tmp/sym.onnx" -o "$tmp/x.so" --input-shape N=2,3
 
+# ---- 3b. kiln eval: the interpreter on a program the graph executor cannot
+# run, against the same program compiled for the VM.
+cat >"$tmp/prog.kir" <<'KIR'
+#[version = "0.1"]
+def @count(%i: Tensor[(), int32], %x: Tensor[(N,), float32]) -> Tensor[(N,), float32] {
+  if (less(%i, 1)) { %x } else { @count(subtract(%i, 1), add(multiply(%x, 0.5f), 1f)) }
+}
+def @main(%n: Tensor[(), int32], %x: Tensor[(N,), float32]) {
+  @count(%n, %x)
+}
+KIR
+check "program inputs" "$py" -c "
+import sys, numpy as np
+np.save(sys.argv[1], np.array(3, dtype=np.int32))
+np.save(sys.argv[2], np.array([4, -2, 0.5], dtype=np.float32))
+" "$tmp/n.npy" "$tmp/xp.npy"
+check "eval a program" "$kiln" eval "$tmp/prog.kir" --input "n=$tmp/n.npy" --input "x=$tmp/xp.npy" --output-npz "$tmp/eval.npz"
+expect_out "output 0: float32[3]" "eval prints the output"
+check "compile the program for the VM" "$kiln" compile "$tmp/prog.kir" -o "$tmp/prog.so"
+check "run the compiled program" "$kiln" run "$tmp/prog.so" --input "n=$tmp/n.npy" --input "x=$tmp/xp.npy" --output-npz "$tmp/run.npz"
+pycheck "eval and the VM agree" "
+import sys, numpy as np
+e, r = np.load(sys.argv[1]), np.load(sys.argv[2])
+want = np.array([4, -2, 0.5], dtype=np.float32)
+for _ in range(3): want = want * 0.5 + 1
+assert np.allclose(e['output0'], want), e['output0']
+(k,) = list(r)
+assert np.allclose(r[k], want), r[k]
+" "$tmp/eval.npz" "$tmp/run.npz"
+expect_error 1 "input 'x' (float32[?]) is not given; use --input x=FILE.npy" "$kiln" eval "$tmp/prog.kir" --input "n=$tmp/n.npy"
+
 # ---- 4. --json on compile --timing and run.
 check "compile --timing --json" "$kiln" compile "$model" -o "$tmp/j.so" --timing --json
 cp "$tmp/out" "$tmp/compile.json"

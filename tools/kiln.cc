@@ -37,6 +37,7 @@ constexpr const char kUsage[] =
     "  opt MODEL [--passes=A,B]    run graph passes (or the default pipeline); print the result\n"
     "  lower MODEL [--emit ...]    fuse and lower every kernel; print loop IR, LLVM IR or asm\n"
     "  graph MODEL [--format svg]  draw the dataflow graph (Graphviz dot or SVG)\n"
+    "  eval MODEL [--input N=F.npy] run main in the reference interpreter (no compiling)\n"
     "\n"
     "run compiled models (MODEL.so from kiln compile):\n"
     "  run MODEL.so [--input N=F.npy | F.npz] [--random-inputs] [--output-dir DIR]\n"
@@ -60,7 +61,7 @@ constexpr Command kCommands[] = {
     {"compile", kiln::cli::Compile}, {"print", kiln::cli::Print}, {"check", kiln::cli::Check},
     {"opt", kiln::cli::Opt},         {"lower", kiln::cli::Lower}, {"graph", kiln::cli::Graph},
     {"run", kiln::cli::Run},         {"bench", kiln::cli::Bench}, {"debug", kiln::cli::Debug},
-    {"info", kiln::cli::Info},
+    {"info", kiln::cli::Info},       {"eval", kiln::cli::Eval},
 };
 
 // docs/cli.md: the usage and every command's --help text, as Markdown.

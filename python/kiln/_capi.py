@@ -250,6 +250,8 @@ _COMPILER = {
     "kiln_model_emit": (Status, [Handle, P(KilnCompileOptions), ctypes.c_int, P(c_void_p),
                                  P(KilnCompileReport)]),
     "kiln_model_to_dot": (Status, [Handle, P(c_void_p)]),
+    "kiln_model_evaluate": (Status, [Handle, P(P(DLTensor)), c_int32,
+                                     P(P(P(DLManagedTensor))), P(c_int32)]),
 }
 
 # Every function this package declares: tests/test_capi.py compares these

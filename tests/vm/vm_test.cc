@@ -428,6 +428,69 @@ def @main(%x: Tensor[(2,), float32], %n: Tensor[(), int32]) {
   for (double n : {0.0, 3.0}) RunAndCompare(art, text, {{kF32, {2}, {}}, {kI32, {}, {n}}}, 4);
 }
 
+// kiln_model_evaluate (the interpreter through the C API) on a program with
+// closures, recursion and a reference: the same values as the VM artifact;
+// its errors are statuses.
+TEST(Vm, EvaluateThroughTheCApiMatchesTheVm) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N,), float32], %k: Tensor[(), int32]) {
+  let %r = ref(%x);
+  let %step = fn (%j: Tensor[(), int32]) -> () {
+    if (less(%j, 1)) { () } else {
+      let %u = ref_write(%r, add(ref_read(%r), %x));
+      %step(subtract(%j, 1))
+    }
+  };
+  let %u = %step(%k);
+  (ref_read(%r), multiply(%x, 3f))
+}
+)";
+  const std::string path = TempPath("evaluate.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  KilnModel* model = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_model_parse_text(text.c_str(), "vm_test", &model)), "");
+  float x[3] = {1.5f, -2, 0.25f};
+  int32_t k = 4;
+  int64_t three = 3;
+  DLTensor dx{x, {kDLCPU, 0}, 1, {kDLFloat, 32, 1}, &three, nullptr, 0};
+  DLTensor dk{&k, {kDLCPU, 0}, 0, {kDLInt, 32, 1}, nullptr, nullptr, 0};
+  const DLTensor* in[2] = {&dx, &dk};
+  DLManagedTensor** outs = nullptr;
+  int32_t n = 0;
+  ASSERT_EQ(TakeStatus(kiln_model_evaluate(model, in, 2, &outs, &n)), "");
+  ASSERT_EQ(n, 2);
+  ASSERT_EQ(TakeStatus(kiln_session_set_input_index(art.session(), 0, &dx)), "");
+  ASSERT_EQ(TakeStatus(kiln_session_set_input_index(art.session(), 1, &dk)), "");
+  ASSERT_EQ(TakeStatus(kiln_session_run(art.session())), "");
+  for (int32_t o = 0; o < n; ++o) {
+    const DLTensor* got = nullptr;
+    ASSERT_EQ(TakeStatus(kiln_session_get_output(art.session(), o, &got)), "");
+    const DLTensor& want = outs[o]->dl_tensor;
+    ASSERT_EQ(want.ndim, 1);
+    ASSERT_EQ(want.shape[0], 3);
+    ASSERT_EQ(got->shape[0], 3);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_FLOAT_EQ(static_cast<const float*>(got->data)[i], static_cast<const float*>(want.data)[i]);
+    }
+  }
+  EXPECT_FLOAT_EQ(static_cast<const float*>(outs[0]->dl_tensor.data)[0], 1.5f * 5);
+  for (int32_t o = 0; o < n; ++o) outs[o]->deleter(outs[o]);
+  kiln_free(outs);
+  // Errors: a wrong count, a wrong dtype, a NULL input.
+  std::string e = TakeStatus(kiln_model_evaluate(model, in, 1, &outs, &n));
+  EXPECT_NE(e.find("main takes 2 inputs, got 1"), std::string::npos) << e;
+  EXPECT_EQ(outs, nullptr);
+  const DLTensor* swapped[2] = {&dk, &dx};
+  e = TakeStatus(kiln_model_evaluate(model, swapped, 2, &outs, &n));
+  EXPECT_NE(e.find("input 0 ('x'): expected float32 of rank 1"), std::string::npos) << e;
+  const DLTensor* null_in[2] = {&dx, nullptr};
+  e = TakeStatus(kiln_model_evaluate(model, null_in, 2, &outs, &n));
+  EXPECT_NE(e.find("input 1 ('k') is NULL"), std::string::npos) << e;
+  kiln_model_release(model);
+}
+
 // Every byte of the VM section flipped in turn (the file re-sealed so the
 // checksum passes): the loader refuses the artifact with a status, or it
 // loads and its run returns a status or a value — never a crash.

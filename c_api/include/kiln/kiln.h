@@ -279,6 +279,22 @@ typedef enum {
 KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* options,
                             KilnEmitKind kind, char** out_text, KilnCompileReport* report);
 
+/* ------------------------------------------------------------- interpreter */
+
+/* Runs `model`'s main in kiln's reference interpreter, without compiling:
+ * every construct of the graph language (control flow, closures, ADTs,
+ * references, symbolic shapes), slowly; for checking answers and trying
+ * programs. `inputs[i]` is main's parameter i (CPU memory, compact; dtype and
+ * rank as the parameter, static dims equal); `num_inputs` must be main's
+ * parameter count. On success `*out_outputs` is a malloc'ed array of
+ * `*out_num_outputs` DLManagedTensor* (main's result: a tensor, or a tuple's
+ * tensors, nested tuples flattened in order): release each with its
+ * deleter, then the array with kiln_free. A result that holds an ADT, a
+ * closure or a reference gives KILN_UNIMPLEMENTED. */
+KilnStatus* kiln_model_evaluate(const KilnModel* model, const DLTensor* const* inputs,
+                                int32_t num_inputs, DLManagedTensor*** out_outputs,
+                                int32_t* out_num_outputs);
+
 /* ------------------------------------------------------------------- graph */
 
 /* The model's `main` as a Graphviz dot graph (one node per operator call,

@@ -615,4 +615,11 @@ extern "C" {
     ) -> *mut KilnStatus;
     pub fn kiln_model_to_dot(model: *const KilnModel, out_dot: *mut *mut c_char)
         -> *mut KilnStatus;
+    pub fn kiln_model_evaluate(
+        model: *const KilnModel,
+        inputs: *const *const DLTensor,
+        num_inputs: i32,
+        out_outputs: *mut *mut *mut DLManagedTensor,
+        out_num_outputs: *mut i32,
+    ) -> *mut KilnStatus;
 }
