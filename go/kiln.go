@@ -36,9 +36,10 @@ import "C"
 
 // APIVersion is the C ABI version this package was written against
 // (KILN_API_VERSION; version 2 added kiln_model_warnings, version 3 the
-// output and dim names and the compile progress callback); the library it
+// output and dim names and the compile progress callback, version 4
+// kiln_model_evaluate and VM artifacts); the library it
 // links has LibraryAPIVersion() at least this.
-const APIVersion = 3
+const APIVersion = 4
 
 // Version is the loaded library's version string ("0.1.0").
 func Version() string { return C.GoString(C.kiln_version()) }

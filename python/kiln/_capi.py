@@ -39,8 +39,9 @@ c_void_p = ctypes.c_void_p
 # and the oldest library they work with: version 2 added kiln_model_warnings,
 # which Model.warnings needs; version 3 the output names, dim names
 # (Model.outputs' names, TensorInfo.dim_names) and the compile progress
-# callback; everything else is in version 1.
-API_VERSION = 3
+# callback; version 4 kiln_model_evaluate and VM artifacts (docs/vm.md);
+# everything else is in version 1.
+API_VERSION = 4
 MIN_API_VERSION = 1
 
 Status = c_void_p  # KilnStatus*: None (NULL) means success.

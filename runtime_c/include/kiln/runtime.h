@@ -46,7 +46,7 @@ extern "C" {
  * every backward-compatible addition; an incompatible change would get a new
  * library name. Compare with kiln_api_version() to learn whether the loaded
  * library has what the caller was built against. */
-#define KILN_API_VERSION 3
+#define KILN_API_VERSION 4
 
 /* "0.1.0". */
 const char* kiln_runtime_version(void);

@@ -197,7 +197,7 @@ pub struct KilnNpyTensor {
 
 /// The C ABI version of these declarations (kiln_api_version() of the
 /// library must be at least this). Version 2 added kiln_model_warnings.
-pub const KILN_API_VERSION: u32 = 3;
+pub const KILN_API_VERSION: u32 = 4;
 pub const KILN_PROFILE_MAX_RUNS: i32 = 100000;
 
 pub const KILN_HMAC_SHA256_SIZE: usize = 32;
