@@ -58,6 +58,99 @@ void DimVars(const Dim& d, std::set<std::string>* out) {
 
 class ProgramCompiler;
 
+// The register operands an instruction reads or writes (vm_format.h).
+std::vector<int32_t> RegistersOf(const VmInstr& in) {
+  const std::vector<int32_t>& o = in.operands;
+  auto list = [&](size_t count_at) {
+    std::vector<int32_t> r;
+    for (int32_t i = 0; i < o[count_at]; ++i) r.push_back(o[count_at + 1 + static_cast<size_t>(i)]);
+    return r;
+  };
+  switch (in.op) {
+    case KILN_VM_MOVE: return {o[0], o[1]};
+    case KILN_VM_RET: return {o[0]};
+    case KILN_VM_INVOKE: {
+      std::vector<int32_t> r = list(2);
+      r.push_back(o[0]);
+      return r;
+    }
+    case KILN_VM_INVOKE_CLOSURE: {
+      std::vector<int32_t> r = list(2);
+      r.push_back(o[0]);
+      r.push_back(o[1]);
+      return r;
+    }
+    case KILN_VM_INVOKE_PACKED: return list(2);
+    case KILN_VM_ALLOC_TENSOR: return {o[0], o[1]};
+    case KILN_VM_ALLOC_TENSOR_REG: return {o[0], o[1], o[4]};
+    case KILN_VM_ALLOC_ADT:
+    case KILN_VM_ALLOC_CLOSURE: {
+      std::vector<int32_t> r = list(2);
+      r.push_back(o[0]);
+      return r;
+    }
+    case KILN_VM_GET_FIELD: return {o[0], o[1]};
+    case KILN_VM_SET_FIELD: return {o[0], o[2]};
+    case KILN_VM_IF: return {o[0], o[1]};
+    case KILN_VM_LOAD_CONST:
+    case KILN_VM_LOAD_CONSTI: return {o[0]};
+    case KILN_VM_GET_TAG:
+    case KILN_VM_SHAPE_OF: return {o[0], o[1]};
+    case KILN_VM_ALLOC_STORAGE: return {o[0], o[1]};
+    case KILN_VM_RESHAPE_TENSOR: return {o[0], o[1], o[2]};
+    case KILN_VM_DEVICE_COPY: return {o[0], o[1]};
+    case KILN_VM_KILL_REGISTER: return {o[0]};
+    default: return {};
+  }
+}
+
+// Frees each value as soon as nothing needs it: a KillRegister after the
+// last instruction that names its register. Every jump goes forward (the
+// compiler emits no loops; recursion is a call), so once execution passes a
+// register's last mention in instruction order, no path reaches another.
+// Jump offsets are rewritten for the inserted instructions.
+void InsertKills(VmFunction* fn) {
+  const size_t n = fn->instrs.size();
+  std::vector<int64_t> last(fn->num_registers, -1);
+  for (size_t i = 0; i < n; ++i) {
+    for (int32_t r : RegistersOf(fn->instrs[i])) last[static_cast<size_t>(r)] = static_cast<int64_t>(i);
+  }
+  std::vector<std::vector<int32_t>> kills_after(n);
+  for (size_t r = 0; r < last.size(); ++r) {
+    if (last[r] < 0) continue;
+    const VmInstr& in = fn->instrs[static_cast<size_t>(last[r])];
+    // Nothing runs after these in their path, or the value moves on.
+    if (in.op == KILN_VM_RET || in.op == KILN_VM_GOTO || in.op == KILN_VM_FATAL ||
+        in.op == KILN_VM_IF) {
+      continue;
+    }
+    kills_after[static_cast<size_t>(last[r])].push_back(static_cast<int32_t>(r));
+  }
+  std::vector<size_t> new_index(n + 1);
+  std::vector<VmInstr> out;
+  for (size_t i = 0; i < n; ++i) {
+    new_index[i] = out.size();
+    out.push_back(fn->instrs[i]);
+    for (int32_t r : kills_after[i]) out.push_back(VmInstr{KILN_VM_KILL_REGISTER, {r}});
+  }
+  new_index[n] = out.size();
+  for (size_t i = 0; i < n; ++i) {
+    VmInstr& in = out[new_index[i]];
+    auto fix = [&](size_t operand) {
+      const int64_t target = static_cast<int64_t>(i) + in.operands[operand];
+      in.operands[operand] = static_cast<int32_t>(static_cast<int64_t>(new_index[static_cast<size_t>(target)]) -
+                                                  static_cast<int64_t>(new_index[i]));
+    };
+    if (in.op == KILN_VM_IF) {
+      fix(2);
+      fix(3);
+    } else if (in.op == KILN_VM_GOTO) {
+      fix(0);
+    }
+  }
+  fn->instrs = std::move(out);
+}
+
 // One VM function being emitted.
 class FunctionCompiler {
  public:
@@ -190,6 +283,7 @@ absl::Status FunctionCompiler::CompileBody(const std::vector<Var>& captured,
   self_ = self ? self.get() : nullptr;
   KILN_ASSIGN_OR_RETURN(int32_t result, Compile(body));
   Emit(KILN_VM_RET, {result});
+  InsertKills(&fn());
   return absl::OkStatus();
 }
 
