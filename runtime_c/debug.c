@@ -28,6 +28,7 @@
 #include "runtime_c/artifact_blob.h"
 #include "runtime_c/handles.h"
 #include "runtime_c/runtime_internal.h"
+#include "runtime_c/vm.h"
 
 typedef struct {
   const char* name; /* into the profile's string block */
@@ -212,15 +213,128 @@ static KilnStatus* read_profile_options(const char* fn, const KilnProfileOptions
   return NULL;
 }
 
+/* The profile of a VM artifact: one row per kernel call of a run (in call
+ * order, named kernel#call), each time the median over the timed runs when
+ * every run made the same calls (the same inputs: the same path), else the
+ * last run's; then one row "vm" for the rest of the run (the instructions
+ * between kernel calls: allocation, calls, control flow). */
+static KilnStatus* vm_profile(KilnSession* session, const KilnProfileOptions* opts,
+                              KilnProfile** out) {
+  KilnStatus* st = kiln_session_check_inputs(session);
+  if (st != NULL) return st;
+  KilnVmTrace trace;
+  memset(&trace, 0, sizeof trace);
+  kiln_vm_set_trace(session->vm, &trace);
+  for (int32_t r = 0; r < opts->warmup && st == NULL; ++r) st = kiln_session_run(session);
+  double* runs = NULL;  /* runs[call * repeat + r] */
+  double* other = NULL; /* per run: the time outside kernels */
+  uint32_t calls = 0;
+  int same = 1;
+  for (int32_t r = 0; r < opts->repeat && st == NULL; ++r) {
+    st = kiln_session_run(session);
+    if (st != NULL) break;
+    if (trace.failed) {
+      st = kiln_status_create(KILN_RESOURCE_EXHAUSTED, "kiln_session_profile: out of memory");
+      break;
+    }
+    if (r == 0) {
+      calls = trace.num_calls;
+      runs = (double*)calloc(((size_t)calls + 1) * (size_t)opts->repeat, sizeof(double));
+      other = (double*)calloc((size_t)opts->repeat, sizeof(double));
+      if (runs == NULL || other == NULL) {
+        st = kiln_status_create(KILN_RESOURCE_EXHAUSTED, "kiln_session_profile: out of memory");
+        break;
+      }
+    }
+    if (trace.num_calls != calls) same = 0;
+    uint64_t in_kernels = 0;
+    for (uint32_t c = 0; c < trace.num_calls; ++c) in_kernels += trace.time_ns[c];
+    other[r] = (double)(trace.total_ns - in_kernels) / 1e3;
+    for (uint32_t c = 0; same && c < calls; ++c) {
+      runs[(size_t)c * (size_t)opts->repeat + (size_t)r] = (double)trace.time_ns[c] / 1e3;
+    }
+  }
+  kiln_vm_set_trace(session->vm, NULL);
+  KilnProfile* p = NULL;
+  if (st == NULL) {
+    const KilnVmProgram* prog = kiln_vm_program(session->vm);
+    const uint32_t rows = trace.num_calls + 1;
+    p = (KilnProfile*)calloc(1, sizeof(KilnProfile));
+    char shape[1024];
+    size_t total = 64;
+    for (uint32_t c = 0; c < trace.num_calls; ++c) {
+      total += 2 * strlen(prog->kernel_names[trace.kernel[c]]) + 24 + sizeof shape;
+    }
+    if (p != NULL) {
+      p->nodes = (KilnProfileNode*)calloc(rows, sizeof(KilnProfileNode));
+      p->strings = (char*)malloc(total);
+    }
+    if (p == NULL || p->nodes == NULL || p->strings == NULL) {
+      st = kiln_status_create(KILN_RESOURCE_EXHAUSTED, "kiln_session_profile: out of memory");
+    } else {
+      char* w = p->strings;
+      const int32_t repeat = opts->repeat;
+      for (uint32_t c = 0; c <= trace.num_calls; ++c) {
+        KilnProfileNode* node = &p->nodes[c];
+        double t;
+        const double* mine = c < trace.num_calls ? runs + (size_t)c * (size_t)repeat : other;
+        if (c < trace.num_calls && !same) {
+          t = (double)trace.time_ns[c] / 1e3;
+        } else {
+          double* sorted = (double*)(uintptr_t)mine;
+          qsort(sorted, (size_t)repeat, sizeof(double), compare_doubles);
+          t = repeat % 2 == 1 ? sorted[repeat / 2]
+                              : 0.5 * (sorted[repeat / 2 - 1] + sorted[repeat / 2]);
+        }
+        if (c < trace.num_calls) {
+          const char* k = prog->kernel_names[trace.kernel[c]];
+          const int64_t* sh = trace.shapes + (size_t)c * 33;
+          size_t used = (size_t)snprintf(shape, sizeof shape, "(");
+          for (int64_t d = 0; d < sh[0] && used < sizeof shape; ++d) {
+            used += (size_t)snprintf(shape + used, sizeof shape - used, d ? ", %lld" : "%lld",
+                                     (long long)sh[1 + d]);
+          }
+          if (used < sizeof shape) snprintf(shape + used, sizeof shape - used, ")");
+          node->name = w;
+          w += sprintf(w, "%s#%u", k, c) + 1;
+          node->op = w;
+          w += sprintf(w, "%s", k) + 1;
+          node->shape = w;
+          w += sprintf(w, "%s", shape) + 1;
+          node->start_us = (double)trace.start_ns[c] / 1e3;
+        } else {
+          node->name = w;
+          w += sprintf(w, "vm") + 1;
+          node->op = w;
+          w += sprintf(w, "vm instructions") + 1;
+          node->shape = w;
+          w += sprintf(w, "(%llu)", (unsigned long long)trace.instructions) + 1;
+          node->start_us = 0;
+        }
+        node->time_us = t;
+        p->total_us += t;
+      }
+      p->num_nodes = (int32_t)rows;
+      if (kiln_handle_add(KILN_HANDLE_PROFILE, p) != 0) {
+        st = kiln_status_create(KILN_RESOURCE_EXHAUSTED, "kiln_session_profile: out of memory");
+      }
+    }
+  }
+  free(runs);
+  free(other);
+  kiln_vm_trace_free(&trace);
+  if (st != NULL) {
+    profile_free(p);
+    return st;
+  }
+  *out = p;
+  return NULL;
+}
+
 static KilnStatus* profile_with(KilnSession* session, const KilnProfileOptions* opts,
                                 KilnProfile** out) {
   const KilnArtifact* art = session->artifact;
-  if (session->vm != NULL) {
-    return kiln_status_create(KILN_UNIMPLEMENTED,
-                              "%s: the debug executor does not profile VM artifacts yet (time "
-                              "whole runs with kiln_session_benchmark)",
-                              art->path);
-  }
+  if (session->vm != NULL) return vm_profile(session, opts, out);
   const int32_t n = session->num_steps;
   const size_t count = n > 0 ? (size_t)n : 1;
   const int32_t repeat = opts->repeat;
@@ -595,11 +709,6 @@ KilnStatus* kiln_session_debug_dump_with(KilnSession* session, const char* dir,
   KilnStatus* st = kiln_session_check_live(session, "kiln_session_debug_dump");
   if (st != NULL) return st;
   const KilnArtifact* art = session->artifact;
-  if (session->vm != NULL) {
-    return kiln_status_create(KILN_UNIMPLEMENTED,
-                              "%s: kiln_session_debug_dump does not cover VM artifacts yet",
-                              art->path);
-  }
   KilnProfileOptions opts;
   st = read_profile_options("kiln_session_debug_dump", options, &opts);
   if (st != NULL) return st;
@@ -615,11 +724,13 @@ KilnStatus* kiln_session_debug_dump_with(KilnSession* session, const char* dir,
   st = make_dirs(dir);
   if (st != NULL) goto done;
 
-  /* graph.json */
-  path = join_path(dir, "graph.json");
-  if (path == NULL) goto oom;
-  st = write_text_file(path, art->graph_text);
-  if (st != NULL) goto done;
+  /* graph.json (a VM artifact has no graph) */
+  if (session->vm == NULL) {
+    path = join_path(dir, "graph.json");
+    if (path == NULL) goto oom;
+    st = write_text_file(path, art->graph_text);
+    if (st != NULL) goto done;
+  }
 
   /* profile.txt and trace.json, from a clean timed run. */
   st = profile_with(session, &opts, &profile);
@@ -637,7 +748,9 @@ KilnStatus* kiln_session_debug_dump_with(KilnSession* session, const char* dir,
   st = write_text_file(path, trace);
   if (st != NULL) goto done;
 
-  if (opts.skip_tensors) goto done;
+  /* A VM artifact: the profile and trace of its kernel calls; its
+   * intermediate tensors live in the VM's registers, not dumped yet. */
+  if (opts.skip_tensors || session->vm != NULL) goto done;
 
   /* tensors/: inputs and parameters first, then every node's outputs right
    * after the node ran. */

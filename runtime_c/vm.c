@@ -6,6 +6,8 @@
  * million cells is freed in constant stack. Registers of every frame live on
  * one growable stack of object pointers, indexed from the frame's base.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+
 #include "runtime_c/vm.h"
 
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kiln/threadpool.h"
 
@@ -32,7 +35,18 @@ typedef struct {
   Obj h;
   void* data; /* 64-byte aligned */
   uint64_t size;
+  uint64_t capacity; /* bytes allocated (>= size) */
 } Storage;
+
+/* Storages a run freed, kept for the next allocations (the same model runs
+ * the same sizes again: no malloc, no page faults of fresh memory). */
+#define KILN_VM_POOL_BLOCKS 256
+#define KILN_VM_POOL_BYTES (UINT64_C(1) << 31)
+
+typedef struct {
+  void* data;
+  uint64_t capacity;
+} PoolBlock;
 
 typedef struct {
   Obj h;
@@ -76,7 +90,90 @@ struct KilnVm {
   Obj** outputs;
   uint32_t num_outputs;
   uint64_t instructions, kernel_calls;
+  KilnVmTrace* trace;
+  uint64_t run_start_ns;
+
+  PoolBlock pool[KILN_VM_POOL_BLOCKS];
+  uint32_t pool_count;
+  uint64_t pool_bytes;
 };
+
+/* Keeps `data` for reuse, or frees it when the pool is full. */
+static void pool_put(KilnVm* vm, void* data, uint64_t capacity) {
+  if (data == NULL) return;
+  if (vm->pool_count == KILN_VM_POOL_BLOCKS || vm->pool_bytes + capacity > KILN_VM_POOL_BYTES) {
+    free(data);
+    return;
+  }
+  vm->pool[vm->pool_count].data = data;
+  vm->pool[vm->pool_count].capacity = capacity;
+  ++vm->pool_count;
+  vm->pool_bytes += capacity;
+}
+
+/* A pooled block of at least `bytes` and at most twice that (the smallest
+ * such), or NULL. */
+static void* pool_take(KilnVm* vm, uint64_t bytes, uint64_t* capacity) {
+  uint32_t best = vm->pool_count;
+  for (uint32_t i = 0; i < vm->pool_count; ++i) {
+    const uint64_t c = vm->pool[i].capacity;
+    if (c >= bytes && c / 2 <= bytes && (best == vm->pool_count || c < vm->pool[best].capacity)) {
+      best = i;
+    }
+  }
+  if (best == vm->pool_count) return NULL;
+  void* data = vm->pool[best].data;
+  *capacity = vm->pool[best].capacity;
+  vm->pool_bytes -= *capacity;
+  vm->pool[best] = vm->pool[--vm->pool_count];
+  return data;
+}
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void kiln_vm_set_trace(KilnVm* vm, KilnVmTrace* trace) { vm->trace = trace; }
+
+const KilnVmProgram* kiln_vm_program(const KilnVm* vm) { return vm->p; }
+
+void kiln_vm_trace_free(KilnVmTrace* t) {
+  if (t == NULL) return;
+  free(t->kernel);
+  free(t->start_ns);
+  free(t->time_ns);
+  free(t->shapes);
+  memset(t, 0, sizeof *t);
+}
+
+static void trace_call(KilnVm* vm, uint32_t kernel, uint64_t a, uint64_t b, const DLTensor* out) {
+  KilnVmTrace* t = vm->trace;
+  if (t->num_calls == t->capacity) {
+    uint32_t cap = t->capacity ? t->capacity * 2 : 256;
+    uint32_t* k = (uint32_t*)realloc(t->kernel, cap * sizeof(uint32_t));
+    if (k != NULL) t->kernel = k;
+    uint64_t* s0 = (uint64_t*)realloc(t->start_ns, cap * sizeof(uint64_t));
+    if (s0 != NULL) t->start_ns = s0;
+    uint64_t* s1 = (uint64_t*)realloc(t->time_ns, cap * sizeof(uint64_t));
+    if (s1 != NULL) t->time_ns = s1;
+    int64_t* sh = (int64_t*)realloc(t->shapes, (size_t)cap * 33 * sizeof(int64_t));
+    if (sh != NULL) t->shapes = sh;
+    if (k == NULL || s0 == NULL || s1 == NULL || sh == NULL) {
+      t->failed = 1;
+      return;
+    }
+    t->capacity = cap;
+  }
+  uint32_t i = t->num_calls++;
+  t->kernel[i] = kernel;
+  t->start_ns[i] = a - vm->run_start_ns;
+  t->time_ns[i] = b - a;
+  int64_t* shape = t->shapes + (size_t)i * 33;
+  shape[0] = out != NULL ? out->ndim : 0;
+  for (int32_t d = 0; out != NULL && d < out->ndim && d < 32; ++d) shape[1 + d] = out->shape[d];
+}
 
 /* --------------------------------------------------------------- objects */
 
@@ -97,7 +194,7 @@ static void obj_release(KilnVm* vm, Obj* o) {
     Obj* x = vm->work[--vm->num_work];
     switch (x->kind) {
       case OBJ_STORAGE:
-        free(((Storage*)x)->data);
+        pool_put(vm, ((Storage*)x)->data, ((Storage*)x)->capacity);
         break;
       case OBJ_TENSOR: {
         Obj* s = ((Tensor*)x)->storage;
@@ -380,6 +477,7 @@ void kiln_vm_free(KilnVm* vm) {
   free(vm->frames);
   free(vm->kargs);
   free(vm->work);
+  for (uint32_t i = 0; i < vm->pool_count; ++i) free(vm->pool[i].data);
   free(vm);
 }
 
@@ -508,7 +606,11 @@ static KilnStatus* invoke_packed(KilnVm* vm, const KilnVmInstr* in) {
     return vm_error(vm, KILN_INTERNAL, "kernel '%s' is not resolved", vm->p->kernel_names[in->a]);
   }
   ++vm->kernel_calls;
+  const uint64_t a = vm->trace != NULL ? now_ns() : 0;
   int32_t rc = fn(vm->kargs, (int32_t)n, vm->ctx);
+  if (vm->trace != NULL && rc == 0) {
+    trace_call(vm, (uint32_t)in->a, a, now_ns(), vm->kargs[n - (uint32_t)in->b]);
+  }
   if (rc != 0) {
     const char* msg = vm->ctx != NULL ? kiln_kernel_context_error(vm->ctx) : kiln_kernel_last_error();
     KilnStatus* st = vm_error(vm, rc == KILN_KERNEL_EINVAL ? KILN_INVALID_ARGUMENT : KILN_INTERNAL,
@@ -549,7 +651,13 @@ static KilnStatus* alloc_storage(KilnVm* vm, const KilnVmInstr* in, Obj** out) {
   uint64_t align = in->c < 64 ? 64 : (uint64_t)in->c;
   uint64_t rounded = (bytes + align - 1) / align * align;
   if (rounded == 0) rounded = align;
-  s->data = aligned_alloc((size_t)align, (size_t)rounded);
+  s->capacity = rounded;
+  /* Pooled blocks are 64-byte aligned; a larger alignment allocates. */
+  if (align == 64) s->data = pool_take(vm, rounded, &s->capacity);
+  if (s->data == NULL) {
+    s->capacity = rounded;
+    s->data = aligned_alloc((size_t)align, (size_t)rounded);
+  }
   if (s->data == NULL) {
     free(s);
     return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "cannot allocate %llu bytes",
@@ -701,6 +809,12 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
   drop_outputs(vm);
   vm->instructions = 0;
   vm->kernel_calls = 0;
+  if (vm->trace != NULL) {
+    vm->trace->num_calls = 0;
+    vm->trace->total_ns = 0;
+    vm->trace->instructions = 0;
+    vm->run_start_ns = now_ns();
+  }
   KilnStatus* st = NULL;
   for (uint32_t i = 0; i < p->num_inputs && st == NULL; ++i) {
     char name[32];
@@ -891,6 +1005,7 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
         s->h.kind = OBJ_STORAGE;
         s->h.refs = 1;
         s->size = 64 * 5;
+        s->capacity = 64 * 5;
         memcpy(s->data, src->shape, (size_t)src->ndim * sizeof(int64_t));
         t->t.data = s->data;
         t->storage = &s->h;
@@ -973,5 +1088,9 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
 done:
   st = take_outputs(vm, result);
   obj_release(vm, result);
+  if (vm->trace != NULL) {
+    vm->trace->total_ns = now_ns() - vm->run_start_ns;
+    vm->trace->instructions = vm->instructions;
+  }
   return st;
 }

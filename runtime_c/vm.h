@@ -59,6 +59,29 @@ KILN_VM_HIDDEN const DLTensor* kiln_vm_output(const KilnVm* vm, uint32_t index);
 /* Instructions executed and kernels called by the last run. */
 KILN_VM_HIDDEN void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* kernel_calls);
 
+/* A record of the kernel calls of a run (the debug executor's profile of a
+ * VM artifact): for call i, the kernel, when it started and how long it
+ * took (ns from the run's start), and its first output's shape. */
+typedef struct {
+  uint32_t num_calls;
+  uint32_t capacity;
+  uint32_t* kernel;
+  uint64_t* start_ns;
+  uint64_t* time_ns;
+  int64_t* shapes; /* 33 per call: ndim, then the dims */
+  uint64_t total_ns;
+  uint64_t instructions;
+  int failed; /* out of memory while recording: the record is incomplete */
+} KilnVmTrace;
+
+/* Records the next runs into `trace` (NULL: stop recording). The trace is
+ * cleared at the start of each run; the caller owns it and frees its
+ * arrays with kiln_vm_trace_free. */
+KILN_VM_HIDDEN void kiln_vm_set_trace(KilnVm* vm, KilnVmTrace* trace);
+KILN_VM_HIDDEN void kiln_vm_trace_free(KilnVmTrace* trace);
+/* The program a VM runs. */
+KILN_VM_HIDDEN const KilnVmProgram* kiln_vm_program(const KilnVm* vm);
+
 /* "float32[N,4]" for signature type `t`, symbolic names from the program. */
 KILN_VM_HIDDEN void kiln_vm_format_type(const KilnVmProgram* program, const KilnVmType* t, char* buf,
                          size_t size);

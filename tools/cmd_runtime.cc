@@ -542,8 +542,15 @@ int Debug(const std::vector<std::string>& args) {
     while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) std::fwrite(buf, 1, got, stdout);
     std::fclose(f);
   }
-  std::printf("wrote %s/graph.json, profile.txt, trace.json%s\n", dir.c_str(),
-              no_tensors ? "" : " and tensors/");
+  if (kiln_artifact_graph_json(rt.artifact)[0] == '\0') {
+    // A VM artifact: no graph, and its intermediates are not dumped.
+    std::printf("wrote %s/profile.txt and trace.json (a VM artifact: kernel calls; no graph or "
+                "tensor dumps)\n",
+                dir.c_str());
+  } else {
+    std::printf("wrote %s/graph.json, profile.txt, trace.json%s\n", dir.c_str(),
+                no_tensors ? "" : " and tensors/");
+  }
   return 0;
 }
 

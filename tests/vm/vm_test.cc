@@ -255,6 +255,61 @@ def @main(%x: Tensor[(1, S, 32), float32],
   }
 }
 
+// The debug executor on a VM artifact: one row per kernel call of the run
+// (shape functions included) and a last row for the VM's own instructions;
+// the debug dump writes the table and the trace.
+TEST(Vm, ProfileCoversKernelCallsAndTheVm) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 4), float32]) {
+  %0 = nn.relu(%x);
+  concatenate((%0, %x), axis=0)
+}
+)";
+  const std::string path = TempPath("profile.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  std::vector<float> x(12, 1.0f);
+  int64_t shape[2] = {3, 4};
+  DLTensor dx{x.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "x", &dx)), "");
+  KilnProfile* prof = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_profile(art.session(), &prof)), "");
+  const int32_t rows = kiln_profile_num_nodes(prof);
+  ASSERT_GE(rows, 3);
+  bool saw_shape_fn = false, saw_concat = false;
+  for (int32_t i = 0; i < rows; ++i) {
+    const char* name = nullptr;
+    const char* op = nullptr;
+    double us = -1;
+    ASSERT_EQ(TakeStatus(kiln_profile_node(prof, i, &name, &op, &us)), "");
+    EXPECT_GE(us, 0);
+    std::string n = name;
+    if (i + 1 == rows) {
+      EXPECT_EQ(n, "vm");
+      continue;
+    }
+    EXPECT_NE(n.find(absl::StrCat("#", i)), std::string::npos) << n;
+    saw_shape_fn |= n.find("_shape#") != std::string::npos;
+    saw_concat |= n.find("concatenate") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_shape_fn);
+  EXPECT_TRUE(saw_concat);
+  char* table = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_profile_table(prof, &table)), "");
+  EXPECT_NE(std::string(table).find("vm instructions"), std::string::npos) << table;
+  kiln_free(table);
+  kiln_profile_release(prof);
+  const std::string dir = TempPath("vm_dump");
+  ASSERT_EQ(TakeStatus(kiln_session_debug_dump(art.session(), dir.c_str())), "");
+  EXPECT_EQ(access((dir + "/profile.txt").c_str(), R_OK), 0);
+  EXPECT_EQ(access((dir + "/trace.json").c_str(), R_OK), 0);
+  // The outputs of the profiled runs are there and right.
+  const DLTensor* out = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_get_output(art.session(), 0, &out)), "");
+  ASSERT_EQ(out->shape[0], 6);
+}
+
 TEST(Vm, AnyDimsAreNamedAndFollowed) {
   const std::string text = R"(#[version = "0.1"]
 def @main(%x: Tensor[(?, 3), float32]) {
