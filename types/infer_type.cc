@@ -724,7 +724,16 @@ absl::StatusOr<Module> InferType(const Module& module) {
   }
   KILN_RETURN_IF_ERROR(inf.Solve());
   KILN_ASSIGN_OR_RETURN(auto results, inf.Results());
-  for (auto& [e, t] : results) e->set_checked_type(std::move(t));
+  // Nodes shared with other modules (a model optimized or compiled by
+  // several threads at once, kiln.h) already carry their type: write only a
+  // type that differs, so threads inferring modules that share nodes only
+  // read them (ThreadSanitizer reported the unconditional write racing with
+  // FuseOps's read of the same node in kiln_api_test ThreadsShareOneModel).
+  for (auto& [e, t] : results) {
+    const Type& old = e->checked_type();
+    if (old.defined() && (old.get() == t.get() || TypeEqual(old, t))) continue;
+    e->set_checked_type(std::move(t));
+  }
   return module;
 }
 
