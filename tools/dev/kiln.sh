@@ -3,9 +3,10 @@
 #
 #   tools/dev/kiln.sh test [bazel test flags...]   install deps, then `bazel test //...`
 #   tools/dev/kiln.sh test-sanitizers [--runtime] [flags...]
-#                                                  the C and C++ tests under --config=asan and
-#                                                  --config=ubsan, the concurrency tests under
-#                                                  --config=tsan; --runtime: runtime_c's only
+#                                                  the C and C++ tests under --config=asan_ubsan
+#                                                  (ASan and UBSan in one build), the
+#                                                  concurrency tests under --config=tsan;
+#                                                  --runtime: runtime_c's only
 #                                                  (minutes; docs/sanitizers.md)
 #   tools/dev/kiln.sh demo [MODEL.onnx [NAME=IN.npy ...]]
 #                                                  install deps, build kiln, compile the
@@ -92,12 +93,13 @@ package_patterns() {
     awk -F/ 'NF == 1 { print "//:all"; next } { print "//" $1 "/..." }' | sort -u
 }
 
-# ASan, then UBSan, over every cc_test (C and C++; the sh_tests that drive
-# FFI programs, language bindings and benchmark binaries are not cc_tests),
-# then TSan over TSAN_TESTS. Each config rebuilds what it tests (the
-# sanitizers share bazel-out/k8-fastbuild with the plain build, so run this
-# after anything that needs the plain binaries). Tests tagged no_asan /
-# no_ubsan / no_tsan are skipped by their config (.bazelrc).
+# ASan and UBSan together (--config=asan_ubsan: one instrumented build
+# instead of two) over every cc_test (C and C++; the sh_tests that drive FFI
+# programs, language bindings and benchmark binaries are not cc_tests), then
+# TSan over TSAN_TESTS. Each config rebuilds what it tests (the sanitizers
+# share bazel-out/k8-fastbuild with the plain build, so run this after
+# anything that needs the plain binaries). Tests tagged no_asan / no_ubsan /
+# no_tsan are skipped by their config (.bazelrc).
 run_sanitizers() {
   local patterns tsan_tests=("${TSAN_TESTS[@]}")
   if [[ "${1:-}" == --runtime ]]; then
@@ -109,12 +111,9 @@ run_sanitizers() {
   else
     mapfile -t patterns < <(package_patterns)
   fi
-  local config
-  for config in asan ubsan; do
-    echo "==== bazel test --config=$config (cc tests)"
-    "$BAZEL" test --config="$config" --build_tests_only --test_lang_filters=cc "$@" -- \
-      "${patterns[@]}"
-  done
+  echo "==== bazel test --config=asan_ubsan (cc tests)"
+  "$BAZEL" test --config=asan_ubsan --build_tests_only --test_lang_filters=cc "$@" -- \
+    "${patterns[@]}"
   echo "==== bazel test --config=tsan (concurrency tests)"
   "$BAZEL" test --config=tsan "$@" -- "${tsan_tests[@]}"
 }
