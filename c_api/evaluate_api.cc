@@ -71,7 +71,12 @@ absl::StatusOr<kiln::Ref<kiln::HostTensor>> InputTensor(const KilnModel* model, 
   const KilnTensorSignature& sig = model->inputs[static_cast<size_t>(i)];
   const std::string what = absl::StrCat("input ", i, " ('", sig.name, "')");
   if (t == nullptr) return absl::InvalidArgumentError(absl::StrCat(what, " is NULL"));
-  if (t->device.device_type != kDLCPU) {
+  // Read as an int: a C caller may pass any value, which C++ may not hold
+  // in the enum.
+  int32_t device = 0;
+  static_assert(sizeof(t->device.device_type) == sizeof(device), "DLDeviceType is an int");
+  std::memcpy(&device, &t->device.device_type, sizeof device);
+  if (device != kDLCPU) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": the tensor must be in CPU memory"));
   }
   if (t->ndim < 0 || t->ndim > 32 || (t->ndim > 0 && t->shape == nullptr)) {

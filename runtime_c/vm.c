@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kiln/threadpool.h"
 
@@ -96,6 +97,7 @@ struct KilnVm {
   PoolBlock pool[KILN_VM_POOL_BLOCKS];
   uint32_t pool_count;
   uint64_t pool_bytes;
+  uint64_t max_storage_bytes; /* the machine's physical memory */
 };
 
 /* Keeps `data` for reuse, or frees it when the pool is full. */
@@ -449,6 +451,13 @@ KilnStatus* kiln_vm_create(const KilnVmProgram* program, const DLTensor* constan
   if (vm == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
   vm->p = program;
   vm->constants = constants;
+  {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    vm->max_storage_bytes = KILN_VM_MAX_BYTES;
+    if (pages > 0 && page > 0 && (uint64_t)pages < KILN_VM_MAX_BYTES / (uint64_t)page) {
+      vm->max_storage_bytes = (uint64_t)pages * (uint64_t)page;
+    }
+  }
   vm->ctx = ctx;
   snprintf(vm->what, sizeof vm->what, "%s", what != NULL ? what : "VM");
   vm->outputs = (Obj**)calloc(program->num_outputs, sizeof(Obj*));
@@ -642,6 +651,13 @@ static KilnStatus* alloc_storage(KilnVm* vm, const KilnVmInstr* in, Obj** out) {
       return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "storage of %lld bytes", (long long)v);
     }
     bytes = (uint64_t)v;
+  }
+  /* More than the machine has is refused before asking malloc (which may
+   * overcommit, or abort under a sanitizer). */
+  if (bytes > vm->max_storage_bytes) {
+    return vm_error(vm, KILN_RESOURCE_EXHAUSTED,
+                    "a storage of %llu bytes is more than this machine's memory (%llu bytes)",
+                    (unsigned long long)bytes, (unsigned long long)vm->max_storage_bytes);
   }
   Storage* s = (Storage*)calloc(1, sizeof(Storage));
   if (s == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
