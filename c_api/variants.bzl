@@ -118,6 +118,9 @@ def kiln_c_api_variant(name, frontends, passes, onnx_families = [], codegens = [
         copts = ["-g"],
         # libkiln.so must hold every function of kiln.h.
         alwayslink = True,
+        # No shared library of its own (as //c_api:kiln_api): runtime_c's
+        # hidden helpers resolve only in a static link.
+        linkstatic = True,
         deps = deps,
         visibility = visibility,
     )
