@@ -6,8 +6,6 @@
  * million cells is freed in constant stack. Registers of every frame live on
  * one growable stack of object pointers, indexed from the frame's base.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
-
 #include "runtime_c/vm.h"
 
 #include <stdarg.h>
@@ -15,10 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "kiln/threadpool.h"
+#include "runtime_c/runtime_internal.h"
+#include "runtime_c/vm_signature.h"
 
 /* Largest storage one AllocStorage may ask for (as the graph executor). */
 #define KILN_VM_MAX_BYTES (UINT64_C(1) << 56)
@@ -131,51 +130,9 @@ static void* pool_take(KilnVm* vm, uint64_t bytes, uint64_t* capacity) {
   return data;
 }
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void kiln_vm_set_trace(KilnVm* vm, KilnVmTrace* trace) { vm->trace = trace; }
 
 const KilnVmProgram* kiln_vm_program(const KilnVm* vm) { return vm->p; }
-
-void kiln_vm_trace_free(KilnVmTrace* t) {
-  if (t == NULL) return;
-  free(t->kernel);
-  free(t->start_ns);
-  free(t->time_ns);
-  free(t->shapes);
-  memset(t, 0, sizeof *t);
-}
-
-static void trace_call(KilnVm* vm, uint32_t kernel, uint64_t a, uint64_t b, const DLTensor* out) {
-  KilnVmTrace* t = vm->trace;
-  if (t->num_calls == t->capacity) {
-    uint32_t cap = t->capacity ? t->capacity * 2 : 256;
-    uint32_t* k = (uint32_t*)realloc(t->kernel, cap * sizeof(uint32_t));
-    if (k != NULL) t->kernel = k;
-    uint64_t* s0 = (uint64_t*)realloc(t->start_ns, cap * sizeof(uint64_t));
-    if (s0 != NULL) t->start_ns = s0;
-    uint64_t* s1 = (uint64_t*)realloc(t->time_ns, cap * sizeof(uint64_t));
-    if (s1 != NULL) t->time_ns = s1;
-    int64_t* sh = (int64_t*)realloc(t->shapes, (size_t)cap * 33 * sizeof(int64_t));
-    if (sh != NULL) t->shapes = sh;
-    if (k == NULL || s0 == NULL || s1 == NULL || sh == NULL) {
-      t->failed = 1;
-      return;
-    }
-    t->capacity = cap;
-  }
-  uint32_t i = t->num_calls++;
-  t->kernel[i] = kernel;
-  t->start_ns[i] = a - vm->run_start_ns;
-  t->time_ns[i] = b - a;
-  int64_t* shape = t->shapes + (size_t)i * 33;
-  shape[0] = out != NULL ? out->ndim : 0;
-  for (int32_t d = 0; out != NULL && d < out->ndim && d < 32; ++d) shape[1 + d] = out->shape[d];
-}
 
 /* --------------------------------------------------------------- objects */
 
@@ -500,64 +457,9 @@ void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* 
   if (kernel_calls != NULL) *kernel_calls = vm != NULL ? vm->kernel_calls : 0;
 }
 
-static const char* dtype_name(DLDataType t, char* buf, size_t size) {
-  const char* base = t.code == kDLInt     ? "int"
-                     : t.code == kDLUInt  ? "uint"
-                     : t.code == kDLFloat ? "float"
-                     : t.code == kDLBfloat ? "bfloat"
-                                           : NULL;
-  if (t.code == 6) snprintf(buf, size, "bool");
-  else if (base == NULL) snprintf(buf, size, "dtype(%u,%u)", t.code, t.bits);
-  else snprintf(buf, size, "%s%u", base, t.bits);
-  return buf;
-}
-
-void kiln_vm_format_type(const KilnVmProgram* p, const KilnVmType* t, char* buf, size_t size) {
-  char dt[32];
-  size_t used = (size_t)snprintf(buf, size, "%s[", dtype_name(t->dtype, dt, sizeof dt));
-  for (int32_t d = 0; d < t->ndim && used < size; ++d) {
-    int64_t v = t->dims[d];
-    const char* sep = d > 0 ? "," : "";
-    if (v >= 0) used += (size_t)snprintf(buf + used, size - used, "%s%lld", sep, (long long)v);
-    else if (v == KILN_VM_DIM_ANY) used += (size_t)snprintf(buf + used, size - used, "%s?", sep);
-    else used += (size_t)snprintf(buf + used, size - used, "%s%s", sep, p->dim_var_names[-(v + 1)]);
-  }
-  if (used < size) snprintf(buf + used, size - used, "]");
-}
-
-static void format_given(const DLTensor* t, char* buf, size_t size) {
-  char dt[32];
-  size_t used = (size_t)snprintf(buf, size, "%s[", dtype_name(t->dtype, dt, sizeof dt));
-  for (int32_t d = 0; d < t->ndim && d < 32 && used < size; ++d) {
-    used += (size_t)snprintf(buf + used, size - used, "%s%lld", d > 0 ? "," : "",
-                             (long long)t->shape[d]);
-  }
-  if (used < size) snprintf(buf + used, size - used, "]");
-}
-
 KilnStatus* kiln_vm_check_input(const KilnVm* vm, uint32_t index, const DLTensor* x,
                                 const char* name) {
-  const KilnVmType* want = &vm->p->inputs[index];
-  char a[256], b[256];
-  if (x->dtype.code != want->dtype.code || x->dtype.bits != want->dtype.bits ||
-      x->dtype.lanes != want->dtype.lanes || x->ndim != want->ndim) {
-    kiln_vm_format_type(vm->p, want, a, sizeof a);
-    if (x->ndim < 0 || x->ndim > 32) {
-      return kiln_status_create(KILN_INVALID_ARGUMENT, "input '%s': expected %s, got ndim %d",
-                                name, a, (int)x->ndim);
-    }
-    format_given(x, b, sizeof b);
-    return kiln_status_create(KILN_INVALID_ARGUMENT, "input '%s': expected %s, got %s", name, a, b);
-  }
-  for (int32_t d = 0; d < x->ndim; ++d) {
-    if (x->shape[d] < 0 || (want->dims[d] >= 0 && x->shape[d] != want->dims[d])) {
-      kiln_vm_format_type(vm->p, want, a, sizeof a);
-      format_given(x, b, sizeof b);
-      return kiln_status_create(KILN_INVALID_ARGUMENT, "input '%s': expected %s, got %s", name, a,
-                                b);
-    }
-  }
-  return NULL;
+  return kiln_vm_signature_check_input(vm->p, index, x, name);
 }
 
 /* ------------------------------------------------------------------- run */
@@ -615,10 +517,12 @@ static KilnStatus* invoke_packed(KilnVm* vm, const KilnVmInstr* in) {
     return vm_error(vm, KILN_INTERNAL, "kernel '%s' is not resolved", vm->p->kernel_names[in->a]);
   }
   ++vm->kernel_calls;
-  const uint64_t a = vm->trace != NULL ? now_ns() : 0;
+  const uint64_t a = vm->trace != NULL ? kiln_now_ns() : 0;
   int32_t rc = fn(vm->kargs, (int32_t)n, vm->ctx);
   if (vm->trace != NULL && rc == 0) {
-    trace_call(vm, (uint32_t)in->a, a, now_ns(), vm->kargs[n - (uint32_t)in->b]);
+    const uint64_t b = kiln_now_ns();
+    kiln_vm_trace_record(vm->trace, (uint32_t)in->a, a - vm->run_start_ns, b - a,
+                         vm->kargs[n - (uint32_t)in->b]);
   }
   if (rc != 0) {
     const char* msg = vm->ctx != NULL ? kiln_kernel_context_error(vm->ctx) : kiln_kernel_last_error();
@@ -750,33 +654,6 @@ static void pass_args(KilnVm* vm, uint64_t caller_base, Obj* const* prefix, int3
   }
 }
 
-static KilnStatus* check_symbolic(KilnVm* vm, const DLTensor* const* inputs) {
-  const KilnVmProgram* p = vm->p;
-  int64_t values[KILN_VM_MAX_IO];
-  int32_t from_input[KILN_VM_MAX_IO];
-  for (uint32_t v = 0; v < p->num_dim_vars; ++v) from_input[v] = -1;
-  for (uint32_t i = 0; i < p->num_inputs; ++i) {
-    const KilnVmType* t = &p->inputs[i];
-    for (int32_t d = 0; d < t->ndim; ++d) {
-      int64_t dim = t->dims[d];
-      if (dim >= 0 || dim == KILN_VM_DIM_ANY) continue;
-      uint32_t v = (uint32_t)(-(dim + 1));
-      int64_t given = inputs[i]->shape[d];
-      if (from_input[v] < 0) {
-        from_input[v] = (int32_t)i;
-        values[v] = given;
-      } else if (values[v] != given) {
-        return kiln_status_create(KILN_INVALID_ARGUMENT,
-                                  "%s: the inputs disagree on the dim %s: %lld (input %d) and %lld "
-                                  "(input %u, axis %d)",
-                                  vm->what, p->dim_var_names[v], (long long)values[v],
-                                  (int)from_input[v], (long long)given, i, (int)d);
-      }
-    }
-  }
-  return NULL;
-}
-
 /* Copies the tensor object for output i out of main's result. */
 static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
   const KilnVmProgram* p = vm->p;
@@ -805,9 +682,9 @@ static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
       if (want->dims[d] >= 0 && t->shape[d] != want->dims[d]) ok = 0;
     }
     if (!ok) {
-      char a[256], b[256];
+      char a[256], b[640];
       kiln_vm_format_type(p, want, a, sizeof a);
-      format_given(t, b, sizeof b);
+      kiln_format_tensor_type(t->dtype, t->ndim, t->shape, b, sizeof b);
       return kiln_status_create(KILN_INTERNAL, "%s: VM: output %u is %s, the signature says %s",
                                 vm->what, i, b, a);
     }
@@ -829,7 +706,7 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
     vm->trace->num_calls = 0;
     vm->trace->total_ns = 0;
     vm->trace->instructions = 0;
-    vm->run_start_ns = now_ns();
+    vm->run_start_ns = kiln_now_ns();
   }
   KilnStatus* st = NULL;
   for (uint32_t i = 0; i < p->num_inputs && st == NULL; ++i) {
@@ -840,7 +717,7 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
     }
     st = kiln_vm_check_input(vm, i, inputs[i], name);
   }
-  if (st == NULL) st = check_symbolic(vm, inputs);
+  if (st == NULL) st = kiln_vm_signature_check_dims(vm->p, inputs, vm->what);
   if (st != NULL) return st;
   st = push_frame(vm, p->main, -1);
   if (st != NULL) return st;
@@ -1105,7 +982,7 @@ done:
   st = take_outputs(vm, result);
   obj_release(vm, result);
   if (vm->trace != NULL) {
-    vm->trace->total_ns = now_ns() - vm->run_start_ns;
+    vm->trace->total_ns = kiln_now_ns() - vm->run_start_ns;
     vm->trace->instructions = vm->instructions;
   }
   return st;

@@ -79,6 +79,10 @@ typedef struct {
  * arrays with kiln_vm_trace_free. */
 KILN_VM_HIDDEN void kiln_vm_set_trace(KilnVm* vm, KilnVmTrace* trace);
 KILN_VM_HIDDEN void kiln_vm_trace_free(KilnVmTrace* trace);
+/* Appends one call (start from the run's start; on out of memory sets
+ * trace->failed and records nothing). */
+KILN_VM_HIDDEN void kiln_vm_trace_record(KilnVmTrace* trace, uint32_t kernel, uint64_t start_ns,
+                                         uint64_t time_ns, const DLTensor* first_output);
 /* The program a VM runs. */
 KILN_VM_HIDDEN const KilnVmProgram* kiln_vm_program(const KilnVm* vm);
 
