@@ -21,14 +21,14 @@ for required in kiln_artifact_load kiln_artifact_release kiln_session_create kil
     kiln_status_message kiln_status_free kiln_parallel_launch kiln_parallel_num_threads \
     kiln_workspace_alloc kiln_workspace_free kiln_kernel_error kiln_kernel_last_error \
     kiln_thread_pool_create kiln_npy_read kiln_npy_write; do
-  if ! printf '%s\n' "$symbols" | grep -qx "$required"; then
+  if ! grep -qx "$required" <<< "$symbols"; then
     echo "FAIL: libkiln_runtime.so does not export $required"
     fail=1
   fi
 done
 for internal in kiln_blob_parse kiln_blob_param kiln_artifact_validate_image kiln_dtype_bytes \
     kiln_dtype_to_string kiln_dtype_from_string; do
-  if printf '%s\n' "$symbols" | grep -qx "$internal"; then
+  if grep -qx "$internal" <<< "$symbols"; then
     echo "FAIL: libkiln_runtime.so exports the internal helper $internal"
     exit 1
   fi

@@ -352,7 +352,8 @@ done
 if command -v groff >/dev/null; then
   groff -man -Tutf8 -ww -z "$tmp/kiln.1" 2>"$tmp/groff.err"
   [[ ! -s "$tmp/groff.err" ]] || { echo "FAIL: groff warns about kiln.1:"; head -5 "$tmp/groff.err"; fail=1; }
-  groff -man -Tutf8 "$tmp/kiln.1" 2>/dev/null | grep -q -- '--input-shape' || { echo "FAIL: kiln.1 renders without compile's options"; fail=1; }
+  rendered=$(groff -man -Tutf8 "$tmp/kiln.1" 2>/dev/null)
+  grep -q -- '--input-shape' <<< "$rendered" || { echo "FAIL: kiln.1 renders without compile's options"; fail=1; }
 else
   echo "note: groff not installed; kiln.1 not rendered"
 fi

@@ -30,16 +30,21 @@ for l in libkiln libkiln_runtime; do
   [[ -L "$lib/$l.so.$major" && "$(readlink "$lib/$l.so.$major")" == "$l.so.$version" ]] ||
     err "lib/$l.so.$major is not a link to $l.so.$version"
   [[ -f "$f" && ! -L "$f" ]] || { err "no $f"; continue; }
-  objdump -p "$f" | grep -q "SONAME *$l\.so\.$major\$" || err "$f has not the SONAME $l.so.$major"
+  # Captured, not piped into 'grep -q': with pipefail, grep leaving early
+  # kills the writer with SIGPIPE and the pipeline fails on a match.
+  headers=$(objdump -p "$f")
+  grep -q "SONAME *$l\.so\.$major\$" <<< "$headers" || err "$f has not the SONAME $l.so.$major"
   installed+=("$f")
 done
 libkiln=${installed[0]}
 for f in "${installed[@]}" "$prefix/bin/kiln"; do
   [[ -f "$f" ]] || { err "$f missing"; continue; }
-  if readelf -S "$f" | grep -q '\.symtab\|\.debug_info'; then err "$f is not stripped"; fi
+  sections=$(readelf -S "$f")
+  if grep -q '\.symtab\|\.debug_info' <<< "$sections"; then err "$f is not stripped"; fi
 done
 # Stripped, the SDK's whole API is still exported.
-nm -D --defined-only "$libkiln" | grep -q ' T kiln_model_compile$' ||
+exports=$(nm -D --defined-only "$libkiln")
+grep -q ' T kiln_model_compile$' <<< "$exports" ||
   err "the stripped libkiln exports no kiln_model_compile"
 [[ -f "$prefix/include/dlpack/dlpack.h" && -f "$prefix/include/kiln/kiln.h" ]] ||
   err "include/dlpack/dlpack.h or include/kiln/kiln.h missing"
@@ -68,7 +73,8 @@ grep -q "include/dlpack/dlpack.h" "$tmp/cc.err" && ! grep -q "/usr/include/dlpac
   { err "the program did not use the shipped dlpack.h:"; grep dlpack "$tmp/cc.err"; }
 if [[ -x "$tmp/main" ]]; then
   soname=$(objdump -p "$libkiln" | sed -n 's/^ *SONAME *//p')
-  readelf -d "$tmp/main" | grep -q "(NEEDED) *Shared library: \[$soname\]" ||
+  dynamic=$(readelf -d "$tmp/main")
+  grep -q "(NEEDED) *Shared library: \[$soname\]" <<< "$dynamic" ||
     err "the program does not record libkiln's SONAME $soname"
   out=$(env -u LD_LIBRARY_PATH "$tmp/main") || err "the program failed: $out"
   [[ "$out" == "$version "* ]] || err "the program printed '$out'"

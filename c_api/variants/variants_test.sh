@@ -53,7 +53,7 @@ for v in kiln_text_llvm kiln_onnx_graph; do
   # Named by its SONAME, like libkiln.so.0 (what the variant's program loads).
   so="$dir/lib$v.so.0"
   [[ -f "$so" ]] || { echo "FAIL: $so is missing"; exit 1; }
-  readelf -d "$so" | grep -q "(SONAME) *Library soname: \[lib$v\.so\.0\]" ||
+  grep -q "(SONAME) *Library soname: \[lib$v\.so\.0\]" <<< "$(readelf -d "$so")" ||
     { echo "FAIL: $so has not the SONAME lib$v.so.0"; readelf -d "$so" | grep SONAME; exit 1; }
   s=$(size "$so")
   echo "lib$v.so: $s bytes (libkiln.so: $full_size)"
@@ -62,12 +62,12 @@ for v in kiln_text_llvm kiln_onnx_graph; do
     exit 1
   fi
 done
-if readelf -d "$dir/libkiln_onnx_graph.so.0" | grep -q 'NEEDED.*LLVM'; then
+if grep -q 'NEEDED.*LLVM' <<< "$(readelf -d "$dir/libkiln_onnx_graph.so.0")"; then
   echo "FAIL: libkiln_onnx_graph.so (no code generator) needs LLVM:"
   readelf -d "$dir/libkiln_onnx_graph.so.0" | grep NEEDED
   exit 1
 fi
-if ! readelf -d "$dir/libkiln_text_llvm.so.0" | grep -q 'NEEDED.*LLVM'; then
+if ! grep -q 'NEEDED.*LLVM' <<< "$(readelf -d "$dir/libkiln_text_llvm.so.0")"; then
   echo "FAIL: libkiln_text_llvm.so does not link LLVM (is its code generator there?)"
   exit 1
 fi
