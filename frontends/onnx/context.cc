@@ -109,6 +109,31 @@ const std::vector<std::string>& ImportState::GraphInputsOf(const Expr& root) {
   return depends_on.at(root.get()).second;
 }
 
+const Expr* ImportState::Lookup(const std::string& name) {
+  auto it = values.find(name);
+  if (it != values.end()) return &it->second;
+  if (parent == nullptr) return nullptr;
+  const Expr* outer = parent->Lookup(name);
+  if (outer == nullptr) return nullptr;
+  Expr e = *outer;
+  // A value computed from no graph input or variable (a constant, or what
+  // folds to one) is used as it is: import-time folding still sees it.
+  if (captures != nullptr && !parent->GraphInputsOf(e).empty()) {
+    Var v = MakeVar(name, e->checked_type());
+    v->set_checked_type(e->checked_type());
+    captures->push_back(ConvertContext::Capture{v, e});
+    e = v;
+  }
+  return &values.emplace(name, std::move(e)).first->second;
+}
+
+bool ImportState::IsUnknown(const std::string& name) const {
+  for (const ImportState* s = this; s != nullptr; s = s->parent) {
+    if (s->unknown != nullptr && s->unknown->contains(name)) return true;
+  }
+  return false;
+}
+
 absl::Status EnsureTyped(const Expr& e) {
   if (!e) return absl::InternalError("a converter produced a null expression");
   if (e->checked_type()) return absl::OkStatus();
@@ -200,11 +225,11 @@ absl::StatusOr<Expr> NodeContext::Input(int i) {
     return Invalid(absl::StrCat("input ", i, " is required but absent (the node has ",
                                 node_.input_size(), " inputs)"));
   }
-  auto it = state_->values.find(node_.input(i));
-  if (it == state_->values.end()) {
+  const Expr* e = state_->Lookup(node_.input(i));
+  if (e == nullptr) {
     return absl::InternalError(absl::StrCat(where_, ": ", InputName(i), " has no expression"));
   }
-  return it->second;
+  return *e;
 }
 
 absl::StatusOr<TensorType> NodeContext::InputType(int i) {
@@ -422,6 +447,12 @@ absl::Status NodeContext::Invalid(absl::string_view message) const {
 
 absl::Status NodeContext::Unsupported(absl::string_view message) const {
   return absl::UnimplementedError(absl::StrCat(where_, ": ", message));
+}
+
+absl::StatusOr<std::vector<Expr>> NodeContext::ImportSubgraph(const onnx::GraphProto& graph,
+                                                              const std::vector<Expr>& inputs,
+                                                              std::vector<Capture>* captures) {
+  return ImportSubgraphIn(state_, where_, graph, inputs, captures);
 }
 
 }  // namespace kiln::onnx_frontend::internal

@@ -30,6 +30,25 @@ namespace kiln::onnx_frontend::internal {
 struct ImportState {
   // The expression of each ONNX value defined so far (all typed).
   absl::flat_hash_map<std::string, Expr> values;
+
+  // Subgraphs (If/Loop/Scan bodies, subgraph.cc): the enclosing graph's
+  // state, where names this graph does not define are looked up; when
+  // `captures` is set, an enclosing value that is not a constant becomes a
+  // fresh Var of this graph, recorded there. Null for the model's graph.
+  ImportState* parent = nullptr;
+  std::vector<ConvertContext::Capture>* captures = nullptr;
+  // The model's opsets by domain ("" for ONNX's), for the nodes of subgraphs.
+  const absl::flat_hash_map<std::string, int64_t>* opsets = nullptr;
+  // Outputs of the model graph's nodes that were not converted.
+  const absl::flat_hash_set<std::string>* unknown = nullptr;
+  int depth = 0;  // how many subgraphs deep (0: the model's graph)
+
+  // The value `name` names here or in an enclosing graph (capturing it as
+  // said above), or null.
+  const Expr* Lookup(const std::string& name);
+  // Whether `name` is an output of a node that was not converted (here or in
+  // an enclosing graph).
+  bool IsUnknown(const std::string& name) const;
   // The graph-input variables of `main`, by node.
   absl::flat_hash_map<const VarNode*, std::string> input_names;
   // Those of them that are initializers kept overridable.
@@ -49,6 +68,16 @@ struct ImportState {
 // typed alone (without revisiting the graph above it); anything else is typed
 // by inference over the whole expression.
 absl::Status EnsureTyped(const Expr& e);
+
+// Subgraphs nest at most this deep (an If inside a Loop body is 2).
+inline constexpr int kMaxSubgraphDepth = 32;
+
+// Imports a subgraph of the node `where` names, inside `parent`
+// (ConvertContext::ImportSubgraph; subgraph.cc).
+absl::StatusOr<std::vector<Expr>> ImportSubgraphIn(ImportState* parent, absl::string_view where,
+                                                   const onnx::GraphProto& graph,
+                                                   const std::vector<Expr>& inputs,
+                                                   std::vector<ConvertContext::Capture>* captures);
 
 // "Conv (node 'conv1')", or "Conv (node #3)" for an unnamed node.
 std::string NodeWhere(const onnx::NodeProto& node, int index);
@@ -94,6 +123,10 @@ class NodeContext final : public ConvertContext {
 
   absl::Status Invalid(absl::string_view message) const override;
   absl::Status Unsupported(absl::string_view message) const override;
+
+  absl::StatusOr<std::vector<Expr>> ImportSubgraph(const onnx::GraphProto& graph,
+                                                   const std::vector<Expr>& inputs,
+                                                   std::vector<Capture>* captures) override;
 
  private:
   // The attribute named `name`, or null.

@@ -37,6 +37,7 @@
 namespace onnx {
 class NodeProto;
 class AttributeProto;
+class GraphProto;
 }  // namespace onnx
 
 namespace kiln::onnx_frontend {
@@ -101,6 +102,26 @@ class ConvertContext {
   // Errors that name the node.
   virtual absl::Status Invalid(absl::string_view message) const = 0;      // InvalidArgument
   virtual absl::Status Unsupported(absl::string_view message) const = 0;  // Unimplemented
+
+  // ---- subgraphs (If's branches, Loop's and Scan's bodies)
+  // An enclosing graph's value that a subgraph uses, made a variable of the
+  // subgraph (so the subgraph can become a function that takes it).
+  struct Capture {
+    Var var;     // what the subgraph's expressions name
+    Expr value;  // the enclosing value it stands for
+  };
+  // Imports `graph`, a GRAPH attribute of this node: graph input k is bound
+  // to inputs[k]; a name the subgraph does not define is looked up in the
+  // enclosing graphs (ONNX's outer-scope values). With `captures` null, an
+  // enclosing value is used as it is (an If branch); otherwise each one that
+  // is not a constant becomes a fresh Var, appended to *captures with the
+  // value it stands for (a Loop or Scan body made a function). Returns the
+  // subgraph's outputs, typed. Unimplemented where subgraphs are not
+  // supported (the default); a node inside that has no converter is
+  // Unimplemented too, naming it.
+  virtual absl::StatusOr<std::vector<Expr>> ImportSubgraph(const onnx::GraphProto& graph,
+                                                           const std::vector<Expr>& inputs,
+                                                           std::vector<Capture>* captures);
 };
 
 using Converter = std::function<absl::StatusOr<std::vector<Expr>>(ConvertContext&)>;
@@ -145,10 +166,11 @@ void RegisterElementwiseConverters(ConverterRegistry& r);
 void RegisterNnConverters(ConverterRegistry& r);
 void RegisterTensorConverters(ConverterRegistry& r);
 void RegisterReduceConverters(ConverterRegistry& r);
+void RegisterControlConverters(ConverterRegistry& r);  // If, Loop, Scan (convert_control.cc)
 void RegisterAllConverters();
 
 // The converter families a build can choose from ("elementwise", "nn",
-// "tensor", "reduce"), and the operators ("domain::op_type", sorted) each
+// "tensor", "reduce", "control"), and the operators ("domain::op_type", sorted) each
 // registers (families.cc; //frontends/onnx:families_test checks the lists
 // against the registration functions).
 const std::vector<std::string>& ConverterFamilies();

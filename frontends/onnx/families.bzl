@@ -8,7 +8,7 @@ Link it with //frontends/onnx:importer_core instead of :importer.
 
 load("//:defs.bzl", "kiln_cc_library")
 
-KILN_ONNX_FAMILIES = ["elementwise", "nn", "tensor", "reduce"]
+KILN_ONNX_FAMILIES = ["elementwise", "nn", "tensor", "reduce", "control"]
 
 def kiln_onnx_converters(name, families, visibility = None):
     for f in families:

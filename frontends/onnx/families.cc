@@ -15,7 +15,7 @@ namespace kiln::onnx_frontend {
 
 const std::vector<std::string>& ConverterFamilies() {
   static const auto* families = new std::vector<std::string>{"elementwise", "nn", "tensor",
-                                                             "reduce"};
+                                                             "reduce", "control"};
   return *families;
 }
 
@@ -56,6 +56,10 @@ const std::vector<std::string>& FamilyOps(absl::string_view family) {
        "::ArgMax", "::ArgMin", "::ReduceL1", "::ReduceL2", "::ReduceLogSum", "::ReduceLogSumExp",
        "::ReduceMax", "::ReduceMean", "::ReduceMin", "::ReduceProd", "::ReduceSum",
        "::ReduceSumSquare"
+      }},
+      {"control",
+      {
+       "::If", "::Loop", "::Scan"
       }},
       // END GENERATED
   };

@@ -21,12 +21,13 @@ std::vector<std::string> Registered(absl::string_view family) {
   if (family == "nn") RegisterNnConverters(r);
   if (family == "tensor") RegisterTensorConverters(r);
   if (family == "reduce") RegisterReduceConverters(r);
+  if (family == "control") RegisterControlConverters(r);
   return r.Keys();
 }
 
 TEST(FamiliesTest, ListsMatchRegistration) {
   const bool print = std::getenv("KILN_PRINT_FAMILIES") != nullptr;
-  ASSERT_EQ(absl::StrJoin(ConverterFamilies(), ","), "elementwise,nn,tensor,reduce");
+  ASSERT_EQ(absl::StrJoin(ConverterFamilies(), ","), "elementwise,nn,tensor,reduce,control");
   for (const std::string& family : ConverterFamilies()) {
     std::vector<std::string> got = Registered(family);
     EXPECT_FALSE(got.empty()) << family;

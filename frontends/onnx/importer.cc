@@ -80,6 +80,8 @@ class GraphImporter {
     state_.tensor_options.base_dir = std::move(base_dir);
     state_.tensor_options.model_real_dir = std::move(model_real_dir);
     state_.tensor_options.warnings = options.warnings;
+    state_.opsets = &opsets_;  // the nodes of subgraphs read them (subgraph.cc)
+    state_.unknown = &unknown_;
   }
 
   absl::StatusOr<Module> Run() {
@@ -244,7 +246,32 @@ class GraphImporter {
       }
     }
     for (const onnx::ValueInfoProto& out : graph_.output()) used_.insert(out.name());
+    MarkUsedBySubgraphs();
     return absl::OkStatus();
+  }
+
+  // Names the nodes of subgraphs (If/Loop/Scan bodies, at any depth) read:
+  // a value of this graph that only a subgraph reads is still used.
+  void MarkUsedBySubgraphs() {
+    std::vector<const onnx::GraphProto*> work;
+    const auto push_graphs = [&](const onnx::NodeProto& node) {
+      for (const onnx::AttributeProto& a : node.attribute()) {
+        if (a.has_g()) work.push_back(&a.g());
+        for (const onnx::GraphProto& g : a.graphs()) work.push_back(&g);
+      }
+    };
+    for (const onnx::NodeProto& node : graph_.node()) push_graphs(node);
+    while (!work.empty()) {
+      const onnx::GraphProto* g = work.back();
+      work.pop_back();
+      for (const onnx::NodeProto& node : g->node()) {
+        for (const std::string& in : node.input()) {
+          if (!in.empty()) used_.insert(in);
+        }
+        push_graphs(node);
+      }
+      for (const onnx::ValueInfoProto& out : g->output()) used_.insert(out.name());
+    }
   }
 
   absl::Status CheckOptionNames() const {

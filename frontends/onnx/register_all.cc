@@ -15,6 +15,7 @@
 #define KILN_ONNX_FAMILY_nn 1
 #define KILN_ONNX_FAMILY_tensor 1
 #define KILN_ONNX_FAMILY_reduce 1
+#define KILN_ONNX_FAMILY_control 1
 #endif
 
 namespace kiln::onnx_frontend {
@@ -42,6 +43,11 @@ void RegisterAllConverters() {
     RegisterReduceConverters(r);
 #else
     r.AddAbsentFamily("reduce", FamilyOps("reduce"));
+#endif
+#ifdef KILN_ONNX_FAMILY_control
+    RegisterControlConverters(r);
+#else
+    r.AddAbsentFamily("control", FamilyOps("control"));
 #endif
   });
 }

@@ -24,6 +24,12 @@ std::string Key(absl::string_view domain, absl::string_view op_type) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<Expr>> ConvertContext::ImportSubgraph(
+    const onnx::GraphProto& /*graph*/, const std::vector<Expr>& /*inputs*/,
+    std::vector<Capture>* /*captures*/) {
+  return Unsupported("subgraphs (If, Loop, Scan bodies) cannot be imported in this context");
+}
+
 ConverterRegistry& ConverterRegistry::Global() {
   static ConverterRegistry* const registry = new ConverterRegistry();
   return *registry;

@@ -14,6 +14,7 @@
 #include "ir/traversal.h"
 #include "ir/type.h"
 #include "lowering/compute/op_compute.h"
+#include "types/infer_type.h"
 
 namespace kiln::lowering::vm {
 namespace {
@@ -243,6 +244,12 @@ class ProgramCompiler {
     std::vector<Ref<const HostTensor>> constants;
   };
   absl::StatusOr<const Kernel*> KernelFor(const Function& fn);
+  // `fn` with every `?` dim of its parameters named, its body typed again
+  // (memoized): an output shape computed from `?` input dims then becomes an
+  // expression of them, so a shape function can compute it. Values whose
+  // shape changes from call to call (a loop's growing scan output, typed
+  // `?` in a recursive function's parameter) need it.
+  absl::StatusOr<Function> WithNamedAnyDims(const Function& fn);
 
  private:
   int32_t AddKernel(tir::PrimFunc f) {
@@ -263,6 +270,7 @@ class ProgramCompiler {
   std::map<std::string, uint32_t> global_index_;
   absl::flat_hash_map<const HostTensor*, int32_t> constant_index_;
   absl::flat_hash_map<const FunctionNode*, Kernel> kernels_;
+  absl::flat_hash_map<const FunctionNode*, Function> named_any_;
   std::map<std::string, int> name_count_;
 };
 
@@ -509,7 +517,8 @@ absl::StatusOr<int32_t> FunctionCompiler::AllocTensor(const TensorTypeNode& t,
 
 absl::StatusOr<int32_t> FunctionCompiler::CompilePrimitiveCall(const Expr& e, const CallNode& call,
                                                                const Function& callee) {
-  KILN_ASSIGN_OR_RETURN(const ProgramCompiler::Kernel* k, top_->KernelFor(callee));
+  KILN_ASSIGN_OR_RETURN(Function named, top_->WithNamedAnyDims(callee));
+  KILN_ASSIGN_OR_RETURN(const ProgramCompiler::Kernel* k, top_->KernelFor(named));
   std::vector<int32_t> args;
   for (const Expr& a : call.args) args.push_back(*Lookup(a.get()));
   std::vector<const TensorTypeNode*> outs;
@@ -759,6 +768,75 @@ absl::StatusOr<const ProgramCompiler::Kernel*> ProgramCompiler::KernelFor(const 
     k.shape_index = AddKernel(std::move(sf));
   }
   return &(kernels_[fn.get()] = std::move(k));
+}
+
+absl::StatusOr<Function> ProgramCompiler::WithNamedAnyDims(const Function& fn) {
+  auto it = named_any_.find(fn.get());
+  if (it != named_any_.end()) return it->second;
+  std::set<std::string> taken;
+  bool any = false;
+  for (const Var& p : fn->params) {
+    std::vector<const TensorTypeNode*> ts;
+    const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+    if (!FlattenTensorTypes(t, &ts)) continue;
+    for (const TensorTypeNode* tt : ts) {
+      for (const Dim& d : tt->shape) {
+        DimVars(d, &taken);
+        any |= d.is_any();
+      }
+    }
+  }
+  Function out = fn;
+  if (any) {
+    int next = 0;
+    auto fresh = [&]() {
+      std::string name;
+      do {
+        name = absl::StrCat("any", next++);
+      } while (taken.count(name));
+      taken.insert(name);
+      return Dim::Var(name);
+    };
+    std::vector<Var> params;
+    absl::flat_hash_map<const VarNode*, Expr> subst;
+    for (const Var& p : fn->params) {
+      const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+      const auto* tt = t ? t.as<TensorTypeNode>() : nullptr;
+      bool has_any = false;
+      if (tt != nullptr) {
+        for (const Dim& d : tt->shape) has_any |= d.is_any();
+      }
+      if (!has_any) {  // (a `?` inside a tuple parameter stays: its shape function refuses it)
+        params.push_back(p);
+        continue;
+      }
+      Shape shape;
+      for (const Dim& d : tt->shape) shape.push_back(d.is_any() ? fresh() : d);
+      Var v = MakeVar(p->name_hint, MakeTensorType(std::move(shape), tt->dtype));
+      subst[p.get()] = v;
+      params.push_back(v);
+    }
+    KILN_ASSIGN_OR_RETURN(Expr body, Substitute(fn->body, subst));
+    KILN_ASSIGN_OR_RETURN(out, MakeFunction(std::move(params), std::move(body), nullptr,
+                                            fn->type_params, fn->attrs));
+    absl::StatusOr<Type> typed = types::InferExprType(out, &module_);
+    if (!typed.ok()) {
+      return absl::InternalError(absl::StrCat("VM compiler: kernel ", KernelName(fn),
+                                              " with its ? dims named does not type-check: ",
+                                              typed.status().message()));
+    }
+    // Only when every output extent is then known from the input shapes; an
+    // output that still depends on values keeps the function as it was (the
+    // operator's own data-dependent shape function handles it).
+    std::vector<const TensorTypeNode*> outs;
+    bool known = FlattenTensorTypes(out->body->checked_type(), &outs);
+    for (const TensorTypeNode* t : outs) {
+      for (const Dim& d : t->shape) known &= !d.is_any();
+    }
+    if (!known) out = fn;
+  }
+  named_any_.emplace(fn.get(), out);
+  return out;
 }
 
 absl::Status ProgramCompiler::Signature(const Function& main) {
