@@ -57,6 +57,14 @@ Attrs MakeAttrs(F f) {
   return owner;
 }
 
+absl::StatusOr<Value> ShapeOf(const KernelCtx& k) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  const DataType dt = k.Attrs<ShapeOfAttrs>().dtype;
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, dt, {x->ndim()}));
+  for (int64_t d = 0; d < x->ndim(); ++d) StoreI(*out, d, x->shape()[static_cast<size_t>(d)]);
+  return TensorValue(std::move(out));
+}
+
 absl::StatusOr<Value> DynReshape(const KernelCtx& k) {
   KILN_ASSIGN_OR_RETURN(Shape64 ns, IntValues(k, 1));
   const bool allowzero = k.Attrs<DynReshapeAttrs>().allowzero;
@@ -128,6 +136,7 @@ absl::StatusOr<Value> DynExpandDims(const KernelCtx& k) {
 }  // namespace
 
 void RegisterDynKernels() {
+  AddKernel("shape_of", ShapeOf);
   AddKernel("dyn.reshape", DynReshape);
   AddKernel("dyn.broadcast_to", DynBroadcastTo);
   AddKernel("dyn.zeros", DynZeros);

@@ -134,6 +134,11 @@ void RegisterCoreOps(OpRegistry& registry) {
   r.Add("layout_transform", x, OpPattern::kInjective, "converts between data layouts",
         AttrsOf<LayoutTransformAttrs>());
 
+  // The input's shape as a 1-D integer tensor, read at run time (its values
+  // are the symbolic dims; with a static shape it folds to a constant).
+  r.Add("shape_of", x, OpPattern::kOpaque, "the input's shape as a 1-D tensor",
+        AttrsOf<ShapeOfAttrs>());
+
   // Dynamic operators: a shape-like argument is a run-time tensor (TVM's dyn.*).
   // DynamicToStatic turns them into the static operators above when those
   // arguments are constants.

@@ -360,6 +360,13 @@ struct LayoutTransformAttrs : AttrsBase<LayoutTransformAttrs> {
 
 // ---- Dynamic operators (dyn.*): shapes come from tensor arguments -----------
 
+// shape_of(data): the dtype of the 1-D shape tensor (int64 or int32).
+struct ShapeOfAttrs : AttrsBase<ShapeOfAttrs> {
+  KILN_ATTRS(ShapeOfAttrs)
+  DataType dtype = DataType::Int(64);
+  void VisitAttrs(AttrVisitor* v) override { v->Visit("dtype", &dtype); }
+};
+
 // dyn.zeros, dyn.ones, dyn.full: the output dtype.
 struct InitOpAttrs : AttrsBase<InitOpAttrs> {
   KILN_ATTRS(InitOpAttrs)

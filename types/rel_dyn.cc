@@ -12,6 +12,8 @@
 //                                        every extent `?`.
 //   dyn.expand_dims(data, axis)          axis 0-D integer; rank data + num_newaxis.
 //
+//   shape_of(data)                       Tensor[(rank,), dtype] (int64 or int32).
+//
 // "the length of <arg> must be static" is the error when a shape argument has
 // a `?` or symbolic length (the output rank would be unknown).
 #include <string>
@@ -55,6 +57,14 @@ absl::StatusOr<bool> DynBroadcastToRel(const RelationCall& call, TypeReporter& r
     return call.Error(absl::StrCat("cannot broadcast ", TypeToString(Type(x)), " to a ",
                                    RankStr(n), " (shape has ", n, " values)"));
   return Solve(r, call, AnyTensor(n, x->dtype));
+}
+
+absl::StatusOr<bool> ShapeOfRel(const RelationCall& call, TypeReporter& r) {
+  KILN_REL_TENSOR(x, call, 0);
+  const DataType dt = AttrsOr<ShapeOfAttrs>(call).dtype;
+  if (dt != DataType::Int(64) && dt != DataType::Int(32))
+    return call.Error(absl::StrCat("dtype must be int64 or int32; got ", dt.ToString()));
+  return Solve(r, call, MakeTensorType({Dim(x->ndim())}, dt));
 }
 
 absl::StatusOr<bool> DynInitRel(const RelationCall& call, TypeReporter& r) {
@@ -104,6 +114,7 @@ absl::StatusOr<bool> DynExpandDimsRel(const RelationCall& call, TypeReporter& r)
 
 absl::Status RegisterDynRelations() {
   absl::Status st;
+  st.Update(AddRelation("shape_of", ShapeOfRel));
   st.Update(AddRelation("dyn.reshape", DynReshapeRel));
   st.Update(AddRelation("dyn.broadcast_to", DynBroadcastToRel));
   st.Update(AddRelation("dyn.zeros", DynInitRel));

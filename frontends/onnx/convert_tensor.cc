@@ -15,6 +15,9 @@
 //   DepthToSpace / SpaceToDepth   reshape -> transpose -> reshape
 //   Pad          nn.pad for the positive pads, strided_slice for negative ones
 //   Shape, Size, EyeLike, Range, ConstantOfShape   constants at import time
+// Reshape, Expand, ConstantOfShape and Slice with shape-like inputs known only
+// at run time, and Shape of symbolic dims, use the dyn.* forms of
+// convert_dynamic.cc instead (the model then compiles for the VM).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -97,10 +100,12 @@ Outs ConvertShape(ConvertContext& c) {
   std::vector<int64_t> dims;
   for (int64_t i = start; i < end; ++i) {
     const Dim& d = t->shape[static_cast<size_t>(i)];
-    if (!d.is_static())
-      return c.Unsupported(absl::StrCat("dim ", i, " of the input, ", ShapeToString(t->shape),
-                                        ", is not static; Shape is folded to a constant at import "
-                                        "(bind the dim with ImportOptions::input_shapes)"));
+    if (!d.is_static()) {
+      // Read at run time (the model then runs on the VM).
+      KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
+      KILN_ASSIGN_OR_RETURN(Expr s, DynamicShapeOf(c, x, start, std::max(start, end)));
+      return std::vector<Expr>{s};
+    }
     dims.push_back(d.value());
   }
   KILN_ASSIGN_OR_RETURN(Expr e, ConstI64(c, {static_cast<int64_t>(dims.size())}, dims));
@@ -115,7 +120,19 @@ Outs ConvertSize(ConvertContext& c) {
 }
 
 Outs ConvertConstantOfShape(ConvertContext& c) {
-  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> shape, c.ConstantInts(0));
+  absl::StatusOr<std::optional<std::vector<int64_t>>> shape_or = c.ConstantInts(0);
+  if (!shape_or.ok() && NeedsValue(shape_or.status())) {
+    Ref<const HostTensor> v;
+    if (c.HasAttr("value")) {
+      KILN_ASSIGN_OR_RETURN(v, c.AttrTensor("value"));
+      if (v->num_elements() != 1)
+        return c.Invalid(absl::StrCat("value must hold one element; it holds ", v->num_elements()));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr y, DynamicConstantOfShape(c, v, shape_or.status()));
+    return std::vector<Expr>{y};
+  }
+  if (!shape_or.ok()) return shape_or.status();
+  std::optional<std::vector<int64_t>> shape = *std::move(shape_or);
   if (!shape) return c.Invalid("input 0 (shape) is required");
   for (int64_t d : *shape)
     if (d < 0) return c.Invalid(absl::StrCat("shape [", absl::StrJoin(*shape, ", "), "] has a negative dim"));
@@ -212,14 +229,20 @@ Outs ConvertReshape(ConvertContext& c) {
   std::vector<int64_t> shape;
   if (c.opset() < 5) {
     KILN_ASSIGN_OR_RETURN(shape, c.AttrInts("shape"));
-  } else {
-    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> s, c.ConstantInts(1));
-    if (!s) return c.Invalid("input 1 (shape) is required");
-    shape = *s;
   }
   int64_t allowzero = 0;
   if (c.opset() >= 14) {
     KILN_ASSIGN_OR_RETURN(allowzero, c.AttrInt("allowzero", 0));
+  }
+  if (c.opset() >= 5) {
+    absl::StatusOr<std::optional<std::vector<int64_t>>> s = c.ConstantInts(1);
+    if (!s.ok() && NeedsValue(s.status())) {
+      KILN_ASSIGN_OR_RETURN(Expr y, DynamicReshape(c, x, allowzero != 0, s.status()));
+      return std::vector<Expr>{y};
+    }
+    if (!s.ok()) return s.status();
+    if (!*s) return c.Invalid("input 1 (shape) is required");
+    shape = **s;
   }
   int minus_ones = 0;
   bool zeros = false;
@@ -352,7 +375,14 @@ absl::StatusOr<std::vector<int64_t>> BroadcastShapes(const ConvertContext& c,
 Outs ConvertExpand(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
   KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(0));
-  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> shape, c.ConstantInts(1));
+  absl::StatusOr<std::optional<std::vector<int64_t>>> shape_or = c.ConstantInts(1);
+  if ((!shape_or.ok() && NeedsValue(shape_or.status())) ||
+      (shape_or.ok() && !ShapeIsStatic(t->shape))) {
+    KILN_ASSIGN_OR_RETURN(Expr y, DynamicExpand(c, x, shape_or.status()));
+    return std::vector<Expr>{y};
+  }
+  if (!shape_or.ok()) return shape_or.status();
+  std::optional<std::vector<int64_t>> shape = *std::move(shape_or);
   if (!shape) return c.Invalid("input 1 (shape) is required");
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(c, t, "the input"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out, BroadcastShapes(c, dims, *shape));
@@ -501,6 +531,15 @@ Outs ConvertSlice(ConvertContext& c) {
     KILN_ASSIGN_OR_RETURN(ends, c.AttrInts("ends"));
     KILN_ASSIGN_OR_RETURN(axes, c.AttrInts("axes"));
   } else {
+    // Starts, ends or steps given at run time: dyn.strided_slice.
+    for (int i : {1, 2, 4}) {
+      if (!c.HasInput(i)) continue;
+      absl::StatusOr<std::optional<std::vector<int64_t>>> v = c.ConstantInts(i);
+      if (!v.ok() && NeedsValue(v.status())) {
+        KILN_ASSIGN_OR_RETURN(Expr y, DynamicSlice(c, x, v.status()));
+        return std::vector<Expr>{y};
+      }
+    }
     KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> s, c.ConstantInts(1));
     KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> e, c.ConstantInts(2));
     if (!s || !e) return c.Invalid("inputs 1 (starts) and 2 (ends) are required");

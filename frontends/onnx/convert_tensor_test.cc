@@ -111,15 +111,27 @@ TEST(ConvertConstant, ShapeSizeAndFriends) {
 }
 
 TEST(ConvertConstant, ShapeOfSymbolicDims) {
-  // Shape of a symbolic dim cannot be a constant; a range that avoids it can.
+  // Shape of a symbolic dim is read at run time (shape_of); a range that
+  // avoids it is a constant.
   onnx::ModelProto m = MakeModel(15, {MakeNode("Shape", {"x"}, {"y"})},
                                  {MakeValueInfo("x", onnx::TensorProto::FLOAT, {std::string("N"), int64_t{3}})},
                                  {MakeValueInfoNoShape("y", onnx::TensorProto::INT64)});
-  const absl::Status st = ImportOnnxBytes(Serialize(m)).status();
-  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
-  EXPECT_THAT(st.message(), HasSubstr("not static"));
+  absl::StatusOr<Module> r = ImportOnnxBytes(Serialize(m));
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (int64_t n : {1, 5}) {
+    absl::StatusOr<interp::Value> y = interp::RunFunction(
+        *r, "main", {interp::Value::Tensor(Tensor(kF32, {n, 3}, V(static_cast<size_t>(3 * n))))});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->tensor()->shape(), (S{2}));
+    EXPECT_EQ(Values(*y->tensor()), (V{static_cast<double>(n), 3}));
+  }
   *m.mutable_graph()->mutable_node(0)->add_attribute() = AttrInt("start", 1);
-  EXPECT_TRUE(ImportOnnxBytes(Serialize(m)).ok());
+  absl::StatusOr<Module> tail = ImportOnnxBytes(Serialize(m));
+  ASSERT_TRUE(tail.ok()) << tail.status();
+  absl::StatusOr<interp::Value> y = interp::RunFunction(
+      *tail, "main", {interp::Value::Tensor(Tensor(kF32, {4, 3}, V(12)))});
+  ASSERT_TRUE(y.ok()) << y.status();
+  EXPECT_EQ(Values(*y->tensor()), (V{3}));
 }
 
 // ---- reshaping ------------------------------------------------------------------
@@ -136,27 +148,41 @@ TEST(ConvertReshape, OpsetForms) {
             {3, 0}, {});
 }
 
-TEST(ConvertReshape, ShapeFromGraphInputNeedsItsValue) {
+TEST(ConvertReshape, ShapeFromGraphInputIsReadAtRunTime) {
   onnx::ModelProto m =
       MakeModel(13, {MakeNode("Reshape", {"x", "s"}, {"y"})},
                 {MakeValueInfo("x", onnx::TensorProto::FLOAT, {int64_t{2}, int64_t{3}}),
-                 MakeValueInfo("s", onnx::TensorProto::INT64, {int64_t{1}})},
+                 MakeValueInfo("s", onnx::TensorProto::INT64, {int64_t{2}})},
                 {MakeValueInfoNoShape("y", onnx::TensorProto::FLOAT)});
   absl::StatusOr<Module> r = ImportOnnxBytes(Serialize(m));
-  ASSERT_FALSE(r.ok());
-  auto payload = r.status().GetPayload(kNeedsConstantPayload);
-  ASSERT_TRUE(payload.has_value()) << r.status();
-  EXPECT_EQ(std::string(*payload), "s");
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const V& s : {V{3, 2}, V{-1, 1}, V{0, -1}}) {
+    absl::StatusOr<interp::Value> y = interp::RunFunction(
+        *r, "main", {interp::Value::Tensor(Tensor(kF32, {2, 3}, Iota(6))),
+                     interp::Value::Tensor(Tensor(kI64, {2}, s))});
+    ASSERT_TRUE(y.ok()) << y.status();
+    S want = s == V{3, 2} ? S{3, 2} : s == V{-1, 1} ? S{6, 1} : S{2, 3};
+    EXPECT_EQ(y->tensor()->shape(), want);
+    EXPECT_EQ(Values(*y->tensor()), Iota(6));
+  }
+  // Freezing it (ImportOptions::frozen_inputs) makes a static reshape.
   ImportOptions o;
-  o.frozen_inputs["s"] = Tensor(kI64, {1}, {6});
+  o.frozen_inputs["s"] = Tensor(kI64, {2}, {3, 2});
   absl::StatusOr<Module> frozen = ImportOnnxBytes(Serialize(m), o);
   ASSERT_TRUE(frozen.ok()) << frozen.status();
   absl::StatusOr<interp::Value> y =
       interp::RunFunction(*frozen, "main", {interp::Value::Tensor(Tensor(kF32, {2, 3}, Iota(6)))});
   ASSERT_TRUE(y.ok()) << y.status();
-  ASSERT_TRUE(y->is_tensor());
-  EXPECT_EQ(y->tensor()->shape(), (S{6}));
-  EXPECT_EQ(Values(*y->tensor()), Iota(6));
+  EXPECT_EQ(y->tensor()->shape(), (S{3, 2}));
+  // A shape whose length is not static would leave the output rank unknown:
+  // it still needs its value.
+  m.mutable_graph()->mutable_input(1)->mutable_type()->mutable_tensor_type()->mutable_shape()
+      ->mutable_dim(0)->set_dim_param("K");
+  absl::StatusOr<Module> unknown = ImportOnnxBytes(Serialize(m));
+  ASSERT_FALSE(unknown.ok());
+  auto payload = unknown.status().GetPayload(kNeedsConstantPayload);
+  ASSERT_TRUE(payload.has_value()) << unknown.status();
+  EXPECT_EQ(std::string(*payload), "s");
 }
 
 // Found by //tests/fuzz:onnx_import_fuzz_test (issue 15): a Reshape whose shape

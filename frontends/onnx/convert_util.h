@@ -81,6 +81,24 @@ absl::StatusOr<Expr> Reduce(ConvertContext& c, absl::string_view op, Expr x,
                             std::vector<int64_t> axes, bool keepdims);
 absl::StatusOr<Expr> Binary(ConvertContext& c, absl::string_view op, Expr a, Expr b);
 
+// ---- run-time shape-like inputs (convert_dynamic.cc): the dyn.* forms the
+// converters use when a value they read with ConstantInts depends on a graph
+// input. `why` is that status, returned when the input cannot be used at run
+// time (its length is not static).
+bool NeedsValue(const absl::Status& s);  // it carries kNeedsConstantPayload
+// shape_of(x)[start:end] as int64.
+absl::StatusOr<Expr> DynamicShapeOf(ConvertContext& c, Expr x, int64_t start, int64_t end);
+// Reshape with input 1 (shape) at run time.
+absl::StatusOr<Expr> DynamicReshape(ConvertContext& c, Expr x, bool allowzero,
+                                    const absl::Status& why);
+// Expand with input 1 (shape) at run time.
+absl::StatusOr<Expr> DynamicExpand(ConvertContext& c, Expr x, const absl::Status& why);
+// ConstantOfShape with input 0 (shape) at run time; value null: float32 0.
+absl::StatusOr<Expr> DynamicConstantOfShape(ConvertContext& c, Ref<const HostTensor> value,
+                                            const absl::Status& why);
+// Slice (opset >= 10) with starts, ends or steps at run time (axes constant).
+absl::StatusOr<Expr> DynamicSlice(ConvertContext& c, Expr x, const absl::Status& why);
+
 // ---- parts of the nn and tensor families, registered by RegisterNnConverters
 // and RegisterTensorConverters
 void RegisterNormConverters(ConverterRegistry& r);    // convert_nn_norm.cc

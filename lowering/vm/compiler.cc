@@ -14,6 +14,7 @@
 #include "ir/traversal.h"
 #include "ir/type.h"
 #include "lowering/compute/op_compute.h"
+#include "lowering/vm/shape_func.h"
 #include "types/infer_type.h"
 
 namespace kiln::lowering::vm {
@@ -715,6 +716,53 @@ absl::StatusOr<tir::PrimFunc> ProgramCompiler::ShapeFunction(const Function& fn,
   if (!FlattenTensorTypes(ret, &outs)) {
     return absl::UnimplementedError(
         absl::StrCat("VM compiler: kernel ", name, " returns something other than tensors"));
+  }
+  // An output extent that no input dim gives depends on values: the
+  // operator's own shape function reads them (shape_func.h). That needs the
+  // function to be that one call (FuseOps keeps such calls alone).
+  bool data_dependent = false;
+  for (const TensorTypeNode* t : outs) {
+    for (const Dim& d : t->shape) {
+      std::set<std::string> used;
+      DimVars(d, &used);
+      data_dependent |= d.is_any();
+      for (const std::string& v : used) data_dependent |= !bound.count(v);
+    }
+  }
+  const auto* call = fn->body.as<CallNode>();
+  if (data_dependent && call != nullptr && call->op.as<OpNode>() != nullptr &&
+      HasDataShapeFunction(*call->op.as<OpNode>()) && outs.size() == 1) {
+    std::vector<tir::Buffer> args;
+    std::vector<bool> readable;
+    for (const Expr& a : call->args) {
+      auto it = std::find_if(fn->params.begin(), fn->params.end(),
+                             [&](const Var& p) { return p.get() == a.get(); });
+      if (it != fn->params.end() && params.size() == fn->params.size()) {
+        args.push_back(params[static_cast<size_t>(it - fn->params.begin())]);
+        readable.push_back(true);
+        continue;
+      }
+      // A constant inside the kernel (dyn.full's fill value): only its
+      // shape is known here.
+      const auto* t = a->checked_type() ? a->checked_type().as<TensorTypeNode>() : nullptr;
+      if (t == nullptr) {
+        return absl::UnimplementedError(absl::StrCat("VM compiler: kernel ", name,
+                                                     ": an argument that is not a tensor"));
+      }
+      args.push_back(tir::MakeBuffer(absl::StrCat("arg", args.size()), t->dtype,
+                                     vars.Shape(t->shape)));
+      readable.push_back(false);
+    }
+    tir::Buffer out = tir::MakeBuffer("shape0", DataType::Int(64),
+                                      {tir::IntImm(static_cast<int64_t>(outs[0]->shape.size()))});
+    params.push_back(out);
+    absl::StatusOr<tir::Stmt> body = DataShapeFunction(*call, args, readable, out);
+    if (!body.ok()) {
+      return absl::Status(body.status().code(),
+                          absl::StrCat("VM compiler: kernel ", name, ": ", body.status().message()));
+    }
+    return tir::MakePrimFunc(name, std::move(params), *std::move(body),
+                             {{"kiln.op_names", "shape_of"}});
   }
   std::vector<tir::Stmt> stores;
   for (size_t j = 0; j < outs.size(); ++j) {

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op.h"
 #include "ir/status_macros.h"
@@ -130,7 +131,15 @@ absl::StatusOr<Graph> BuildGraph(const Expr& body) {
                 absl::StrCat("FuseOps needs inferred types (run InferType first): the call of ",
                              op->name(), " has none"));
           }
-          const OpPattern pat = op->def->pattern;
+          OpPattern pat = op->def->pattern;
+          // A dyn.* call whose extents depend on its arguments' values stays
+          // alone: the VM computes its output shape with the operator's own
+          // data-dependent shape function (lowering/vm/shape_func.h) before
+          // the kernel runs, which a fused body would not allow.
+          if (absl::StartsWith(op->name(), "dyn.")) {
+            const auto* tt = c->checked_type().as<TensorTypeNode>();
+            if (tt == nullptr || !ShapeIsStatic(tt->shape)) pat = OpPattern::kOpaque;
+          }
           node.pattern = pat;
           for (const Expr& a : c->args) {
             OpPattern edge = pat;

@@ -99,6 +99,8 @@ constexpr char kUsage[] =
     "  --opt_level=N       graph pass level (default 3)\n"
     "  --target=T          compile target (default llvm)\n"
     "  --no_bind_shapes    do not bind symbolic input dims to the data set's shapes\n"
+    "  --freeze_inputs     freeze graph inputs the importer needs as values to the data set's\n"
+    "                      (counts those cases as passes: not a user's path; off by default)\n"
     "  --temp_dir=DIR      where the per-case directories go (default $TEST_TMPDIR, $TMPDIR, "
     "/tmp)\n"
     "  --keep_temps        keep the per-case directories (compiled .so, the case's log)\n"
@@ -157,6 +159,8 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv) {
       o.quiet = true;
     } else if (arg == "--keep_temps") {
       o.keep_temps = true;
+    } else if (arg == "--freeze_inputs") {
+      o.freeze_inputs = true;
     } else if (arg == "--no_bind_shapes") {
       o.bind_shapes = false;
     } else if (FlagValue(arg, "data_dir", &o.data_dir) || FlagValue(arg, "filter", &o.filter) ||
@@ -305,6 +309,7 @@ CaseResult Finish(const Case& c, Running& r, int wait_status, const Options& opt
     result.outcome = decoded->outcome;
     result.reason = decoded->reason;
     result.seconds = decoded->seconds;
+    result.passes_frozen = decoded->passes_frozen;
   } else {
     result.outcome = Outcome::kFail;
     std::string how = WIFSIGNALED(wait_status)

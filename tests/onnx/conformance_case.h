@@ -1,8 +1,8 @@
 // File: tests/onnx/conformance_case.h
 //
 // One conformance case, run in its own process (run_conformance forks it):
-// read the model, import it (freezing inputs the importer needs as values,
-// binding symbolic dims), compile it, load it with the C runtime, run every
+// read the model, import it (binding symbolic dims; with --freeze_inputs,
+// or for the separate frozen column, freezing inputs the importer needs as values), compile it, load it with the C runtime, run every
 // data set and compare with ONNX's expected outputs, then write one result
 // line (conformance_lib.h EncodeResult) to a pipe and exit. The parent side
 // (scheduling, timeouts, the table, the ratchet) is conformance.cc.
@@ -39,6 +39,12 @@ struct Options {
   bool quiet = false;
   bool keep_temps = false;
   bool bind_shapes = true;
+  // Whether a case whose import needs the value of a graph input (a Reshape's
+  // shape given as an input, ...) may have that input frozen to the data set's
+  // value. Off by default: no user can do that through the CLI or the C API,
+  // so such a case does not pass; it is then run again with freezing to fill
+  // the separate "passes with frozen inputs" column (CaseResult::passes_frozen).
+  bool freeze_inputs = false;
   std::string argv0;
 };
 

@@ -27,6 +27,10 @@ namespace kiln::onnx_conformance {
 
 enum class Outcome { kPass, kFail, kUnsupported };
 
+// How the reason of a case begins when its import needs the value of a graph
+// input (Options::freeze_inputs off); ReasonKeys groups them by operator.
+inline constexpr char kNeedsValuePrefix[] = "needs the value of graph input(s) ";
+
 // "pass", "fail", "unsupported".
 const char* OutcomeName(Outcome outcome);
 std::optional<Outcome> ParseOutcome(absl::string_view text);
@@ -37,9 +41,13 @@ struct CaseResult {
   Outcome outcome = Outcome::kFail;
   std::string reason;  // empty for a pass
   double seconds = 0;  // wall time of the case (import, compile, runs)
+  // Not a pass, but it passes when the graph inputs the importer needs as
+  // values are frozen to the data set's (a column of its own, not in the ratchet).
+  bool passes_frozen = false;
 };
 
-// One line, "suite\tname\toutcome\tseconds\treason\n" (tabs, newlines and
+// One line, "suite\tname\toutcome\tseconds\tfrozen\treason\n" (frozen: 1 when
+// passes_frozen, else 0; tabs, newlines and
 // other control characters in the fields become spaces): what a case's child
 // process writes to the runner's pipe.
 std::string EncodeResult(const CaseResult& result);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ir/tensor.h"
@@ -313,6 +314,7 @@ TEST(ResultLine, RoundTrip) {
   r.outcome = Outcome::kUnsupported;
   r.reason = "Loop (opset 11, node 'loop0')\twith\na newline";
   r.seconds = 1.25;
+  r.passes_frozen = true;
   std::string line = EncodeResult(r);
   EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
   absl::StatusOr<CaseResult> back = DecodeResult(line);
@@ -322,16 +324,23 @@ TEST(ResultLine, RoundTrip) {
   EXPECT_EQ(back->outcome, Outcome::kUnsupported);
   EXPECT_EQ(back->reason, "Loop (opset 11, node 'loop0') with a newline");
   EXPECT_DOUBLE_EQ(back->seconds, 1.25);
+  EXPECT_TRUE(back->passes_frozen);
+  r.passes_frozen = false;
+  back = DecodeResult(EncodeResult(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->passes_frozen);
 }
 
 TEST(ResultLine, Garbage) {
   EXPECT_FALSE(DecodeResult("").ok());
   EXPECT_FALSE(DecodeResult("a\tb\tc").ok());
-  EXPECT_FALSE(DecodeResult("node\tt\tmaybe\t1\t").ok());
-  EXPECT_FALSE(DecodeResult("node\tt\tpass\tx\t").ok());
-  EXPECT_FALSE(DecodeResult("node\tt\tpass\t-1\t").ok());
-  EXPECT_FALSE(DecodeResult("\tt\tpass\t1\t").ok());
-  EXPECT_TRUE(DecodeResult("node\tt\tpass\t1\t").ok());
+  EXPECT_FALSE(DecodeResult("node\tt\tmaybe\t1\t0\t").ok());
+  EXPECT_FALSE(DecodeResult("node\tt\tpass\tx\t0\t").ok());
+  EXPECT_FALSE(DecodeResult("node\tt\tpass\t-1\t0\t").ok());
+  EXPECT_FALSE(DecodeResult("\tt\tpass\t1\t0\t").ok());
+  EXPECT_FALSE(DecodeResult("node\tt\tpass\t1\t").ok());        // no frozen flag
+  EXPECT_FALSE(DecodeResult("node\tt\tpass\t1\tyes\t").ok());  // a bad one
+  EXPECT_TRUE(DecodeResult("node\tt\tpass\t1\t0\t").ok());
   EXPECT_EQ(ParseOutcome("fail"), Outcome::kFail);
   EXPECT_FALSE(ParseOutcome("FAIL").has_value());
 }
@@ -370,6 +379,13 @@ TEST(Reasons, KeysSplitOperatorLists) {
   EXPECT_THAT(ReasonKeys(f), ElementsAre("fail: compile: lowering '*' failed"));
   CaseResult p{"node", "t", Outcome::kPass, "", 0};
   EXPECT_THAT(ReasonKeys(p), IsEmpty());
+  CaseResult v{"node", "t", Outcome::kUnsupported,
+               absl::StrCat(kNeedsValuePrefix,
+                            "'shape' at compile time: Reshape (node #3): input 1 ('shape') must "
+                            "be known"),
+               0};
+  EXPECT_THAT(ReasonKeys(v),
+              ElementsAre("unsupported: an input needed as a value at compile time: Reshape"));
 }
 
 TEST(Report, TopReasonsAndTable) {
@@ -381,6 +397,8 @@ TEST(Report, TopReasonsAndTable) {
        0.1},
       {"node", "test_d", Outcome::kFail, "output 0 [1] = 2, expected 3 | pipe", 0.1},
       {"simple", "test_e", Outcome::kPass, "", 0.1},
+      {"node", "test_f", Outcome::kUnsupported,
+       absl::StrCat(kNeedsValuePrefix, "'shape' at compile time: ..."), 0.1, true},
   };
   auto top = TopReasons(results, 10);
   ASSERT_GE(top.size(), 2u);
@@ -391,9 +409,12 @@ TEST(Report, TopReasonsAndTable) {
   o.tolerances["test_d"] = Tolerance{1e-2, 1e-5, "why"};
   std::string table = RenderTable(results, o);
   EXPECT_THAT(table, HasSubstr("# ONNX conformance"));
-  EXPECT_THAT(table, HasSubstr("| node | 1 | 1 | 2 | 4 | 25.0% |"));
-  EXPECT_THAT(table, HasSubstr("| simple | 1 | 0 | 0 | 1 | 100.0% |"));
-  EXPECT_THAT(table, HasSubstr("| **all** | 2 | 1 | 2 | 5 | 40.0% |"));
+  // test_f passes only frozen: not a pass, counted in the last column.
+  EXPECT_THAT(table, HasSubstr("| node | 1 | 1 | 3 | 5 | 20.0% | 1 |"));
+  EXPECT_THAT(table, HasSubstr("| simple | 1 | 0 | 0 | 1 | 100.0% | 0 |"));
+  EXPECT_THAT(table, HasSubstr("| **all** | 2 | 1 | 3 | 6 | 33.3% | 1 |"));
+  EXPECT_THAT(table, HasSubstr("| test_f | unsupported (pass if frozen) | needs the value"));
+  EXPECT_THAT(PassCounts(results, o.suites), ElementsAre(Pair("node", 1), Pair("simple", 1)));
   EXPECT_THAT(table, HasSubstr("| test_d | 0.01 | 1e-05 | why |"));
   EXPECT_THAT(table, HasSubstr("| test_d | fail | output 0 [1] = 2, expected 3 \\| pipe |"));
   EXPECT_THAT(table, HasSubstr("| 2 | unsupported operator: Loop |"));

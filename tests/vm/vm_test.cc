@@ -323,6 +323,85 @@ def @main(%x: Tensor[(?, 3), float32]) {
   for (int64_t n : {1, 5}) RunAndCompare(art, text, {{kF32, {n, 3}, {}}}, 7);
 }
 
+// Shape-like arguments given at run time (dyn.*): the VM calls each
+// operator's data-dependent shape function, then the kernel; the outputs
+// match the interpreter's for every value, and values that do not fit are
+// errors naming the operator, after which the session still runs.
+TEST(Vm, DynReshapeReadsItsNewshapeAtRunTime) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(2, 3, 4), float32], %s: Tensor[(2,), int64]) {
+  %0 = dyn.reshape(%x, %s);
+  add(%0, 1f)
+}
+)";
+  const std::string path = TempPath("dyn_reshape.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  for (std::vector<double> s : {std::vector<double>{4, -1}, {0, -1}, {-1, 2}, {24, 1}, {6, 4}}) {
+    SCOPED_TRACE(absl::StrCat(s[0], ",", s[1]));
+    RunAndCompare(art, text, {{kF32, {2, 3, 4}, {}}, {DataType::Int(64), {2}, s}}, 11);
+  }
+  struct Bad {
+    std::vector<int64_t> s;
+    const char* message;
+  };
+  for (const Bad& bad : {Bad{{5, -1}, "newshape does not fit"},
+                         Bad{{-1, -1}, "more than one -1"},
+                         Bad{{-3, 8}, "entry 0 is below -1"},
+                         Bad{{4, 5}, "newshape does not fit"},
+                         Bad{{int64_t{1} << 40, int64_t{1} << 40}, "more than 2^62"}}) {
+    SCOPED_TRACE(bad.message);
+    std::vector<float> x(24);
+    int64_t xs[3] = {2, 3, 4}, ss[1] = {2};
+    std::vector<int64_t> sv = bad.s;
+    DLTensor dx{x.data(), {kDLCPU, 0}, 3, {kDLFloat, 32, 1}, xs, nullptr, 0};
+    DLTensor ds{sv.data(), {kDLCPU, 0}, 1, {kDLInt, 64, 1}, ss, nullptr, 0};
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "x", &dx)), "");
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "s", &ds)), "");
+    std::string e = TakeStatus(kiln_session_run(art.session()));
+    EXPECT_NE(e.find("dyn.reshape"), std::string::npos) << e;
+    EXPECT_NE(e.find(bad.message), std::string::npos) << e;
+  }
+  RunAndCompare(art, text, {{kF32, {2, 3, 4}, {}}, {DataType::Int(64), {2}, {3, 8}}}, 12);
+}
+
+TEST(Vm, DynOperatorsAndShapeOfWithASymbolicBatch) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 3), float32], %s: Tensor[(3,), int64], %b: Tensor[(2,), int64],
+          %e: Tensor[(2,), int64], %st: Tensor[(2,), int32], %ax: Tensor[(), int64]) {
+  %0 = dyn.broadcast_to(%x, %s);
+  %1 = dyn.full(2f, shape_of(%x), dtype="float32");
+  %2 = dyn.strided_slice(%x, %b, %e, %st);
+  %3 = dyn.expand_dims(%x, %ax, num_newaxis=2);
+  %4 = dyn.zeros(%s, dtype="int32");
+  (%0, add(%1, %x), nn.relu(%2), %3, %4, shape_of(%2, dtype="int32"))
+}
+)";
+  const std::string path = TempPath("dyn_ops.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  const DataType i64 = DataType::Int(64);
+  struct Case {
+    int64_t n;
+    std::vector<double> b, e, st;
+    double ax;
+  };
+  for (const Case& c : {Case{4, {1, 0}, {3, 3}, {1, 1}, 0}, Case{5, {-1, 2}, {-6, -4}, {-2, -1}, -1},
+                        Case{1, {0, 0}, {100, 2}, {3, 2}, 2}, Case{6, {4, 1}, {1, 9}, {1, 1}, 1}}) {
+    SCOPED_TRACE(c.n);
+    RunAndCompare(art, text,
+                  {{kF32, {c.n, 3}, {}},
+                   {i64, {3}, {2, static_cast<double>(c.n), 3}},
+                   {i64, {2}, c.b},
+                   {i64, {2}, c.e},
+                   {kI32, {2}, c.st},
+                   {i64, {}, {c.ax}}},
+                  static_cast<uint32_t>(c.n));
+  }
+}
+
 TEST(Vm, IfAndGlobalRecursion) {
   const std::string text = R"(#[version = "0.1"]
 def @loop(%i: Tensor[(), int32], %x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {

@@ -5,6 +5,7 @@
 // already in ctx.out_shapes (`?` dims become size variables bound from the
 // output buffer at run time), so each computes the same mapping as its static
 // operator from the output shape:
+//   shape_of                       entry d: the input's extent d
 //   dyn.reshape, dyn.expand_dims   the element with the same row-major flat
 //                                  index (the newshape / axis tensors are not read)
 //   dyn.broadcast_to               NumPy broadcasting read (tag "broadcast")
@@ -71,6 +72,25 @@ Result DynFull(const ComputeCtx& ctx) {
   te::Tensor t = te::Compute(
       ctx.out_shapes[0], [&](const std::vector<Var>&) { return Convert(v({}), dt); },
       ComputeName(ctx), "elemwise");
+  return std::vector<te::Tensor>{t};
+}
+
+// shape_of: entry d is the input's extent d (a symbolic dim is bound from
+// the input buffer at run time).
+Result ShapeOf(const ComputeCtx& ctx) {
+  KILN_RETURN_IF_ERROR(CheckArity(ctx, 1));
+  const Shape& in = ctx.inputs[0].shape();
+  const DataType dt = ctx.out_dtypes[0];
+  te::Tensor t = te::Compute(
+      ctx.out_shapes[0],
+      [&](const std::vector<Var>& i) {
+        PrimExpr v = tir::MakeConst(dt, 0);
+        for (size_t d = in.size(); d-- > 0;) {
+          v = tir::Select(tir::EQ(i[0], Idx(static_cast<int64_t>(d))), tir::Cast(dt, in[d]), v);
+        }
+        return v;
+      },
+      ComputeName(ctx), "injective");
   return std::vector<te::Tensor>{t};
 }
 
@@ -142,6 +162,7 @@ Result DynStridedSlice(const ComputeCtx& ctx) {
 }  // namespace
 
 void RegisterDynComputes() {
+  Attach("shape_of", ShapeOf);
   Attach("dyn.reshape", FlatReshape);
   Attach("dyn.expand_dims", FlatReshape);
   Attach("dyn.broadcast_to", DynBroadcastTo);

@@ -1,0 +1,203 @@
+// File: frontends/onnx/convert_dynamic.cc
+//
+// The run-time forms of the ONNX operators whose shape-like inputs are
+// usually constants: when such an input depends on a graph input (a Reshape
+// whose shape is given at run time, a Shape of a tensor with symbolic dims
+// feeding it), the converter in convert_tensor.cc calls one of these instead
+// of failing, and the model compiles for the VM, which computes the output
+// shape when it runs (lowering/vm/shape_func.h):
+//
+//   Shape            shape_of (then a static strided_slice for start/end)
+//   Reshape          dyn.reshape(x, cast(shape, int64))
+//   Expand           dyn.broadcast_to(x, where(xs == 1, s, xs)) — xs, s both
+//                    padded with leading 1s to the longer length (ONNX's
+//                    two-way broadcast)
+//   ConstantOfShape  dyn.full(value, cast(shape, int64))
+//   Slice            dyn.strided_slice(x, b, e, s) with per-axis vectors built
+//                    by take(concatenate(cast(v), default), index map): the
+//                    axes must be constants (they fix which axis each entry
+//                    slices)
+//
+// A shape-like input must have a static length (it fixes the output rank);
+// otherwise the original "must be known at import time" error stands.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "frontends/onnx/convert_util.h"
+#include "frontends/onnx/converter.h"
+#include "frontends/onnx/importer.h"
+#include "ir/op_attrs.h"
+#include "ir/status_macros.h"
+
+namespace kiln::onnx_frontend {
+namespace cvt {
+namespace {
+
+absl::StatusOr<Expr> Concat(ConvertContext& c, std::vector<Expr> fields) {
+  if (fields.size() == 1) return fields[0];
+  std::vector<Type> types;
+  for (const Expr& f : fields) {
+    KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(f));
+    types.push_back(t);
+  }
+  KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple(std::move(fields)));
+  tup->set_checked_type(MakeTupleType(types));
+  auto a = NewAttrs<ConcatenateAttrs>();
+  a->axis = 0;
+  return c.Call("concatenate", {Expr(tup)}, a);
+}
+
+// Input i as a 1-D int64 tensor of static length (its length returned).
+absl::StatusOr<std::pair<Expr, int64_t>> IntVector(ConvertContext& c, int i,
+                                                   const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(Expr v, c.Input(i));
+  KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(i));
+  if (t->ndim() != 1 || !t->shape[0].is_static()) {
+    if (!why.ok()) return why;
+    return c.Unsupported(absl::StrCat("input ", i, " has the type ", TypeToString(Type(t)),
+                                      "; a shape-like input needs a static length"));
+  }
+  if (!t->dtype.is_int() && !t->dtype.is_uint()) {
+    return c.Invalid(absl::StrCat("input ", i, " must be an integer tensor; it is ",
+                                  TypeToString(Type(t))));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr v64, Cast(c, v, DataType::Int(64)));
+  return std::make_pair(v64, t->shape[0].value());
+}
+
+}  // namespace
+
+bool NeedsValue(const absl::Status& s) {
+  return s.GetPayload(kNeedsConstantPayload).has_value();
+}
+
+absl::StatusOr<Expr> DynamicShapeOf(ConvertContext& c, Expr x, int64_t start, int64_t end) {
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  auto a = NewAttrs<ShapeOfAttrs>();
+  a->dtype = DataType::Int(64);
+  KILN_ASSIGN_OR_RETURN(Expr s, c.Call("shape_of", {std::move(x)}, a));
+  if (start == 0 && end == t->ndim()) return s;
+  return SliceAxis(c, s, 0, start, end, 1);
+}
+
+absl::StatusOr<Expr> DynamicReshape(ConvertContext& c, Expr x, bool allowzero,
+                                    const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(auto shape, IntVector(c, 1, why));
+  auto a = NewAttrs<DynReshapeAttrs>();
+  a->allowzero = allowzero;
+  return c.Call("dyn.reshape", {std::move(x), shape.first}, a);
+}
+
+absl::StatusOr<Expr> DynamicExpand(ConvertContext& c, Expr x, const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(auto shape, IntVector(c, 1, why));
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t r = t->ndim(), n = shape.second;
+  const int64_t len = std::max(r, n);
+  // Both padded with leading 1s to `len`.
+  Expr s = shape.first;
+  if (n < len) {
+    KILN_ASSIGN_OR_RETURN(Expr ones, ConstI64(c, {len - n}, std::vector<int64_t>(len - n, 1)));
+    KILN_ASSIGN_OR_RETURN(s, Concat(c, {ones, s}));
+  }
+  Expr xs;
+  if (ShapeIsStatic(t->shape)) {
+    std::vector<int64_t> dims(static_cast<size_t>(len - r), 1);
+    for (const Dim& d : t->shape) dims.push_back(d.value());
+    KILN_ASSIGN_OR_RETURN(xs, ConstI64(c, {len}, dims));
+  } else {
+    KILN_ASSIGN_OR_RETURN(xs, DynamicShapeOf(c, x, 0, r));
+    if (r < len) {
+      KILN_ASSIGN_OR_RETURN(Expr ones, ConstI64(c, {len - r}, std::vector<int64_t>(len - r, 1)));
+      KILN_ASSIGN_OR_RETURN(xs, Concat(c, {ones, xs}));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Expr one, c.ScalarConst(DataType::Int(64), 1));
+  KILN_ASSIGN_OR_RETURN(Expr is_one, c.Call("equal", {xs, one}));
+  KILN_ASSIGN_OR_RETURN(Expr target, c.Call("where", {is_one, s, xs}));
+  return c.Call("dyn.broadcast_to", {std::move(x), target});
+}
+
+absl::StatusOr<Expr> DynamicConstantOfShape(ConvertContext& c, Ref<const HostTensor> value,
+                                            const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(auto shape, IntVector(c, 0, why));
+  if (!value) {
+    KILN_ASSIGN_OR_RETURN(Ref<HostTensor> zero, HostTensor::Create(DataType::Float(32), {}));
+    value = zero;
+  }
+  Ref<const HostTensor> scalar = value;
+  if (value->ndim() != 0) {
+    KILN_ASSIGN_OR_RETURN(Ref<HostTensor> s, HostTensor::FromBytes(value->dtype(), {},
+                                                                   value->raw_data(),
+                                                                   value->nbytes()));
+    scalar = s;
+  }
+  KILN_ASSIGN_OR_RETURN(Expr v, c.Const(scalar));
+  auto a = NewAttrs<InitOpAttrs>();
+  a->dtype = value->dtype();
+  return c.Call("dyn.full", {v, shape.first}, a);
+}
+
+absl::StatusOr<Expr> DynamicSlice(ConvertContext& c, Expr x, const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t r = t->ndim();
+  KILN_ASSIGN_OR_RETURN(auto starts, IntVector(c, 1, why));
+  KILN_ASSIGN_OR_RETURN(auto ends, IntVector(c, 2, why));
+  const int64_t k = starts.second;
+  if (ends.second != k) {
+    return c.Invalid(absl::StrCat("starts has ", k, " entries, ends ", ends.second));
+  }
+  std::vector<int64_t> axes;
+  if (c.HasInput(3)) {
+    absl::StatusOr<std::optional<std::vector<int64_t>>> a = c.ConstantInts(3);
+    if (!a.ok()) {
+      if (NeedsValue(a.status())) {
+        return c.Unsupported(
+            "axes given at run time (they decide which axis each entry slices; make them a "
+            "constant)");
+      }
+      return a.status();
+    }
+    if (*a) axes = **a;
+  }
+  if (axes.empty()) {
+    for (int64_t i = 0; i < k; ++i) axes.push_back(i);
+  }
+  if (static_cast<int64_t>(axes.size()) != k) {
+    return c.Invalid(absl::StrCat("axes has ", axes.size(), " entries, starts ", k));
+  }
+  // index[d]: the entry that slices axis d, or k (the default appended).
+  std::vector<int64_t> index(static_cast<size_t>(r), k);
+  for (int64_t j = 0; j < k; ++j) {
+    KILN_ASSIGN_OR_RETURN(int64_t d, NormAxis(c, axes[static_cast<size_t>(j)], r, "axes entry"));
+    if (index[static_cast<size_t>(d)] != k) {
+      return c.Invalid(absl::StrCat("axes lists axis ", d, " twice"));
+    }
+    index[static_cast<size_t>(d)] = j;
+  }
+  KILN_ASSIGN_OR_RETURN(Expr idx, ConstI64(c, {r}, index));
+  auto full = [&](Expr v, int64_t fill) -> absl::StatusOr<Expr> {
+    KILN_ASSIGN_OR_RETURN(Expr pad, ConstI64(c, {1}, {fill}));
+    KILN_ASSIGN_OR_RETURN(Expr joined, Concat(c, {std::move(v), pad}));
+    return Take(c, joined, idx, 0);
+  };
+  KILN_ASSIGN_OR_RETURN(Expr b, full(starts.first, 0));
+  KILN_ASSIGN_OR_RETURN(Expr e, full(ends.first, std::numeric_limits<int64_t>::max()));
+  Expr s;
+  if (c.HasInput(4)) {
+    KILN_ASSIGN_OR_RETURN(auto steps, IntVector(c, 4, why));
+    if (steps.second != k) {
+      return c.Invalid(absl::StrCat("steps has ", steps.second, " entries, starts ", k));
+    }
+    KILN_ASSIGN_OR_RETURN(s, full(steps.first, 1));
+  } else {
+    KILN_ASSIGN_OR_RETURN(s, ConstI64(c, {r}, std::vector<int64_t>(static_cast<size_t>(r), 1)));
+  }
+  return c.Call("dyn.strided_slice", {std::move(x), b, e, s}, NewAttrs<DynStridedSliceAttrs>());
+}
+
+}  // namespace cvt
+}  // namespace kiln::onnx_frontend

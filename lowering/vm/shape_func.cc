@@ -1,0 +1,303 @@
+// File: lowering/vm/shape_func.cc
+#include "lowering/vm/shape_func.h"
+
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "ir/op.h"
+#include "ir/op_attrs.h"
+#include "ir/status_macros.h"
+#include "ir/strided_slice.h"
+
+namespace kiln::lowering::vm {
+namespace {
+
+using tir::Buffer;
+using tir::PrimExpr;
+using tir::Stmt;
+
+PrimExpr I(int64_t v) { return tir::IntImm(v); }
+
+// Collects the checks and the stores of one shape function.
+class ShapeBuilder {
+ public:
+  ShapeBuilder(std::string op, Buffer out) : op_(std::move(op)), out_(std::move(out)) {}
+
+  void Check(PrimExpr cond, absl::string_view message) {
+    checks_.emplace_back(std::move(cond), absl::StrCat(op_, ": ", message));
+  }
+  void Set(int64_t dim, PrimExpr extent) {
+    stores_.push_back(tir::Store(out_, tir::Cast(DataType::Int(64), std::move(extent)), {I(dim)}));
+  }
+  // Every check before any store (an assert wraps what follows it).
+  Stmt Build() {
+    Stmt s = stores_.empty() ? tir::NoOp() : tir::Seq(std::move(stores_));
+    for (size_t i = checks_.size(); i-- > 0;) {
+      s = tir::AssertStmt(checks_[i].first, checks_[i].second, s);
+    }
+    return s;
+  }
+
+ private:
+  std::string op_;
+  Buffer out_;
+  std::vector<std::pair<PrimExpr, std::string>> checks_;
+  std::vector<Stmt> stores_;
+};
+
+// Entry i of a 1-D integer buffer (or of a 0-D one, i = 0), as int64.
+PrimExpr Value(const Buffer& b, int64_t i) {
+  std::vector<PrimExpr> index;
+  if (!b->shape.empty()) index.push_back(I(i));
+  return tir::Cast(DataType::Int(64), tir::Load(b, std::move(index)));
+}
+
+// The static length of a 1-D buffer (the type relation required it).
+absl::StatusOr<int64_t> Length(const Buffer& b, absl::string_view op, absl::string_view what) {
+  int64_t n = 0;
+  if (b->shape.size() != 1 || !tir::IsConstInt(b->shape[0], &n)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": ", what, " must be a 1-D tensor of static length"));
+  }
+  return n;
+}
+
+absl::Status Arity(const std::vector<Buffer>& args, size_t n, absl::string_view op) {
+  if (args.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(op, ": expected ", n, " arguments, the shape function got ", args.size()));
+  }
+  return absl::OkStatus();
+}
+
+// A product of extents that are each >= 0, checked never to pass 2^62 (so
+// that comparing it with the input's element count cannot be fooled by a
+// wrap-around).
+PrimExpr CheckedProduct(ShapeBuilder& b, const std::vector<PrimExpr>& dims,
+                        absl::string_view what) {
+  constexpr int64_t kMax = int64_t{1} << 62;
+  PrimExpr p = I(1);
+  for (const PrimExpr& d : dims) {
+    b.Check(tir::Or(tir::LE(d, I(1)), tir::LE(p, tir::FloorDiv(I(kMax), tir::Max(d, I(1))))),
+            absl::StrCat(what, " has more than 2^62 elements"));
+    p = p * d;
+  }
+  return p;
+}
+
+// dyn.reshape(data, newshape): ONNX Reshape's codes. A positive entry is the
+// extent; 0 copies the input's extent at that position (unless allowzero:
+// then it is 0); -1 (at most one) takes what is left.
+absl::StatusOr<Stmt> Reshape(const CallNode& call, const std::vector<Buffer>& args,
+                             ShapeBuilder& b) {
+  KILN_RETURN_IF_ERROR(Arity(args, 2, "dyn.reshape"));
+  const auto* attrs = call.attrs.as<DynReshapeAttrs>();
+  const bool allowzero = attrs != nullptr && attrs->allowzero;
+  const Buffer& x = args[0];
+  KILN_ASSIGN_OR_RETURN(int64_t n, Length(args[1], "dyn.reshape", "newshape"));
+  const int64_t r = static_cast<int64_t>(x->shape.size());
+  std::vector<PrimExpr> codes, known;
+  PrimExpr unknowns = I(0);
+  for (int64_t i = 0; i < n; ++i) {
+    PrimExpr v = Value(args[1], i);
+    b.Check(tir::GE(v, I(-1)),
+            absl::StrCat("newshape entry ", i, " is below -1 (entries are extents, 0 or -1)"));
+    if (!allowzero) {
+      if (i < r) {
+        v = tir::Select(tir::EQ(v, I(0)), x->shape[static_cast<size_t>(i)], v);
+      } else {
+        b.Check(tir::NE(v, I(0)),
+                absl::StrCat("newshape entry ", i, " is 0 (copy the input's extent), but the "
+                             "input has only ", r, " dims"));
+      }
+    }
+    unknowns = unknowns + tir::Select(tir::EQ(v, I(-1)), I(1), I(0));
+    codes.push_back(v);
+    known.push_back(tir::Select(tir::EQ(v, I(-1)), I(1), v));
+  }
+  b.Check(tir::LE(unknowns, I(1)), "newshape has more than one -1");
+  PrimExpr total = I(1);
+  for (const PrimExpr& d : x->shape) total = total * tir::Cast(DataType::Int(64), d);
+  PrimExpr product = CheckedProduct(b, known, "newshape");
+  PrimExpr inferred = tir::FloorDiv(total, tir::Max(product, I(1)));
+  b.Check(tir::Select(tir::EQ(unknowns, I(0)), tir::EQ(product, total),
+                      tir::And(tir::NE(product, I(0)),
+                               tir::EQ(tir::FloorMod(total, tir::Max(product, I(1))), I(0)))),
+          "newshape does not fit the input's element count (the product of its extents, with a "
+          "-1 inferred, must equal it)");
+  for (int64_t i = 0; i < n; ++i) {
+    const PrimExpr& v = codes[static_cast<size_t>(i)];
+    b.Set(i, tir::Select(tir::EQ(v, I(-1)), inferred, v));
+  }
+  return b.Build();
+}
+
+// dyn.broadcast_to(data, shape): the output is `shape`; each of the input's
+// extents (right-aligned) must be 1 or equal to it.
+absl::StatusOr<Stmt> BroadcastTo(const CallNode&, const std::vector<Buffer>& args,
+                                 ShapeBuilder& b) {
+  KILN_RETURN_IF_ERROR(Arity(args, 2, "dyn.broadcast_to"));
+  const Buffer& x = args[0];
+  KILN_ASSIGN_OR_RETURN(int64_t n, Length(args[1], "dyn.broadcast_to", "shape"));
+  const int64_t r = static_cast<int64_t>(x->shape.size());
+  if (r > n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dyn.broadcast_to: the input has ", r, " dims, the shape ", n));
+  }
+  std::vector<PrimExpr> dims;
+  for (int64_t i = 0; i < n; ++i) {
+    PrimExpr v = Value(args[1], i);
+    b.Check(tir::GE(v, I(0)), absl::StrCat("shape entry ", i, " is negative"));
+    if (i >= n - r) {
+      PrimExpr xd = tir::Cast(DataType::Int(64), x->shape[static_cast<size_t>(i - (n - r))]);
+      b.Check(tir::Or(tir::EQ(xd, I(1)), tir::EQ(xd, v)),
+              absl::StrCat("the input's dim ", i - (n - r), " is neither 1 nor shape entry ", i));
+    }
+    dims.push_back(v);
+  }
+  CheckedProduct(b, dims, "shape");
+  for (int64_t i = 0; i < n; ++i) b.Set(i, dims[static_cast<size_t>(i)]);
+  return b.Build();
+}
+
+// dyn.zeros(shape), dyn.ones(shape), dyn.full(value, shape).
+std::function<absl::StatusOr<Stmt>(const CallNode&, const std::vector<Buffer>&, ShapeBuilder&)>
+Fill(size_t shape_arg, const char* op) {
+  return [shape_arg, op](const CallNode&, const std::vector<Buffer>& args,
+                         ShapeBuilder& b) -> absl::StatusOr<Stmt> {
+    KILN_RETURN_IF_ERROR(Arity(args, shape_arg + 1, op));
+    KILN_ASSIGN_OR_RETURN(int64_t n, Length(args[shape_arg], op, "shape"));
+    std::vector<PrimExpr> dims;
+    for (int64_t i = 0; i < n; ++i) {
+      PrimExpr v = Value(args[shape_arg], i);
+      b.Check(tir::GE(v, I(0)), absl::StrCat("shape entry ", i, " is negative"));
+      dims.push_back(v);
+    }
+    CheckedProduct(b, dims, "shape");
+    for (int64_t i = 0; i < n; ++i) b.Set(i, dims[static_cast<size_t>(i)]);
+    return b.Build();
+  };
+}
+
+// dyn.strided_slice(data, begin, end, strides): as ir/strided_slice.h's
+// StaticSlice, per axis, with the entries read at run time. Axes beyond
+// begin/end/strides are taken whole (stride 1).
+absl::StatusOr<Stmt> StridedSlice(const CallNode& call, const std::vector<Buffer>& args,
+                                  ShapeBuilder& b) {
+  KILN_RETURN_IF_ERROR(Arity(args, 4, "dyn.strided_slice"));
+  const auto* attrs = call.attrs.as<DynStridedSliceAttrs>();
+  const bool size_mode = attrs != nullptr && attrs->slice_mode == "size";
+  const Buffer& x = args[0];
+  KILN_ASSIGN_OR_RETURN(int64_t nb, Length(args[1], "dyn.strided_slice", "begin"));
+  KILN_ASSIGN_OR_RETURN(int64_t ne, Length(args[2], "dyn.strided_slice", "end"));
+  KILN_ASSIGN_OR_RETURN(int64_t ns, Length(args[3], "dyn.strided_slice", "strides"));
+  const int64_t nd = static_cast<int64_t>(x->shape.size());
+  auto clamp = [](PrimExpr v, PrimExpr lo, PrimExpr hi) { return tir::Max(tir::Min(v, hi), lo); };
+  for (int64_t d = 0; d < nd; ++d) {
+    const PrimExpr n = tir::Cast(DataType::Int(64), x->shape[static_cast<size_t>(d)]);
+    PrimExpr st = I(1);
+    if (!size_mode && d < ns) {
+      PrimExpr raw = Value(args[3], d);
+      b.Check(tir::NE(raw, I(0)), absl::StrCat("strides entry ", d, " is 0"));
+      st = clamp(raw, I(-kSliceBig), I(kSliceBig));
+    }
+    const PrimExpr pos = tir::GT(st, I(0));
+    const PrimExpr lo = tir::Select(pos, I(0), I(-1));
+    const PrimExpr hi = tir::Select(pos, n, n - 1);
+    auto norm = [&](PrimExpr v) {
+      v = clamp(v, I(-kSliceBig), I(kSliceBig));
+      return clamp(tir::Select(tir::LT(v, I(0)), v + n, v), lo, hi);
+    };
+    const PrimExpr begin = d < nb ? norm(Value(args[1], d)) : tir::Select(pos, I(0), n - 1);
+    PrimExpr end;
+    if (size_mode) {
+      const PrimExpr size = d < ne ? Value(args[2], d) : I(-1);
+      end = tir::Select(tir::LT(size, I(0)), n,
+                        tir::Min(n, begin + tir::Min(size, I(kSliceBig))));
+    } else {
+      end = d < ne ? norm(Value(args[2], d)) : tir::Select(pos, n, I(-1));
+    }
+    const PrimExpr len = tir::Select(pos, end - begin, begin - end);
+    const PrimExpr step = tir::Select(pos, st, I(0) - st);
+    b.Set(d, tir::Select(tir::LE(len, I(0)), I(0),
+                         tir::FloorDiv(len + step - 1, tir::Max(step, I(1)))));
+  }
+  return b.Build();
+}
+
+// dyn.expand_dims(data, axis): num_newaxis unit dims at the run-time axis
+// (-rank-1 .. rank).
+absl::StatusOr<Stmt> ExpandDims(const CallNode& call, const std::vector<Buffer>& args,
+                                ShapeBuilder& b) {
+  KILN_RETURN_IF_ERROR(Arity(args, 2, "dyn.expand_dims"));
+  const auto* attrs = call.attrs.as<DynExpandDimsAttrs>();
+  const int64_t k = attrs != nullptr ? attrs->num_newaxis : 1;
+  const Buffer& x = args[0];
+  const int64_t r = static_cast<int64_t>(x->shape.size());
+  const PrimExpr raw = Value(args[1], 0);
+  b.Check(tir::And(tir::GE(raw, I(-r - 1)), tir::LE(raw, I(r))),
+          absl::StrCat("axis is out of range for a ", r, "-D input (expected ", -r - 1, "..", r,
+                       ")"));
+  const PrimExpr axis = tir::Select(tir::LT(raw, I(0)), raw + (r + 1), raw);
+  // Output dim j: the input's dim j before the axis, 1 for the k new ones,
+  // the input's dim j - k after them.
+  for (int64_t j = 0; j < r + k; ++j) {
+    PrimExpr before = j < r ? tir::Cast(DataType::Int(64), x->shape[static_cast<size_t>(j)]) : I(1);
+    PrimExpr after =
+        j - k >= 0 ? tir::Cast(DataType::Int(64), x->shape[static_cast<size_t>(j - k)]) : I(1);
+    b.Set(j, tir::Select(tir::LT(I(j), axis), before,
+                         tir::Select(tir::LT(I(j), axis + k), I(1), after)));
+  }
+  return b.Build();
+}
+
+struct Builder {
+  std::function<absl::StatusOr<Stmt>(const CallNode&, const std::vector<Buffer>&, ShapeBuilder&)>
+      build;
+  std::vector<size_t> reads;  // the arguments whose values it loads
+};
+
+const absl::flat_hash_map<std::string, Builder>& Builders() {
+  static const auto* builders = new absl::flat_hash_map<std::string, Builder>{
+      {"dyn.reshape", {Reshape, {1}}},
+      {"dyn.broadcast_to", {BroadcastTo, {1}}},
+      {"dyn.zeros", {Fill(0, "dyn.zeros"), {0}}},
+      {"dyn.ones", {Fill(0, "dyn.ones"), {0}}},
+      {"dyn.full", {Fill(1, "dyn.full"), {1}}},
+      {"dyn.strided_slice", {StridedSlice, {1, 2, 3}}},
+      {"dyn.expand_dims", {ExpandDims, {1}}},
+  };
+  return *builders;
+}
+
+}  // namespace
+
+bool HasDataShapeFunction(const OpNode& op) { return Builders().contains(op.name()); }
+
+absl::StatusOr<tir::Stmt> DataShapeFunction(const CallNode& call,
+                                            const std::vector<tir::Buffer>& args,
+                                            const std::vector<bool>& readable,
+                                            const tir::Buffer& out) {
+  const auto* op = call.op.as<OpNode>();
+  if (op == nullptr) return absl::InvalidArgumentError("a shape function needs an operator call");
+  auto it = Builders().find(op->name());
+  if (it == Builders().end()) {
+    return absl::UnimplementedError(
+        absl::StrCat(op->name(), " has no shape function that reads its arguments' values"));
+  }
+  for (size_t i : it->second.reads) {
+    if (i < args.size() && (i >= readable.size() || !readable[i])) {
+      return absl::UnimplementedError(absl::StrCat(
+          op->name(), ": argument ", i, " is not an input of the kernel, so its shape function "
+          "cannot read it"));
+    }
+  }
+  ShapeBuilder b(op->name(), out);
+  return it->second.build(call, args, b);
+}
+
+}  // namespace kiln::lowering::vm
