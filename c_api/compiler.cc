@@ -3,7 +3,12 @@
 
 #include <chrono>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "codegen_cuda/compile.h"
+#include "codegen_cuda/device_code.h"
+#include "codegen_cuda/nvrtc.h"
 #include "codegen_llvm/codegen_llvm.h"
 #include "ir/status_macros.h"
 #include "lowering/vm/compiler.h"
@@ -17,6 +22,59 @@ namespace {
 
 double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+namespace {
+
+// A "cuda ..." target: the kernels compiled for the GPU (codegen_cuda) into
+// the artifact's DEVICE_CODE section, the graph plan as for the CPU, and a
+// host library holding only the blob (docs/cuda.md).
+absl::StatusOr<CompileReport> CompileCuda(const Module& module, const CompileOptions& options,
+                                          const std::string& path) {
+  CompileReport r;
+  KILN_ASSIGN_OR_RETURN(codegen_cuda::CudaTarget cuda, codegen_cuda::ParseCudaTarget(options.target));
+  auto phase = [&](const char* name) {
+    if (options.progress) options.progress(name, 0, 0);
+  };
+  auto t0 = std::chrono::steady_clock::now();
+  phase("passes");
+  KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(module, options));
+  if (lowering::vm::NeedsVm(fused)) {
+    return absl::UnimplementedError(
+        absl::StrCat("target \"", options.target,
+                     "\": this model needs the VM (symbolic shapes or control flow in main); GPU "
+                     "artifacts need static shapes and a dataflow main (give the input shapes)"));
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  phase("lower");
+  KILN_ASSIGN_OR_RETURN(codegen_cuda::CudaModule cm, codegen_cuda::CompileModuleCuda(fused, cuda));
+  auto t2 = std::chrono::steady_clock::now();
+  phase("plan");
+  lowering::GraphPlanOptions popts;
+  popts.share_storage = options.share_storage;
+  KILN_ASSIGN_OR_RETURN(lowering::GraphPlan plan, lowering::PlanGraph(fused, cm.lowered, popts));
+  auto t3 = std::chrono::steady_clock::now();
+  codegen::ExportOptions export_options = options.export_options;
+  if (options.progress) export_options.progress = options.progress;
+  KILN_ASSIGN_OR_RETURN(export_options.device_code, codegen_cuda::EncodeDeviceCode(cm, cuda));
+  export_options.device_target = cuda.ToString();
+  // The host library holds no code: any x86-64 (or AArch64) CPU loads it.
+  KILN_ASSIGN_OR_RETURN(codegen::Target host, codegen::ParseTarget("llvm -mcpu=generic"));
+  codegen::ExportStats es;
+  KILN_RETURN_IF_ERROR(codegen::ExportLibrary({}, host, plan, path, export_options, &es));
+  r.passes_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  r.lower_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  r.plan_ms = std::chrono::duration<double, std::milli>(t3 - t2).count();
+  r.codegen_ms = es.codegen_ms;
+  r.link_ms = es.link_ms;
+  r.num_fused_calls = plan.num_op_nodes;
+  r.num_kernels = static_cast<int>(cm.kernels.size());
+  r.arena_bytes = plan.memory.shared_bytes;
+  r.naive_bytes = plan.memory.naive_bytes;
+  r.file_bytes = es.file_bytes;
+  return r;
 }
 
 }  // namespace
@@ -43,6 +101,9 @@ absl::StatusOr<Module> OptimizeForLowering(const Module& module, const CompileOp
 
 absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const CompileOptions& options,
                                                const std::string& path) {
+  if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(options.target), "cuda")) {
+    return CompileCuda(module, options, path);
+  }
   CompileReport r;
   KILN_ASSIGN_OR_RETURN(codegen::Target target, codegen::ParseTarget(options.target));
   auto phase = [&](const char* name) {

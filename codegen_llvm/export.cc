@@ -172,10 +172,10 @@ absl::StatusOr<std::vector<std::string>> CpuFeatures(const Target& target) {
 // copy: they go from the plan's tensors to the linked file in one write,
 // kiln_artifact_builder_write_into). `plan` must outlive it.
 absl::StatusOr<BuilderPtr> BuildBlob(const lowering::GraphPlan& plan, const Target& target,
-                                     const std::string& model) {
+                                     const std::string& model, const ExportOptions& options) {
   nlohmann::json meta;
   meta["producer"] = kProducer;
-  meta["target"] = target.ToString();
+  meta["target"] = options.device_code.empty() ? target.ToString() : options.device_target;
   meta["model"] = model;
   meta["kernel_abi_version"] = KILN_KERNEL_ABI_VERSION;
   // What the loader checks against the machine before mapping the code.
@@ -204,6 +204,13 @@ absl::StatusOr<BuilderPtr> BuildBlob(const lowering::GraphPlan& plan, const Targ
         kiln_artifact_builder_set_section(b.get(), KILN_SECTION_GRAPH, plan.graph_json.data(),
                                           plan.graph_json.size()),
         "artifact GRAPH"));
+  }
+  if (!options.device_code.empty()) {
+    // A GPU artifact (format version 3): the kernels are device code.
+    KILN_RETURN_IF_ERROR(FromKiln(
+        kiln_artifact_builder_set_section(b.get(), KILN_SECTION_DEVICE_CODE,
+                                          options.device_code.data(), options.device_code.size()),
+        "artifact DEVICE_CODE"));
   }
   for (const auto& [name, tensor] : plan.params) {
     DLTensor d = ToDL(*tensor);
@@ -507,7 +514,7 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
   // The linker lays out a zero placeholder of the blob's size; the blob is
   // then written into the linked file in place (weights copied once, from
   // the plan's tensors to the file).
-  KILN_ASSIGN_OR_RETURN(BuilderPtr blob, BuildBlob(plan, target, model));
+  KILN_ASSIGN_OR_RETURN(BuilderPtr blob, BuildBlob(plan, target, model, options));
   uint64_t blob_size = 0;
   KILN_RETURN_IF_ERROR(FromKiln(kiln_artifact_builder_blob_size(blob.get(), &blob_size), "artifact"));
   if (uint16_t machine = ElfMachine(target.triple); machine != 0) {

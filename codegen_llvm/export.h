@@ -42,6 +42,12 @@ struct ExportOptions {
   // code-generation threads, serialized: never two calls at once), then
   // ("link", 0, 0) on the calling thread.
   std::function<void(const char* phase, int done, int total)> progress;
+  // A GPU artifact (format version 3; c_api/compiler.cc for "cuda ..."
+  // targets): the DEVICE_CODE section (codegen_cuda/device_code.h) and the
+  // META "target" it was compiled for. The kernels are then in the device
+  // code and `kernels` is empty; the library holds only the blob.
+  std::string device_code;
+  std::string device_target;
 };
 
 // Timing of the export steps (for `kiln compile --timing`).

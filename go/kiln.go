@@ -37,9 +37,10 @@ import "C"
 // APIVersion is the C ABI version this package was written against
 // (KILN_API_VERSION; version 2 added kiln_model_warnings, version 3 the
 // output and dim names and the compile progress callback, version 4
-// kiln_model_evaluate and VM artifacts); the library it
+// kiln_model_evaluate and VM artifacts, version 5 the session's device and
+// kiln_artifact_device_code_json); the library it
 // links has LibraryAPIVersion() at least this.
-const APIVersion = 4
+const APIVersion = 5
 
 // Version is the loaded library's version string ("0.1.0").
 func Version() string { return C.GoString(C.kiln_version()) }

@@ -48,7 +48,7 @@ static DLTensor tensor(void* data, int ndim, int64_t* shape, uint8_t code, uint8
   return t;
 }
 
-/* Builds the sample blob (5 params, META, GRAPH, DEVICE_CODE, kind 99). */
+/* Builds the sample blob (5 params, META, GRAPH, DEVICE_CODE, kind 99): format version 3. */
 static uint8_t* build_sample(uint64_t* size) {
   KilnArtifactBuilder* b = NULL;
   CHECK_OK(kiln_artifact_builder_create(&b));
@@ -112,7 +112,7 @@ static void test_round_trip(const uint8_t* blob, uint64_t size) {
   KilnBlobView v;
   CHECK_OK(kiln_blob_parse(blob, size, 1, "sample", &v));
   CHECK(memcmp(v.header.magic, KILN_ARTIFACT_MAGIC, KILN_ARTIFACT_MAGIC_SIZE) == 0);
-  CHECK(v.header.format_version == KILN_ARTIFACT_FORMAT_VERSION);
+  CHECK(v.header.format_version == KILN_ARTIFACT_FORMAT_VERSION_DEVICE); /* DEVICE_CODE: a GPU artifact */
   CHECK(v.header.header_size == 64);
   CHECK(v.header.blob_size == size);
   CHECK(v.header.file_size == 0);
@@ -236,7 +236,10 @@ static void test_structure_checks(const uint8_t* blob, uint64_t size) {
 
   /* Header. */
   EXPECT_PATCH(0, 1, 'X', KILN_DATA_LOSS, "not a kiln artifact");
-  EXPECT_PATCH(8, 4, 3, KILN_UNIMPLEMENTED, "made by a newer kiln: format version 3");
+  EXPECT_PATCH(8, 4, 4, KILN_UNIMPLEMENTED, "made by a newer kiln: format version 4, this runtime reads up to 3");
+  /* The sample has DEVICE_CODE (format version 3, a GPU artifact); version 1
+   * (a CPU artifact) may not have one. */
+  EXPECT_PATCH(8, 4, 1, KILN_DATA_LOSS, "a CPU artifact (format version 1) has a DEVICE_CODE section");
   /* Version 2 is a VM artifact: it needs a VM section instead of GRAPH. */
   EXPECT_PATCH(8, 4, 2, KILN_DATA_LOSS, "corrupted artifact: no VM section");
   EXPECT_PATCH(8, 4, 0, KILN_DATA_LOSS, "format_version (offset 8) is 0");

@@ -473,10 +473,14 @@ static KilnStatus* kiln_emit_blob(const KilnArtifactBuilder* b, const KilnBlobLa
   const uint64_t head_size = KILN_HEADER_SIZE + l->num_sections * KILN_SECTION_ENTRY_SIZE;
   memset(head, 0, sizeof(head));
   memcpy(head, KILN_ARTIFACT_MAGIC, KILN_ARTIFACT_MAGIC_SIZE);
-  /* A blob with a VM section is a VM artifact (format version 2). */
+  /* A blob with a VM section is a VM artifact (format version 2), one with
+   * DEVICE_CODE a GPU artifact (format version 3). */
   uint32_t version = KILN_ARTIFACT_FORMAT_VERSION;
   for (uint64_t i = 0; i < l->num_sections; ++i) {
     if (l->kinds[i] == KILN_SECTION_VM) version = KILN_ARTIFACT_FORMAT_VERSION_VM;
+  }
+  for (uint64_t i = 0; i < l->num_sections; ++i) {
+    if (l->kinds[i] == KILN_SECTION_DEVICE_CODE) version = KILN_ARTIFACT_FORMAT_VERSION_DEVICE;
   }
   kiln_wr32(head + 8, version);
   kiln_wr32(head + 12, KILN_HEADER_SIZE);

@@ -213,7 +213,7 @@ KilnStatus* kiln_session_benchmark(KilnSession* session, const KilnBenchmarkOpti
   const int32_t warmup = opts.warmup == 0 ? 1 : opts.warmup;
   const int32_t repeat = opts.repeat == 0 ? 10 : opts.repeat;
   const char* workload = opts.workload != NULL ? opts.workload : session->artifact->model;
-  const char* hardware = opts.hardware != NULL ? opts.hardware : "cpu";
+  const char* hardware = opts.hardware != NULL ? opts.hardware : kiln_cuda_session_device_name(session);
 
   KilnStatus* st = kiln_session_check_inputs(session);
   if (st != NULL) return st;

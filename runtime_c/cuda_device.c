@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@ typedef struct Driver {
   CUresult (*cuMemFree_v2)(CUdeviceptr);
   CUresult (*cuMemcpyHtoD_v2)(CUdeviceptr, const void*, size_t);
   CUresult (*cuMemcpyDtoH_v2)(void*, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoD_v2)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
@@ -101,6 +103,7 @@ static void open_driver(void) {
   LOAD(cuMemFree_v2);
   LOAD(cuMemcpyHtoD_v2);
   LOAD(cuMemcpyDtoH_v2);
+  LOAD(cuMemcpyDtoD_v2);
   LOAD(cuModuleLoadData);
   LOAD(cuModuleUnload);
   LOAD(cuModuleGetFunction);
@@ -137,6 +140,7 @@ struct KilnCudaDevice {
   CUdevice dev;
   CUcontext ctx;
   int ordinal;
+  atomic_int refs;
 };
 
 struct KilnCudaModule {
@@ -170,6 +174,7 @@ KilnStatus* kiln_cuda_device_open(int ordinal, KilnCudaDevice** out_device) {
   KilnCudaDevice* d = (KilnCudaDevice*)calloc(1, sizeof *d);
   if (d == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "out of host memory");
   d->ordinal = ordinal;
+  atomic_init(&d->refs, 1);
   st = check(g_driver.cuDeviceGet(&d->dev, ordinal), "cuDeviceGet", NULL);
   if (st == NULL) st = check(g_driver.cuDevicePrimaryCtxRetain(&d->ctx, d->dev), "cuDevicePrimaryCtxRetain", NULL);
   if (st != NULL) {
@@ -180,8 +185,15 @@ KilnStatus* kiln_cuda_device_open(int ordinal, KilnCudaDevice** out_device) {
   return NULL;
 }
 
+void kiln_cuda_device_retain(KilnCudaDevice* device) {
+  if (device != NULL) atomic_fetch_add_explicit(&device->refs, 1, memory_order_relaxed);
+}
+
+int kiln_cuda_device_ordinal(const KilnCudaDevice* device) { return device ? device->ordinal : -1; }
+
 void kiln_cuda_device_close(KilnCudaDevice* device) {
   if (device == NULL) return;
+  if (atomic_fetch_sub_explicit(&device->refs, 1, memory_order_acq_rel) != 1) return;
   (void)g_driver.cuDevicePrimaryCtxRelease_v2(device->dev);
   free(device);
 }
@@ -287,4 +299,47 @@ KilnStatus* kiln_cuda_launch(KilnCudaDevice* device, KilnCudaModule* module, con
              "cuLaunchKernel", name);
   if (st != NULL) return st;
   return check(g_driver.cuCtxSynchronize(), "cuCtxSynchronize after", name);
+}
+
+KilnStatus* kiln_cuda_copy_on_device(KilnCudaDevice* device, uint64_t dst, uint64_t src,
+                                     size_t bytes) {
+  if (bytes == 0) return NULL;
+  if (src == 0 || dst == 0) return kiln_status_create(KILN_INVALID_ARGUMENT, "copy on device: NULL pointer");
+  KilnStatus* st = make_current(device);
+  if (st != NULL) return st;
+  return check(g_driver.cuMemcpyDtoD_v2(dst, src, bytes), "cuMemcpyDtoD", NULL);
+}
+
+KilnStatus* kiln_cuda_module_function(KilnCudaModule* module, const char* name,
+                                      KilnCudaFunction** out_function) {
+  if (out_function == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "out_function is NULL");
+  *out_function = NULL;
+  if (module == NULL || name == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "module function: NULL module or name");
+  }
+  KilnStatus* st = make_current(module->device);
+  if (st != NULL) return st;
+  CUfunction f = NULL;
+  st = check(g_driver.cuModuleGetFunction(&f, module->mod, name), "cuModuleGetFunction", name);
+  if (st == NULL) *out_function = (KilnCudaFunction*)f;
+  return st;
+}
+
+KilnStatus* kiln_cuda_launch_async(KilnCudaDevice* device, KilnCudaFunction* function,
+                                   const char* name, const unsigned grid[3],
+                                   const unsigned block[3], unsigned shared_bytes, void** args) {
+  if (function == NULL || grid == NULL || block == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "launch: NULL function or dims");
+  }
+  KilnStatus* st = make_current(device);
+  if (st != NULL) return st;
+  return check(g_driver.cuLaunchKernel((CUfunction)function, grid[0], grid[1], grid[2], block[0],
+                                       block[1], block[2], shared_bytes, NULL, args, NULL),
+               "cuLaunchKernel", name);
+}
+
+KilnStatus* kiln_cuda_synchronize(KilnCudaDevice* device, const char* what) {
+  KilnStatus* st = make_current(device);
+  if (st != NULL) return st;
+  return check(g_driver.cuCtxSynchronize(), "cuCtxSynchronize after", what);
 }

@@ -1,4 +1,5 @@
-/* File: runtime_c/cuda_device.h  (internal: not in libkiln_runtime.so yet)
+/* File: runtime_c/cuda_device.h  (internal to runtime_c: hidden in libkiln_runtime.so;
+ * sessions on cuda:N use it, runtime_c/cuda_session.c)
  *
  * The CUDA device of the C runtime: the CUDA driver API opened at run time
  * with dlopen("libcuda.so.1") (no link-time dependency, no CUDA header: the
@@ -19,7 +20,11 @@
  * Errors name the call, the kernel where there is one, and the driver's own
  * error name and text ("cuLaunchKernel(fused_add): CUDA_ERROR_LAUNCH_FAILED:
  * unspecified launch failure"); nothing aborts. $KILN_CUDA_DRIVER names
- * another library to open (tests use it to check the missing-driver path).
+ * another library to open instead of libcuda.so.1, read once per process
+ * (tests use it: a missing library for the no-driver path, and
+ * tests/cuda/fake_driver.c, which runs kernels on the host). Like
+ * LD_PRELOAD, it loads code into the process: only the process's own
+ * environment sets it; it is never read from an artifact.
  * A device handle is for one thread at a time (it makes its primary context
  * current on the calling thread at every call).
  */
@@ -35,7 +40,14 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__)
+#define KILN_CUDA_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define KILN_CUDA_HIDDEN
+#endif
+
 typedef struct KilnCudaDevice KilnCudaDevice;
+typedef struct KilnCudaFunction KilnCudaFunction;
 typedef struct KilnCudaModule KilnCudaModule;
 
 typedef struct KilnCudaDeviceInfo {
@@ -48,29 +60,51 @@ typedef struct KilnCudaDeviceInfo {
 } KilnCudaDeviceInfo;
 
 /* Loads the driver once per process and calls cuInit. *out_count = devices. */
-KilnStatus* kiln_cuda_device_count(int* out_count);
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_device_count(int* out_count);
 
 /* Opens device `ordinal` (its primary context). */
-KilnStatus* kiln_cuda_device_open(int ordinal, KilnCudaDevice** out_device);
-void kiln_cuda_device_close(KilnCudaDevice* device); /* NULL is fine */
-KilnStatus* kiln_cuda_device_info(const KilnCudaDevice* device, KilnCudaDeviceInfo* out_info);
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_device_open(int ordinal, KilnCudaDevice** out_device);
+KILN_CUDA_HIDDEN void kiln_cuda_device_close(KilnCudaDevice* device); /* NULL is fine */
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_device_info(const KilnCudaDevice* device, KilnCudaDeviceInfo* out_info);
 
-KilnStatus* kiln_cuda_malloc(KilnCudaDevice* device, size_t bytes, uint64_t* out_ptr);
-KilnStatus* kiln_cuda_free(KilnCudaDevice* device, uint64_t ptr);
-KilnStatus* kiln_cuda_copy_to_device(KilnCudaDevice* device, uint64_t dst, const void* src,
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_malloc(KilnCudaDevice* device, size_t bytes, uint64_t* out_ptr);
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_free(KilnCudaDevice* device, uint64_t ptr);
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_copy_to_device(KilnCudaDevice* device, uint64_t dst, const void* src,
                                      size_t bytes);
-KilnStatus* kiln_cuda_copy_to_host(KilnCudaDevice* device, void* dst, uint64_t src, size_t bytes);
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_copy_to_host(KilnCudaDevice* device, void* dst, uint64_t src, size_t bytes);
 
 /* `image`: NUL-terminated PTX, or a cubin (ELF) of `size` bytes. */
-KilnStatus* kiln_cuda_module_load(KilnCudaDevice* device, const void* image, size_t size,
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_module_load(KilnCudaDevice* device, const void* image, size_t size,
                                   KilnCudaModule** out_module);
-void kiln_cuda_module_unload(KilnCudaModule* module); /* NULL is fine */
+KILN_CUDA_HIDDEN void kiln_cuda_module_unload(KilnCudaModule* module); /* NULL is fine */
 
 /* Launches kernel `name` of `module` and waits for it. `args[i]` points to
  * the value of parameter i (a device pointer's uint64_t, a long long). */
-KilnStatus* kiln_cuda_launch(KilnCudaDevice* device, KilnCudaModule* module, const char* name,
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_launch(KilnCudaDevice* device, KilnCudaModule* module, const char* name,
                              const unsigned grid[3], const unsigned block[3],
                              unsigned shared_bytes, void** args);
+
+/* A reference more on `device` (closed when the last is released:
+ * kiln_cuda_device_close drops one). Thread-safe. */
+KILN_CUDA_HIDDEN void kiln_cuda_device_retain(KilnCudaDevice* device);
+KILN_CUDA_HIDDEN int kiln_cuda_device_ordinal(const KilnCudaDevice* device);
+
+/* Device to device, on the same device. */
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_copy_on_device(KilnCudaDevice* device, uint64_t dst,
+                                                      uint64_t src, size_t bytes);
+
+/* The entry `name` of `module` (KILN_NOT_FOUND naming it when the image
+ * lacks it); valid while the module is loaded. */
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_module_function(KilnCudaModule* module, const char* name,
+                                                       KilnCudaFunction** out_function);
+/* Queues a launch of `function` (named `name` in messages) without waiting;
+ * kiln_cuda_synchronize waits for every queued launch and reports the first
+ * failure. */
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_launch_async(KilnCudaDevice* device,
+                                                    KilnCudaFunction* function, const char* name,
+                                                    const unsigned grid[3], const unsigned block[3],
+                                                    unsigned shared_bytes, void** args);
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_synchronize(KilnCudaDevice* device, const char* what);
 
 #ifdef __cplusplus
 }

@@ -119,11 +119,10 @@ static KilnStatus* run_instrumented(KilnSession* s, double* starts, double* time
   if (st != NULL) return st;
   const uint64_t t0 = kiln_now_ns();
   for (int32_t i = 0; i < s->num_steps; ++i) {
-    const KilnStep* step = &s->steps[i];
     const uint64_t a = kiln_now_ns();
-    const int32_t rc = step->fn(step->args, step->num_args, s->ctx);
+    st = kiln_session_run_step(s, i); /* on a CUDA device: launched and waited for */
     const uint64_t b = kiln_now_ns();
-    if (rc != 0) return kiln_session_kernel_failure(s, i, rc);
+    if (st != NULL) return st;
     if (starts != NULL) starts[i] = (double)(a - t0) / 1e3;
     if (times != NULL) times[i] = (double)(b - a) / 1e3;
     if (after != NULL) {
@@ -671,7 +670,21 @@ static KilnStatus* dump_entry(KilnSession* s, DumpState* d, int32_t node, int32_
   }
   (void)snprintf(w, d->path_size - (size_t)(w - d->path), "__%d.npy", (int)index);
   const DLTensor* t = &s->tensors[pn->first_entry + index];
-  return kiln_npy_write(d->path, t);
+  if (s->cuda == NULL) return kiln_npy_write(d->path, t);
+  /* A CUDA session: the tensor copied to the host first. */
+  const KilnPlanEntry* pe = &art->entries[pn->first_entry + index];
+  void* host = malloc(pe->nbytes > 0 ? (size_t)pe->nbytes : 1);
+  if (host == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "out of memory");
+  KilnStatus* st = kiln_cuda_session_copy(s, host, 0, t->data, 1, pe->nbytes);
+  if (st == NULL) {
+    DLTensor h = *t;
+    h.data = host;
+    h.device.device_type = kDLCPU;
+    h.device.device_id = 0;
+    st = kiln_npy_write(d->path, &h);
+  }
+  free(host);
+  return st;
 }
 
 static KilnStatus* dump_after_step(KilnSession* s, int32_t step, void* closure) {

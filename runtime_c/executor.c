@@ -35,6 +35,7 @@
 
 static void session_free(KilnSession* s) {
   if (s == NULL) return;
+  kiln_cuda_session_free(s);
   kiln_vm_session_free_parts(s); /* before the context its kernels use */
   kiln_kernel_context_destroy(s->ctx);
   kiln_thread_pool_destroy(s->own_pool);
@@ -73,6 +74,7 @@ KilnStatus* kiln_session_check_live(const KilnSession* session, const char* fn) 
 }
 
 void* kiln_session_own_data(const KilnSession* session, int32_t entry_id) {
+  if (session->cuda != NULL) return kiln_cuda_session_own_data(session, entry_id);
   const KilnArtifact* art = session->artifact;
   const KilnPlanStorage* ps = &art->storages[art->entries[entry_id].storage_id];
   if (ps->kind == KILN_STORAGE_PARAM) return (void*)(uintptr_t)ps->param_data;
@@ -112,6 +114,32 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
   }
 
   const KilnArtifact* art = artifact;
+  /* The device: an artifact's kernels run on the device they were compiled
+   * for. */
+  if (opts.device_type != 0 && opts.device_type != kDLCPU && opts.device_type != kDLCUDA) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "kiln_session_create: device_type %d is not supported; expected "
+                              "kDLCPU (%d) or kDLCUDA (%d)",
+                              (int)opts.device_type, (int)kDLCPU, (int)kDLCUDA);
+  }
+  const int on_cuda = opts.device_type == kDLCUDA;
+  if (!on_cuda && opts.device_id != 0) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "kiln_session_create: device_id %d on the CPU (only 0)",
+                              (int)opts.device_id);
+  }
+  if (art->device_code != NULL && !on_cuda) {
+    return kiln_status_create(KILN_FAILED_PRECONDITION,
+                              "%s: compiled for \"%s\": its kernels run on a CUDA device; create "
+                              "the session with device_type kDLCUDA (kiln --device cuda:0)",
+                              art->path, art->target);
+  }
+  if (art->device_code == NULL && on_cuda) {
+    return kiln_status_create(KILN_FAILED_PRECONDITION,
+                              "%s: compiled for the CPU (target \"%s\"): it cannot run on cuda:%d; "
+                              "compile the model with --target cuda (\"cuda -arch=sm_90\")",
+                              art->path, art->target, (int)opts.device_id);
+  }
   KilnSession* s = (KilnSession*)calloc(1, sizeof(KilnSession));
   if (s == NULL) goto oom;
   kiln_artifact_retain(art);
@@ -147,8 +175,17 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
     goto io;
   }
 
+  /* A CUDA device: its memory, parameters and module (cuda_session.c). */
+  if (on_cuda) {
+    KilnStatus* st = kiln_cuda_session_init(s, opts.device_id);
+    if (st != NULL) {
+      session_free(s);
+      return st;
+    }
+  }
+
   /* Memory: one block for every storage the session owns. */
-  {
+  if (!on_cuda) {
     size_t bytes = art->session_bytes > 0 ? (size_t)art->session_bytes : KILN_RT_ALIGNMENT;
     if (art->session_bytes > (uint64_t)SIZE_MAX) goto oom;
     void* mem = NULL;
@@ -176,8 +213,8 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
     const KilnPlanEntry* pe = &art->entries[e];
     DLTensor* t = &s->tensors[e];
     t->data = kiln_session_own_data(s, e);
-    t->device.device_type = kDLCPU;
-    t->device.device_id = 0;
+    t->device.device_type = on_cuda ? kDLCUDA : kDLCPU;
+    t->device.device_id = on_cuda ? opts.device_id : 0;
     t->ndim = pe->ndim;
     t->dtype = pe->dtype;
     t->shape = s->shapes + pe->shape_offset;
@@ -243,8 +280,18 @@ oom: {
 
 /* Checks `t` against entry `pe` of input `name`. */
 static KilnStatus* check_tensor(const KilnArtifact* art, const KilnPlanEntry* pe, const char* what,
-                                const char* name, const DLTensor* t, const char* fn) {
-  if (t->device.device_type != kDLCPU) {
+                                const char* name, const DLTensor* t, const char* fn,
+                                const KilnSession* s) {
+  if (s != NULL && s->cuda != NULL && t->device.device_type != kDLCPU) {
+    const int32_t ordinal = kiln_cuda_session_ordinal(s);
+    if (t->device.device_type != kDLCUDA || t->device.device_id != ordinal) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: %s '%s': the session runs on cuda:%d; the tensor must be CPU "
+                                "memory or on cuda:%d, got device_type %d, device_id %d",
+                                fn, what, name, (int)ordinal, (int)ordinal,
+                                (int)t->device.device_type, (int)t->device.device_id);
+    }
+  } else if (t->device.device_type != kDLCPU) {
     return kiln_status_create(
         KILN_INVALID_ARGUMENT,
         "%s: %s '%s': the tensor must be in CPU memory (device_type %d), got device_type %d", fn,
@@ -313,10 +360,26 @@ static KilnStatus* set_input(KilnSession* s, int32_t index, const DLTensor* t, i
   if (art->vm != NULL) return kiln_vm_session_set_input(s, index, t, zero_copy, fn);
   const KilnPlanIO* io = &art->inputs[index];
   const KilnPlanEntry* pe = &art->entries[io->entry_id];
-  KilnStatus* st = check_tensor(art, pe, "input", io->name, t, fn);
+  KilnStatus* st = check_tensor(art, pe, "input", io->name, t, fn, s);
   if (st != NULL) return st;
   DLTensor* dst = &s->tensors[io->entry_id];
   const uint8_t* src = (const uint8_t*)t->data + t->byte_offset;
+  if (s->cuda != NULL) {
+    const int on_device = t->device.device_type == kDLCUDA;
+    if (zero_copy && !on_device) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: input '%s': the session runs on cuda:%d: a zero-copy input must "
+                                "be device memory (kDLCUDA), not CPU memory (use "
+                                "kiln_session_set_input to copy it)",
+                                fn, io->name, (int)kiln_cuda_session_ordinal(s));
+    }
+    if (!zero_copy) {
+      dst->data = kiln_session_own_data(s, io->entry_id);
+      st = kiln_cuda_session_copy(s, dst->data, 1, src, on_device, pe->nbytes);
+      if (st != NULL) return st;
+      goto mark_set;
+    }
+  }
   if (zero_copy && pe->nbytes > 0) {
     uint64_t elem = kiln_dtype_bytes(pe->dtype);
     if (elem > 1 && ((uintptr_t)src % elem) != 0) {
@@ -330,6 +393,7 @@ static KilnStatus* set_input(KilnSession* s, int32_t index, const DLTensor* t, i
     dst->data = kiln_session_own_data(s, io->entry_id);
     if (pe->nbytes > 0) memcpy(dst->data, src, (size_t)pe->nbytes);
   }
+mark_set:
   if (!s->input_set[index]) {
     s->input_set[index] = 1;
     s->num_unset_inputs -= 1;
@@ -411,6 +475,7 @@ KilnStatus* kiln_session_run(KilnSession* session) {
   if (dead != NULL) return dead;
   if (session->num_unset_inputs != 0) return kiln_session_check_inputs(session);
   if (session->vm != NULL) return kiln_vm_session_run(session);
+  if (session->cuda != NULL) return kiln_cuda_session_run(session);
   const KilnStep* steps = session->steps;
   const int32_t n = session->num_steps;
   KilnKernelContext* ctx = session->ctx;
@@ -474,7 +539,7 @@ KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const 
     KilnArtifact shapes_of;
     memset(&shapes_of, 0, sizeof shapes_of);
     shapes_of.shapes = view->shape;
-    st = check_tensor(&shapes_of, &pe, "output", io->name, dst, fn);
+    st = check_tensor(&shapes_of, &pe, "output", io->name, dst, fn, NULL);
     if (st != NULL) return st;
     if (pe.nbytes > 0) {
       memmove((uint8_t*)dst->data + dst->byte_offset, (const uint8_t*)view->data + view->byte_offset,
@@ -483,8 +548,13 @@ KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const 
     return NULL;
   }
   const KilnPlanEntry* pe = &art->entries[io->entry_id];
-  KilnStatus* st = check_tensor(art, pe, "output", io->name, dst, fn);
+  KilnStatus* st = check_tensor(art, pe, "output", io->name, dst, fn, session);
   if (st != NULL) return st;
+  if (session->cuda != NULL) {
+    return kiln_cuda_session_copy(session, (uint8_t*)dst->data + dst->byte_offset,
+                                  dst->device.device_type == kDLCUDA,
+                                  session->tensors[io->entry_id].data, 1, pe->nbytes);
+  }
   if (pe->nbytes > 0) {
     /* memmove: dst may be the very buffer a zero-copy input head points at. */
     memmove((uint8_t*)dst->data + dst->byte_offset, session->tensors[io->entry_id].data,
@@ -530,6 +600,7 @@ KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
   } else {
     view = &session->tensors[session->artifact->outputs[index].entry_id];
   }
+  if (session->cuda != NULL) return kiln_cuda_session_dlpack(session, view, out);
   uint64_t bytes = (uint64_t)(view->dtype.bits * view->dtype.lanes + 7) / 8;
   for (int32_t d = 0; d < view->ndim; ++d) bytes *= (uint64_t)view->shape[d];
   KilnDlpackCopy* copy =
@@ -557,4 +628,11 @@ KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
   copy->managed.deleter = kiln_dlpack_delete;
   *out = &copy->managed;
   return NULL;
+}
+
+KilnStatus* kiln_session_run_step(KilnSession* s, int32_t k) {
+  if (s->cuda != NULL) return kiln_cuda_session_run_step(s, k);
+  const KilnStep* step = &s->steps[k];
+  const int32_t rc = step->fn(step->args, step->num_args, s->ctx);
+  return rc == 0 ? NULL : kiln_session_kernel_failure(s, k, rc);
 }

@@ -56,6 +56,7 @@
 #include "kiln/runtime.h"
 #include "kiln/status.h"
 #include "runtime_c/artifact_blob.h"
+#include "runtime_c/device_code.h"
 #include "runtime_c/elf_load_check.h"
 #include "runtime_c/handles.h"
 #include "runtime_c/vm_program.h"
@@ -152,6 +153,7 @@ static void artifact_free(KilnArtifact* art) {
   free(art->outputs);
   free(art->op_nodes);
   kiln_vm_program_free(art->vm);
+  kiln_device_code_free(art->device_code);
   free(art->vm_constants);
   free(art->vm_constant_shapes);
   free(art->vm_io_shapes);
@@ -308,7 +310,10 @@ static KilnStatus* open_library(Loader* L) {
   char label[320];
   const char* last_name = NULL;
   KilnKernelFn last_fn = NULL;
-  for (int32_t n = 0; n < art->num_nodes; ++n) {
+  /* A GPU artifact's kernels are in DEVICE_CODE (checked at step 5), read
+   * in place from the mapping. */
+  if (art->device_code != NULL) art->device_section = mapped + art->device_code_offset;
+  for (int32_t n = 0; n < art->num_nodes && art->device_code == NULL; ++n) {
     KilnPlanNode* pn = &art->nodes[n];
     if (!pn->is_op) continue;
     /* Consecutive nodes often call the same kernel (suffixes _1, _2 name the
@@ -526,6 +531,7 @@ KilnStatus* kiln_artifact_load_with(const char* path, const KilnArtifactLoadOpti
       st = kiln_loader_parse_section(&L, "GRAPH", L.view.graph, L.view.graph_size, &L.art->graph_text, &L.graph);
     if (st == NULL) st = kiln_loader_check_meta(&L);
     if (st == NULL) st = kiln_loader_check_graph(&L);
+    if (st == NULL && L.view.device_code != NULL) st = kiln_loader_check_device(&L);
   }
   if (st != NULL) goto fail;
   cJSON_Delete(L.meta);
@@ -625,6 +631,11 @@ const char* kiln_artifact_producer(const KilnArtifact* artifact) {
 const char* kiln_artifact_graph_json(const KilnArtifact* artifact) {
   artifact = live_or_null(artifact);
   return artifact != NULL && artifact->graph_text != NULL ? artifact->graph_text : "";
+}
+
+const char* kiln_artifact_device_code_json(const KilnArtifact* artifact) {
+  artifact = live_or_null(artifact);
+  return artifact != NULL && artifact->device_code != NULL ? artifact->device_code->json : "";
 }
 
 int32_t kiln_artifact_num_inputs(const KilnArtifact* artifact) {

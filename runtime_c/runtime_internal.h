@@ -141,6 +141,15 @@ struct KilnArtifact {
   int64_t* vm_constant_shapes;
   int64_t* vm_io_shapes;
 
+  /* A GPU artifact (format version 3): its validated DEVICE_CODE (kernels,
+   * launch dims, parameters; image offsets from the section start), the
+   * section's offset in the blob, and the section in the dlopen'ed mapping
+   * (set at step 6). NULL / 0 for a CPU artifact, whose nodes' fn are set
+   * instead; a GPU artifact's nodes have no fn. */
+  struct KilnDeviceCode* device_code;
+  uint64_t device_code_offset;
+  const uint8_t* device_section;
+
   /* Every string above is allocated here (a list of blocks). */
   struct KilnStringBlock* strings;
 };
@@ -177,7 +186,38 @@ struct KilnSession {
   int64_t* vm_input_shapes; /* 32 per input */
   void** vm_input_buffers;  /* owned copies */
   uint64_t* vm_input_capacity;
+
+  /* A session on a CUDA device (cuda_session.c): every tensor's data is a
+   * device address; memory is NULL and the steps have no fn. NULL on the
+   * CPU. */
+  struct KilnCudaSession* cuda;
 };
+
+typedef struct KilnCudaSession KilnCudaSession;
+
+/* Sessions on a CUDA device (cuda_session.c). init opens device
+ * `device_id`, loads the module and allocates and fills the device memory;
+ * the session's cuda part is freed by kiln_cuda_session_free (also after a
+ * failed init). */
+KILN_RT_HIDDEN KilnStatus* kiln_cuda_session_init(KilnSession* session, int32_t device_id);
+KILN_RT_HIDDEN void kiln_cuda_session_free(KilnSession* session);
+KILN_RT_HIDDEN void* kiln_cuda_session_own_data(const KilnSession* session, int32_t entry_id);
+KILN_RT_HIDDEN int32_t kiln_cuda_session_ordinal(const KilnSession* session);
+/* The GPU's name ("cpu" for a CPU session). */
+KILN_RT_HIDDEN const char* kiln_cuda_session_device_name(const KilnSession* session);
+KILN_RT_HIDDEN KilnStatus* kiln_cuda_session_run(KilnSession* session);
+/* Step `k` alone, waited for (the profiler's). */
+KILN_RT_HIDDEN KilnStatus* kiln_cuda_session_run_step(KilnSession* session, int32_t k);
+/* `bytes` from src to dst, each host or device memory of the session's device. */
+KILN_RT_HIDDEN KilnStatus* kiln_cuda_session_copy(KilnSession* session, void* dst, int dst_on_device,
+                                                  const void* src, int src_on_device,
+                                                  uint64_t bytes);
+/* A kDLCUDA copy of `view` (device memory) owned by the returned tensor. */
+KILN_RT_HIDDEN KilnStatus* kiln_cuda_session_dlpack(KilnSession* session, const DLTensor* view,
+                                                    DLManagedTensor** out);
+
+/* Step `k` of a graph session, on its device (the debugger's runs). */
+KILN_RT_HIDDEN KilnStatus* kiln_session_run_step(KilnSession* session, int32_t k);
 
 /* A session's reference on its artifact (executor.c takes one per session). */
 KILN_RT_HIDDEN void kiln_artifact_retain(const KilnArtifact* artifact);

@@ -154,8 +154,13 @@ int Info(const std::vector<std::string>& args) {
     }
     for (auto& t : inputs) t.erase("text");
     for (auto& t : outputs) t.erase("text");
+    nlohmann::json device_code = nullptr;
+    if (const char* dc = kiln_artifact_device_code_json(artifact); dc[0] != '\0') {
+      device_code = nlohmann::json::parse(dc, nullptr, /*allow_exceptions=*/false);
+    }
     nlohmann::json doc = {
         {"path", path},
+        {"device_code", device_code},
         {"producer", kiln_artifact_producer(artifact)},
         {"target", kiln_artifact_target(artifact)},
         {"executor", vm ? "vm" : "graph"},
@@ -175,6 +180,29 @@ int Info(const std::vector<std::string>& args) {
   }
   std::printf("%s: compiled by %s\n", path.c_str(), kiln_artifact_producer(artifact));
   std::printf("  target:   %s\n", kiln_artifact_target(artifact));
+  // A GPU artifact: its device code (kiln_artifact_device_code_json).
+  nlohmann::json dc = nlohmann::json::parse(kiln_artifact_device_code_json(artifact), nullptr,
+                                            /*allow_exceptions=*/false);
+  if (dc.is_object()) {
+    std::string images = absl::StrCat("PTX ", dc.value("ptx_arch", ""), " (",
+                                      dc.value("ptx_bytes", 0), " bytes)");
+    if (dc.contains("cubin_arch")) {
+      absl::StrAppend(&images, ", cubin ", dc.value("cubin_arch", ""), " (", dc.value("cubin_bytes", 0),
+                      " bytes)");
+    }
+    if (dc.contains("source_bytes")) {
+      absl::StrAppend(&images, ", CUDA C (", dc.value("source_bytes", 0), " bytes)");
+    }
+    std::printf("  device:   cuda (runs with --device cuda:N): %s\n", images.c_str());
+    for (const auto& k : dc["kernels"]) {
+      std::vector<std::string> params;
+      for (const auto& p : k["params"]) params.push_back(p.get<std::string>());
+      std::printf("    %s<<<(%d, %d, %d), (%d, %d, %d)>>>(%s)\n",
+                  k.value("name", "").c_str(), k["grid"][0].get<int>(), k["grid"][1].get<int>(),
+                  k["grid"][2].get<int>(), k["block"][0].get<int>(), k["block"][1].get<int>(),
+                  k["block"][2].get<int>(), absl::StrJoin(params, ", ").c_str());
+    }
+  }
   if (vm) {
     std::printf("  executor: VM (bytecode; dims shown as -1 take any size the model allows)\n");
   } else {

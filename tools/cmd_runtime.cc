@@ -35,7 +35,7 @@ constexpr uint8_t kDLBoolCode = 6;
 const char kRunHelp[] =
     "usage: kiln run MODEL.so [--input NAME=FILE.npy | --input FILE.npz ...] [--random-inputs]\n"
     "                [--output-dir DIR] [--output-npz FILE.npz] [--top-k N] [--repeat N]\n"
-    "                [--threads T] [--quiet] [--json]\n"
+    "                [--threads T] [--device D] [--quiet] [--json]\n"
     "\n"
     "Loads a compiled model, sets its inputs from NumPy .npy or .npz files, runs it,\n"
     "and prints every output (name, dtype, shape, values) and the time per run.\n"
@@ -49,13 +49,16 @@ const char kRunHelp[] =
     "                          each output row (the last axis), as for a classifier\n"
     "  --repeat N              timed runs (default 1); the time printed is the mean\n"
     "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n"
+    "  --device D              where it runs: cpu (default) or cuda[:N] (a model compiled\n"
+    "                          with --target cuda; inputs and outputs are copied)\n"
     "  --quiet                 print only the time, not the values\n"
     "  --json                  one JSON document on stdout: outputs (all values unless\n"
     "                          --quiet; top_k with --top-k) and the time per run\n"
     "On a terminal, stderr shows the runs done when there are many.\n";
 
 const char kBenchHelp[] =
-    "usage: kiln bench MODEL.so [--repeat N] [--warmup N] [--threads T] [--input NAME=FILE.npy ...]\n"
+    "usage: kiln bench MODEL.so [--repeat N] [--warmup N] [--threads T] [--device D]\n"
+    "                  [--input NAME=FILE.npy ...]\n"
     "\n"
     "Times the model (inputs random unless given) and prints one line of TVM's\n"
     "benchmark log format v0.1 (JSON: runtime_ms_mean, runtime_ms_std, runtime_raw,\n"
@@ -63,11 +66,13 @@ const char kBenchHelp[] =
     "  --repeat N              timed runs (default 10)\n"
     "  --warmup N              untimed runs first (default 1, at least 1)\n"
     "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n"
+    "  --device D              where it runs: cpu (default) or cuda[:N] (a model compiled\n"
+    "                          with --target cuda; inputs and outputs are copied)\n"
     "  --input NAME=FILE.npy   the value of input NAME (repeatable; or --input FILE.npz)\n";
 
 const char kDebugHelp[] =
     "usage: kiln debug MODEL.so --dump-dir DIR [--input NAME=FILE.npy ...] [--threads T]\n"
-    "                  [--warmup W] [--repeat N] [--no-tensors]\n"
+    "                  [--device D] [--warmup W] [--repeat N] [--no-tensors]\n"
     "\n"
     "Profiles the model with the debug executor: prints the per-node time table\n"
     "(each node's median over N timed runs, after W untimed ones) and writes\n"
@@ -77,6 +82,8 @@ const char kDebugHelp[] =
     "  --dump-dir DIR          where to write (created if missing)\n"
     "  --input NAME=FILE.npy   the value of input NAME (repeatable; or --input FILE.npz)\n"
     "  --threads T             worker threads (default: KILN_NUM_THREADS or all CPUs)\n"
+    "  --device D              where it runs: cpu (default) or cuda[:N] (a model compiled\n"
+    "                          with --target cuda; inputs and outputs are copied)\n"
     "  --warmup W              untimed runs before the timed ones (default 0)\n"
     "  --repeat N              timed runs; each node's time is its median (default 1)\n"
     "  --no-tensors            write no tensors/ (and skip the run that dumps them)\n";
@@ -184,13 +191,29 @@ void FillRandom(const DLTensor& info, uint8_t* data, std::mt19937* rng) {
 // files (NAME=FILE.npy, or FILE.npz: each array by its name), else random
 // when `random` is set; otherwise an error naming the missing input.
 int Prepare(const char* command, const std::string& path,
-            const std::vector<std::string>& input_specs, bool random, int threads, Runtime* rt) {
-  KilnStatus* st = kiln_artifact_load(path.c_str(), &rt->artifact);
-  if (st != nullptr) return StatusFail(command, st);
+            const std::vector<std::string>& input_specs, bool random, int threads,
+            const std::string& device, Runtime* rt) {
   KilnSessionOptions opts;
   std::memset(&opts, 0, sizeof opts);
   opts.struct_size = sizeof opts;
   opts.num_threads = threads;
+  // --device: cpu, cuda or cuda:N.
+  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+    opts.device_type = kDLCUDA;
+    const std::string n = device == "cuda" ? "0" : device.substr(5);
+    if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) {
+      std::fprintf(stderr, "kiln %s: --device %s: expected cpu, cuda or cuda:N\n", command,
+                   device.c_str());
+      return 2;
+    }
+    opts.device_id = std::atoi(n.c_str());
+  } else if (!device.empty() && device != "cpu") {
+    std::fprintf(stderr, "kiln %s: --device %s: expected cpu, cuda or cuda:N\n", command,
+                 device.c_str());
+    return 2;
+  }
+  KilnStatus* st = kiln_artifact_load(path.c_str(), &rt->artifact);
+  if (st != nullptr) return StatusFail(command, st);
   st = kiln_session_create(rt->artifact, &opts, &rt->session);
   if (st != nullptr) return StatusFail(command, st);
   std::map<std::string, std::string> files;
@@ -342,6 +365,7 @@ int Run(const std::vector<std::string>& args) {
   bool random = false, quiet = false, json = false;
   std::string out_dir, out_npz;
   int repeat = 1, threads = 0, top_k = 0;
+  std::string device;
   p.Texts("--input", &inputs);
   p.Flag("--random-inputs", &random);
   p.Text("--output-dir", &out_dir);
@@ -349,6 +373,7 @@ int Run(const std::vector<std::string>& args) {
   p.Int("--top-k", &top_k, 1, 1000000);
   p.Int("--repeat", &repeat, 1, 1000000);
   p.Int("--threads", &threads, 0, 4096);
+  p.Text("--device", &device);
   p.Flag("--quiet", &quiet);
   p.Flag("--json", &json);
   if (!p.Parse(args, &files)) return p.exit_code();
@@ -357,7 +382,7 @@ int Run(const std::vector<std::string>& args) {
     return p.Usage(absl::StrCat("--output-npz must name a .npz file, got '", out_npz, "'"));
   }
   Runtime rt;
-  if (int rc = Prepare("run", files[0], inputs, random, threads, &rt)) return rc;
+  if (int rc = Prepare("run", files[0], inputs, random, threads, device, &rt)) return rc;
   double total_ms = 0;
   Progress progress("run");
   for (int r = 0; r < repeat; ++r) {
@@ -393,6 +418,20 @@ int Run(const std::vector<std::string>& args) {
     const DLTensor* out = nullptr;
     st = kiln_session_get_output(rt.session, i, &out);
     if (st != nullptr) return StatusFail("run", st);
+    DLTensor host;
+    if (out->device.device_type != kDLCPU) {
+      // A session on a GPU: the output copied to the host.
+      host = *out;
+      host.device = {kDLCPU, 0};
+      host.byte_offset = 0;
+      host.strides = nullptr;
+      const int64_t bytes = NumElements(host) * ((host.dtype.bits * host.dtype.lanes + 7) / 8);
+      rt.buffers.emplace_back(new uint8_t[static_cast<size_t>(bytes > 0 ? bytes : 1)]);
+      host.data = rt.buffers.back().get();
+      st = kiln_session_copy_output(rt.session, i, &host);
+      if (st != nullptr) return StatusFail("run", st);
+      out = &host;
+    }
     if (!out_dir.empty()) {
       std::string path = absl::StrCat(out_dir, "/", FileSafe(name), ".npy");
       st = kiln_npy_write(path.c_str(), out);
@@ -479,14 +518,16 @@ int Bench(const std::vector<std::string>& args) {
   Parser p("bench", kBenchHelp);
   std::vector<std::string> inputs, files;
   int repeat = 10, warmup = 1, threads = 0;
+  std::string device;
   p.Texts("--input", &inputs);
   p.Int("--repeat", &repeat, 1, 1000000);
   p.Int("--warmup", &warmup, 1, 1000000);
   p.Int("--threads", &threads, 0, 4096);
+  p.Text("--device", &device);
   if (!p.Parse(args, &files)) return p.exit_code();
   if (files.size() != 1) return p.Usage("one MODEL.so expected");
   Runtime rt;
-  if (int rc = Prepare("bench", files[0], inputs, /*random=*/true, threads, &rt)) return rc;
+  if (int rc = Prepare("bench", files[0], inputs, /*random=*/true, threads, device, &rt)) return rc;
   KilnBenchmarkOptions bo;
   std::memset(&bo, 0, sizeof bo);
   bo.struct_size = sizeof bo;
@@ -511,10 +552,12 @@ int Debug(const std::vector<std::string>& args) {
   std::string dir;
   std::vector<std::string> inputs, files;
   int threads = 0, warmup = 0, repeat = 1;
+  std::string device;
   bool no_tensors = false;
   p.Text("--dump-dir", &dir);
   p.Texts("--input", &inputs);
   p.Int("--threads", &threads, 0, 4096);
+  p.Text("--device", &device);
   p.Int("--warmup", &warmup, 0, KILN_PROFILE_MAX_RUNS);
   p.Int("--repeat", &repeat, 1, KILN_PROFILE_MAX_RUNS);
   p.Flag("--no-tensors", &no_tensors);
@@ -522,7 +565,7 @@ int Debug(const std::vector<std::string>& args) {
   if (files.size() != 1) return p.Usage("one MODEL.so expected");
   if (dir.empty()) return p.Usage("--dump-dir DIR is required");
   Runtime rt;
-  if (int rc = Prepare("debug", files[0], inputs, /*random=*/true, threads, &rt)) return rc;
+  if (int rc = Prepare("debug", files[0], inputs, /*random=*/true, threads, device, &rt)) return rc;
   KilnProfileOptions po;
   std::memset(&po, 0, sizeof po);
   po.struct_size = sizeof po;

@@ -40,8 +40,10 @@ c_void_p = ctypes.c_void_p
 # which Model.warnings needs; version 3 the output names, dim names
 # (Model.outputs' names, TensorInfo.dim_names) and the compile progress
 # callback; version 4 kiln_model_evaluate and VM artifacts (docs/vm.md);
-# everything else is in version 1.
-API_VERSION = 4
+# version 5 the session's device (KilnSessionOptions.device_type/device_id)
+# and kiln_artifact_device_code_json (docs/cuda.md); everything else is in
+# version 1.
+API_VERSION = 5
 MIN_API_VERSION = 1
 
 Status = c_void_p  # KilnStatus*: None (NULL) means success.
@@ -125,7 +127,8 @@ class KilnArtifactLoadOptions(ctypes.Structure):
 
 
 class KilnSessionOptions(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_size_t), ("num_threads", c_int32), ("pool", c_void_p)]
+    _fields_ = [("struct_size", ctypes.c_size_t), ("num_threads", c_int32), ("pool", c_void_p),
+                ("device_type", c_int32), ("device_id", c_int32)]  # the device: C ABI version 5
 
 
 class KilnProfileOptions(ctypes.Structure):
@@ -166,7 +169,7 @@ STRUCT_SIZES = {
     "KilnCompileOptions": 72,
     "KilnCompileReport": 80,
     "KilnArtifactLoadOptions": 32,
-    "KilnSessionOptions": 24,
+    "KilnSessionOptions": 32,
     "KilnProfileOptions": 24,
     "KilnBenchmarkOptions": 32,
     "KilnBenchmarkResult": 40,
@@ -188,6 +191,7 @@ _RUNTIME = {
     "kiln_artifact_target": (c_char_p, [Handle]),
     "kiln_artifact_producer": (c_char_p, [Handle]),
     "kiln_artifact_graph_json": (c_char_p, [Handle]),
+    "kiln_artifact_device_code_json": (c_char_p, [Handle]),  # C ABI version 5
     "kiln_artifact_num_inputs": (c_int32, [Handle]),
     "kiln_artifact_num_outputs": (c_int32, [Handle]),
     "kiln_artifact_num_nodes": (c_int32, [Handle]),

@@ -21,10 +21,15 @@ extern "C" {
 #define KILN_ARTIFACT_MAGIC_SIZE 8
 /* The version of an artifact run by the graph executor (GRAPH section). */
 #define KILN_ARTIFACT_FORMAT_VERSION 1u
-/* The version of an artifact run by the VM (a VM section instead of GRAPH);
- * also the newest version this runtime reads. A runtime that knows only
- * version 1 refuses a VM artifact as "made by a newer kiln". */
+/* The version of an artifact run by the VM (a VM section instead of GRAPH).
+ * A runtime that knows only version 1 refuses a VM artifact as "made by a
+ * newer kiln". */
 #define KILN_ARTIFACT_FORMAT_VERSION_VM 2u
+/* The version of an artifact whose kernels run on a GPU: the graph executor's
+ * GRAPH plus a DEVICE_CODE section (kiln/device_code_format.h) holding the
+ * kernels; the .so holds no kernels. Also the newest version this runtime
+ * reads. */
+#define KILN_ARTIFACT_FORMAT_VERSION_DEVICE 3u
 /* The exported data symbol of the .so that holds the blob. */
 #define KILN_ARTIFACT_SYMBOL "kiln_artifact"
 /* Alignment of the blob, of every section and of every parameter's data. */
@@ -36,7 +41,7 @@ enum {
   KILN_SECTION_META = 1,        /* JSON object: producer, target, names */
   KILN_SECTION_GRAPH = 2,       /* JSON: TVM graph-executor schema */
   KILN_SECTION_PARAMS = 3,      /* binary: KilnArtifactParam table + data */
-  KILN_SECTION_DEVICE_CODE = 4, /* reserved (PTX) */
+  KILN_SECTION_DEVICE_CODE = 4, /* binary: GPU kernels (kiln/device_code_format.h) */
   KILN_SECTION_VM = 5           /* binary: the VM program (kiln/vm_format.h) */
 };
 

@@ -46,7 +46,7 @@ extern "C" {
  * every backward-compatible addition; an incompatible change would get a new
  * library name. Compare with kiln_api_version() to learn whether the loaded
  * library has what the caller was built against. */
-#define KILN_API_VERSION 4
+#define KILN_API_VERSION 5
 
 /* "0.1.0". */
 const char* kiln_runtime_version(void);
@@ -114,6 +114,15 @@ const char* kiln_artifact_graph_json(const KilnArtifact* artifact);/* GRAPH sect
                                                                       for a VM artifact
                                                                       (docs/vm.md) */
 
+/* The device code of an artifact compiled for a GPU (a "cuda ..." target,
+ * format version 3, docs/cuda.md) as a JSON object: {"device": "cuda",
+ * "ptx_arch": "compute_90", "ptx_bytes": N, "cubin_arch": "sm_90",
+ * "cubin_bytes": N, "source_bytes": N, "kernels": [{"name", "grid": [x, y,
+ * z], "block": [x, y, z], "shared_bytes", "params": ["const float32*",
+ * ...]}, ...]} (cubin and source only when present). "" for a CPU artifact.
+ * Owned by the artifact. C ABI version 5. */
+const char* kiln_artifact_device_code_json(const KilnArtifact* artifact);
+
 int32_t kiln_artifact_num_inputs(const KilnArtifact* artifact);
 int32_t kiln_artifact_num_outputs(const KilnArtifact* artifact);
 int32_t kiln_artifact_num_nodes(const KilnArtifact* artifact);     /* graph nodes */
@@ -151,9 +160,26 @@ typedef struct {
   int32_t num_threads;
   /* A pool to share (not owned; must outlive the session), or NULL. */
   KilnThreadPool* pool;
+  /* Where the session runs (C ABI version 5): a DLPack device type, kDLCPU
+   * (0 means kDLCPU too) or kDLCUDA, and the device's ordinal (0 for the
+   * CPU). An artifact compiled for "cuda ..." runs only on kDLCUDA, a CPU
+   * artifact only on kDLCPU: the other is KILN_FAILED_PRECONDITION. */
+  int32_t device_type;
+  int32_t device_id;
 } KilnSessionOptions;
 
-/* Allocates the session's storage (inputs, outputs, arena). */
+/* Allocates the session's storage (inputs, outputs, arena). On a CUDA device
+ * (options->device_type kDLCUDA) that is device memory: the parameters are
+ * copied there and the artifact's device code loaded (the cubin when it was
+ * compiled for this GPU's architecture, else the PTX, compiled by the
+ * driver). Without a driver: KILN_NOT_FOUND "no CUDA driver: ..."; without
+ * that device: KILN_NOT_FOUND "no CUDA device N ..."; a GPU older than the
+ * PTX's architecture: KILN_UNIMPLEMENTED. On a CUDA session, inputs may be
+ * CPU or kDLCUDA tensors of that device (copied; zero copy needs kDLCUDA),
+ * kiln_session_get_output's view is device memory (kDLCUDA),
+ * kiln_session_copy_output copies to a CPU or kDLCUDA tensor, and
+ * kiln_session_get_output_dlpack returns a kDLCUDA tensor in memory of its
+ * own (its deleter frees it). */
 KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionOptions* options,
                                 KilnSession** out);
 void kiln_session_release(KilnSession* session);

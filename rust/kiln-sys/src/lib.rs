@@ -197,7 +197,7 @@ pub struct KilnNpyTensor {
 
 /// The C ABI version of these declarations (kiln_api_version() of the
 /// library must be at least this). Version 2 added kiln_model_warnings.
-pub const KILN_API_VERSION: u32 = 4;
+pub const KILN_API_VERSION: u32 = 5;
 pub const KILN_PROFILE_MAX_RUNS: i32 = 100000;
 
 pub const KILN_HMAC_SHA256_SIZE: usize = 32;
@@ -217,6 +217,9 @@ pub struct KilnSessionOptions {
     pub struct_size: usize,
     pub num_threads: i32,
     pub pool: *mut KilnThreadPool,
+    /// DLPack device type (kDLCPU 1, kDLCUDA 2; 0 = CPU) and ordinal. API version 5.
+    pub device_type: i32,
+    pub device_id: i32,
 }
 
 #[repr(C)]
@@ -410,6 +413,8 @@ extern "C" {
     pub fn kiln_artifact_target(artifact: *const KilnArtifact) -> *const c_char;
     pub fn kiln_artifact_producer(artifact: *const KilnArtifact) -> *const c_char;
     pub fn kiln_artifact_graph_json(artifact: *const KilnArtifact) -> *const c_char;
+    /// API version 5: the device code of a GPU artifact as JSON ("" for a CPU artifact).
+    pub fn kiln_artifact_device_code_json(artifact: *const KilnArtifact) -> *const c_char;
     pub fn kiln_artifact_num_inputs(artifact: *const KilnArtifact) -> i32;
     pub fn kiln_artifact_num_outputs(artifact: *const KilnArtifact) -> i32;
     pub fn kiln_artifact_num_nodes(artifact: *const KilnArtifact) -> i32;

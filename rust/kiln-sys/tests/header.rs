@@ -271,7 +271,9 @@ fn structs_match_the_compiler() {
         layout!(KilnSessionOptions {
             struct_size,
             num_threads,
-            pool
+            pool,
+            device_type,
+            device_id
         }),
         layout!(KilnArtifactLoadOptions {
             struct_size,

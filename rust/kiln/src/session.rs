@@ -73,6 +73,8 @@ impl Session {
             struct_size: std::mem::size_of::<sys::KilnSessionOptions>(),
             num_threads: options.num_threads,
             pool: pool.as_ref().map_or(ptr::null_mut(), |p| p.0.as_ptr()),
+            device_type: 0, // the CPU
+            device_id: 0,
         };
         let mut out = ptr::null_mut();
         unsafe {

@@ -1,0 +1,307 @@
+/* File: runtime_c/cuda_session.c
+ *
+ * The graph executor on a CUDA device (a session created with device_type
+ * kDLCUDA for a GPU artifact): executor.c builds the same plan of tensors and
+ * steps as on the CPU, with every tensor's data a device address; this file
+ * owns the device side:
+ *
+ *   - the device (runtime_c/cuda_device.h: the driver through dlopen), one
+ *     block of device memory for the storages the session owns (arena,
+ *     inputs, outputs) and one for the parameters, copied from PARAMS once;
+ *   - the module: the cubin when it was compiled for this GPU's architecture,
+ *     else the PTX (compiled by the driver; a GPU older than the PTX's
+ *     architecture is refused), and each step's function and launch dims;
+ *   - a run: every step's arguments (device addresses, + byte_offset) into
+ *     the argument slots, the launches queued, one synchronization at the end.
+ *
+ * Every failure names the artifact, and the node and kernel where there is
+ * one, with the driver's error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_c/artifact_blob.h"
+#include "runtime_c/cuda_device.h"
+#include "runtime_c/device_code.h"
+#include "runtime_c/runtime_internal.h"
+
+struct KilnCudaSession {
+  KilnCudaDevice* dev;
+  KilnCudaModule* mod;
+  KilnCudaDeviceInfo info;
+  uint64_t memory;      /* session_bytes of device memory */
+  uint64_t params;      /* every PARAM storage, one block */
+  uint64_t* storage_at; /* per storage: its device address (0: none) */
+  KilnCudaFunction** fns;                /* per step */
+  const KilnDeviceKernelDesc** kernels;  /* per step */
+  uint64_t* arg_values;                  /* per argument slot */
+  void** arg_ptrs;                       /* &arg_values[i] */
+  const char* image;                     /* "cubin sm_90" or "PTX compute_90" */
+};
+
+/* "<path>: <what>: <the status's message>", the code kept; frees `st`. */
+static KilnStatus* wrap(const KilnArtifact* art, const char* what, KilnStatus* st) {
+  KilnStatus* out = kiln_status_create(kiln_status_code(st), "%s: %s: %s", art->path, what,
+                                       kiln_status_message(st));
+  kiln_status_free(st);
+  return out;
+}
+
+void kiln_cuda_session_free(KilnSession* s) {
+  KilnCudaSession* c = s->cuda;
+  if (c == NULL) return;
+  kiln_cuda_module_unload(c->mod);
+  if (c->dev != NULL) {
+    kiln_status_free(kiln_cuda_free(c->dev, c->memory));
+    kiln_status_free(kiln_cuda_free(c->dev, c->params));
+  }
+  kiln_cuda_device_close(c->dev);
+  free(c->storage_at);
+  free(c->fns);
+  free(c->kernels);
+  free(c->arg_values);
+  free(c->arg_ptrs);
+  free(c);
+  s->cuda = NULL;
+}
+
+void* kiln_cuda_session_own_data(const KilnSession* s, int32_t entry_id) {
+  const KilnArtifact* art = s->artifact;
+  return (void*)(uintptr_t)s->cuda->storage_at[art->entries[entry_id].storage_id];
+}
+
+int32_t kiln_cuda_session_ordinal(const KilnSession* s) {
+  return s->cuda != NULL ? kiln_cuda_device_ordinal(s->cuda->dev) : -1;
+}
+
+const char* kiln_cuda_session_device_name(const KilnSession* s) {
+  return s->cuda != NULL ? s->cuda->info.name : "cpu";
+}
+
+/* Loads the artifact's module for this GPU. */
+static KilnStatus* load_module(KilnSession* s) {
+  const KilnArtifact* art = s->artifact;
+  KilnCudaSession* c = s->cuda;
+  const KilnDeviceCode* dc = art->device_code;
+  const unsigned sm = (unsigned)(c->info.compute_major * 10 + c->info.compute_minor);
+  KilnStatus* cubin_error = NULL;
+  if (dc->cubin.size != 0 && dc->cubin.arch == sm) {
+    KilnStatus* st = kiln_cuda_module_load(c->dev, art->device_section + dc->cubin.offset,
+                                           (size_t)dc->cubin.size, &c->mod);
+    if (st == NULL) {
+      c->image = "cubin";
+      return NULL;
+    }
+    cubin_error = st; /* the PTX may still load */
+  }
+  if (dc->ptx.arch > sm) {
+    KilnStatus* st = kiln_status_create(
+        KILN_UNIMPLEMENTED,
+        "%s: compiled for compute_%u (target \"%s\"), but CUDA device %d (%s) is sm_%u: compile "
+        "the model with --target \"cuda -arch=sm_%u\"%s%s",
+        art->path, dc->ptx.arch, art->target, kiln_cuda_device_ordinal(c->dev), c->info.name, sm,
+        sm, cubin_error ? "; the cubin: " : "", cubin_error ? kiln_status_message(cubin_error) : "");
+    kiln_status_free(cubin_error);
+    return st;
+  }
+  KilnStatus* st = kiln_cuda_module_load(c->dev, art->device_section + dc->ptx.offset,
+                                         (size_t)dc->ptx.size, &c->mod);
+  if (st != NULL) {
+    KilnStatus* out = kiln_status_create(
+        kiln_status_code(st), "%s: loading the device code (PTX for compute_%u) on %s: %s%s%s",
+        art->path, dc->ptx.arch, c->info.name, kiln_status_message(st),
+        cubin_error ? "; the cubin: " : "", cubin_error ? kiln_status_message(cubin_error) : "");
+    kiln_status_free(st);
+    kiln_status_free(cubin_error);
+    return out;
+  }
+  kiln_status_free(cubin_error);
+  c->image = "PTX";
+  return NULL;
+}
+
+KilnStatus* kiln_cuda_session_init(KilnSession* s, int32_t device_id) {
+  const KilnArtifact* art = s->artifact;
+  KilnCudaSession* c = (KilnCudaSession*)calloc(1, sizeof *c);
+  if (c == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+  s->cuda = c;
+  char what[64];
+  (void)snprintf(what, sizeof what, "a session on cuda:%d", (int)device_id);
+  KilnStatus* st = kiln_cuda_device_open(device_id, &c->dev);
+  if (st == NULL) st = kiln_cuda_device_info(c->dev, &c->info);
+  if (st != NULL) return wrap(art, what, st);
+  st = load_module(s);
+  if (st != NULL) return st;
+
+  /* Device memory: the session's storages, then the parameters. */
+  const int32_t ns = art->num_storages;
+  c->storage_at = (uint64_t*)calloc(ns > 0 ? (size_t)ns : 1, sizeof(uint64_t));
+  if (c->storage_at == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+  st = kiln_cuda_malloc(c->dev, (size_t)(art->session_bytes ? art->session_bytes : KILN_RT_ALIGNMENT),
+                        &c->memory);
+  if (st != NULL) return wrap(art, "session memory", st);
+  uint64_t param_bytes = 0;
+  for (int32_t i = 0; i < ns; ++i) {
+    const KilnPlanStorage* ps = &art->storages[i];
+    if (ps->kind == KILN_STORAGE_PARAM) param_bytes += ps->size;
+  }
+  if (param_bytes > 0) {
+    st = kiln_cuda_malloc(c->dev, (size_t)param_bytes, &c->params);
+    if (st != NULL) return wrap(art, "parameter memory", st);
+  }
+  uint64_t at = 0;
+  for (int32_t i = 0; i < ns; ++i) {
+    const KilnPlanStorage* ps = &art->storages[i];
+    if (ps->kind == KILN_STORAGE_UNUSED) continue;
+    if (ps->kind != KILN_STORAGE_PARAM) {
+      c->storage_at[i] = c->memory + ps->offset;
+      continue;
+    }
+    c->storage_at[i] = c->params + at;
+    /* The parameter's bytes: the largest entry of the storage (ps->size is
+     * rounded up to 64 and PARAMS holds exactly the data). */
+    uint64_t bytes = 0;
+    for (int32_t e = 0; e < art->num_entries; ++e) {
+      if (art->entries[e].storage_id == i && art->entries[e].nbytes > bytes) bytes = art->entries[e].nbytes;
+    }
+    st = kiln_cuda_copy_to_device(c->dev, c->storage_at[i], ps->param_data, (size_t)bytes);
+    if (st != NULL) return wrap(art, "copying the parameters", st);
+    at += ps->size;
+  }
+
+  /* Functions and argument slots per step. */
+  const int32_t nsteps = art->num_op_nodes;
+  size_t total_args = 0;
+  for (int32_t k = 0; k < nsteps; ++k) {
+    const KilnPlanNode* pn = &art->nodes[art->op_nodes[k]];
+    total_args += (size_t)pn->num_inputs + (size_t)pn->num_outputs;
+  }
+  c->fns = (KilnCudaFunction**)calloc(nsteps > 0 ? (size_t)nsteps : 1, sizeof *c->fns);
+  c->kernels = (const KilnDeviceKernelDesc**)calloc(nsteps > 0 ? (size_t)nsteps : 1, sizeof *c->kernels);
+  c->arg_values = (uint64_t*)calloc(total_args > 0 ? total_args : 1, sizeof(uint64_t));
+  c->arg_ptrs = (void**)calloc(total_args > 0 ? total_args : 1, sizeof(void*));
+  if (c->fns == NULL || c->kernels == NULL || c->arg_values == NULL || c->arg_ptrs == NULL) {
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+  }
+  for (size_t i = 0; i < total_args; ++i) c->arg_ptrs[i] = &c->arg_values[i];
+  for (int32_t k = 0; k < nsteps; ++k) {
+    const KilnPlanNode* pn = &art->nodes[art->op_nodes[k]];
+    c->kernels[k] = kiln_device_code_find(art->device_code, pn->func_name); /* checked at load */
+    st = kiln_cuda_module_function(c->mod, pn->func_name, &c->fns[k]);
+    if (st != NULL) {
+      char node[320];
+      (void)snprintf(node, sizeof node, "node '%.200s' (the %s image)", pn->name, c->image);
+      return wrap(art, node, st);
+    }
+  }
+  return NULL;
+}
+
+/* Queues step `k`; its argument slots start at `slot`. */
+static KilnStatus* launch_step(KilnSession* s, int32_t k, size_t slot) {
+  KilnCudaSession* c = s->cuda;
+  const KilnStep* step = &s->steps[k];
+  for (int32_t a = 0; a < step->num_args; ++a) {
+    const DLTensor* t = step->args[a];
+    c->arg_values[slot + (size_t)a] = (uint64_t)(uintptr_t)t->data + t->byte_offset;
+  }
+  const KilnDeviceKernelDesc* kd = c->kernels[k];
+  KilnStatus* st = kiln_cuda_launch_async(c->dev, c->fns[k], kd->name, kd->grid, kd->block, 0,
+                                          &c->arg_ptrs[slot]);
+  if (st == NULL) return NULL;
+  char node[320];
+  (void)snprintf(node, sizeof node, "node '%.200s'", s->artifact->nodes[step->node_id].name);
+  return wrap(s->artifact, node, st);
+}
+
+static size_t slot_of(const KilnSession* s, int32_t k) {
+  return (size_t)(s->steps[k].args - s->args);
+}
+
+KilnStatus* kiln_cuda_session_run(KilnSession* s) {
+  for (int32_t k = 0; k < s->num_steps; ++k) {
+    KilnStatus* st = launch_step(s, k, slot_of(s, k));
+    if (st != NULL) return st;
+  }
+  KilnStatus* st = kiln_cuda_synchronize(s->cuda->dev, "the run");
+  return st == NULL ? NULL : wrap(s->artifact, "a kernel of the run failed", st);
+}
+
+KilnStatus* kiln_cuda_session_run_step(KilnSession* s, int32_t k) {
+  KilnStatus* st = launch_step(s, k, slot_of(s, k));
+  if (st != NULL) return st;
+  st = kiln_cuda_synchronize(s->cuda->dev, s->cuda->kernels[k]->name);
+  if (st == NULL) return NULL;
+  char node[320];
+  (void)snprintf(node, sizeof node, "node '%.200s'", s->artifact->nodes[s->steps[k].node_id].name);
+  return wrap(s->artifact, node, st);
+}
+
+KilnStatus* kiln_cuda_session_copy(KilnSession* s, void* dst, int dst_on_device, const void* src,
+                                   int src_on_device, uint64_t bytes) {
+  KilnCudaSession* c = s->cuda;
+  if (bytes == 0) return NULL;
+  KilnStatus* st;
+  if (dst_on_device && src_on_device) {
+    st = kiln_cuda_copy_on_device(c->dev, (uint64_t)(uintptr_t)dst, (uint64_t)(uintptr_t)src, (size_t)bytes);
+  } else if (dst_on_device) {
+    st = kiln_cuda_copy_to_device(c->dev, (uint64_t)(uintptr_t)dst, src, (size_t)bytes);
+  } else if (src_on_device) {
+    st = kiln_cuda_copy_to_host(c->dev, dst, (uint64_t)(uintptr_t)src, (size_t)bytes);
+  } else {
+    memmove(dst, src, (size_t)bytes);
+    st = NULL;
+  }
+  return st == NULL ? NULL : wrap(s->artifact, "copy", st);
+}
+
+/* kiln_session_get_output_dlpack's tensor: device memory of its own, with a
+ * reference on the device until the deleter runs. */
+typedef struct {
+  DLManagedTensor managed;
+  KilnCudaDevice* dev;
+  uint64_t data;
+  int64_t shape[];
+} KilnCudaDlpack;
+
+static void cuda_dlpack_delete(DLManagedTensor* self) {
+  if (self == NULL) return;
+  KilnCudaDlpack* t = (KilnCudaDlpack*)self->manager_ctx;
+  kiln_status_free(kiln_cuda_free(t->dev, t->data));
+  kiln_cuda_device_close(t->dev);
+  free(t);
+}
+
+KilnStatus* kiln_cuda_session_dlpack(KilnSession* s, const DLTensor* view, DLManagedTensor** out) {
+  KilnCudaSession* c = s->cuda;
+  uint64_t bytes = kiln_dtype_bytes(view->dtype);
+  for (int32_t d = 0; d < view->ndim; ++d) bytes *= (uint64_t)view->shape[d];
+  KilnCudaDlpack* t = (KilnCudaDlpack*)calloc(1, sizeof *t + (size_t)view->ndim * sizeof(int64_t));
+  if (t == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", s->artifact->path);
+  KilnStatus* st = kiln_cuda_malloc(c->dev, (size_t)(bytes ? bytes : 1), &t->data);
+  if (st == NULL) {
+    st = kiln_cuda_copy_on_device(c->dev, t->data, (uint64_t)(uintptr_t)view->data + view->byte_offset,
+                                  (size_t)bytes);
+    if (st != NULL) kiln_status_free(kiln_cuda_free(c->dev, t->data));
+  }
+  if (st != NULL) {
+    free(t);
+    return wrap(s->artifact, "kiln_session_get_output_dlpack", st);
+  }
+  kiln_cuda_device_retain(c->dev);
+  t->dev = c->dev;
+  for (int32_t d = 0; d < view->ndim; ++d) t->shape[d] = view->shape[d];
+  DLTensor* dl = &t->managed.dl_tensor;
+  dl->data = (void*)(uintptr_t)t->data;
+  dl->device = view->device;
+  dl->ndim = view->ndim;
+  dl->dtype = view->dtype;
+  dl->shape = t->shape;
+  dl->strides = NULL;
+  dl->byte_offset = 0;
+  t->managed.manager_ctx = t;
+  t->managed.deleter = cuda_dlpack_delete;
+  *out = &t->managed;
+  return NULL;
+}

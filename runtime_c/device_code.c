@@ -1,0 +1,407 @@
+/* File: runtime_c/device_code.c — the DEVICE_CODE section, validated. */
+#include "runtime_c/device_code.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime_c/artifact_blob.h"
+
+typedef unsigned long long kiln_ull;
+
+_Static_assert(sizeof(KilnDeviceCodeHeader) == KILN_DEVICE_CODE_HEADER_SIZE, "header layout");
+_Static_assert(sizeof(KilnDeviceImage) == 32, "image entry layout");
+_Static_assert(sizeof(KilnDeviceKernel) == 48, "kernel entry layout");
+_Static_assert(sizeof(KilnDeviceParam) == 8, "parameter entry layout");
+
+static uint32_t rd32(const uint8_t* p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t* p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+static KilnStatus* corrupt(const char* what, const char* format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static KilnStatus* corrupt(const char* what, const char* format, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, format);
+  (void)vsnprintf(msg, sizeof msg, format, ap);
+  va_end(ap);
+  return kiln_status_create(KILN_DATA_LOSS, "%s: corrupted artifact: DEVICE_CODE %s", what, msg);
+}
+
+/* [offset, offset + count * entry) inside the section, aligned to 8. */
+static KilnStatus* check_table(const char* what, const char* name, uint64_t offset,
+                               uint64_t count, uint64_t entry, uint64_t size) {
+  if (offset % 8 != 0) {
+    return corrupt(what, "%s offset %llu is not a multiple of 8", name, (kiln_ull)offset);
+  }
+  if (offset < KILN_DEVICE_CODE_HEADER_SIZE || offset > size || count > (size - offset) / entry) {
+    return corrupt(what, "%s (%llu entries of %llu bytes at offset %llu) lies outside the %llu-byte "
+                   "section",
+                   name, (kiln_ull)count, (kiln_ull)entry, (kiln_ull)offset, (kiln_ull)size);
+  }
+  return NULL;
+}
+
+/* A growing text buffer for the JSON description. */
+typedef struct {
+  char* data;
+  size_t used, capacity;
+  int failed;
+} Text;
+
+static void text_add(Text* t, const char* format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void text_add(Text* t, const char* format, ...) {
+  if (t->failed) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(t->data ? t->data + t->used : NULL, t->data ? t->capacity - t->used : 0,
+                      format, ap);
+    va_end(ap);
+    if (n < 0) {
+      t->failed = 1;
+      return;
+    }
+    if (t->data != NULL && (size_t)n < t->capacity - t->used) {
+      t->used += (size_t)n;
+      return;
+    }
+    size_t want = t->capacity * 2 + (size_t)n + 256;
+    char* grown = (char*)realloc(t->data, want);
+    if (grown == NULL) {
+      t->failed = 1;
+      return;
+    }
+    t->data = grown;
+    t->capacity = want;
+  }
+}
+
+void kiln_device_code_free(KilnDeviceCode* code) {
+  if (code == NULL) return;
+  free(code->kernels);
+  free(code->params);
+  free(code->names);
+  free(code->json);
+  free(code);
+}
+
+const KilnDeviceKernelDesc* kiln_device_code_find(const KilnDeviceCode* code, const char* name) {
+  if (code == NULL || name == NULL) return NULL;
+  for (uint32_t i = 0; i < code->num_kernels; ++i) {
+    if (strcmp(code->kernels[i].name, name) == 0) return &code->kernels[i];
+  }
+  return NULL;
+}
+
+static int is_ident(const uint8_t* s, uint32_t n) {
+  if (n == 0) return 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint8_t c = s[i];
+    int alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    int digit = c >= '0' && c <= '9';
+    if (!alpha && !(digit && i > 0)) return 0;
+  }
+  return 1;
+}
+
+static int name_compare(const void* a, const void* b) {
+  const KilnDeviceKernelDesc* x = *(const KilnDeviceKernelDesc* const*)a;
+  const KilnDeviceKernelDesc* y = *(const KilnDeviceKernelDesc* const*)b;
+  return strcmp(x->name, y->name);
+}
+
+static const char* image_kind_name(uint32_t kind) {
+  switch (kind) {
+    case KILN_DEVICE_IMAGE_PTX:
+      return "PTX";
+    case KILN_DEVICE_IMAGE_CUBIN:
+      return "cubin";
+    case KILN_DEVICE_IMAGE_SOURCE:
+      return "CUDA C source";
+    default:
+      return "unknown";
+  }
+}
+
+static KilnStatus* check_images(const uint8_t* s, uint64_t size, const char* what, uint64_t offset,
+                                uint32_t count, KilnDeviceCode* dc) {
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint8_t* e = s + offset + (uint64_t)i * sizeof(KilnDeviceImage);
+    const uint64_t at = offset + (uint64_t)i * sizeof(KilnDeviceImage);
+    uint32_t kind = rd32(e);
+    uint32_t arch = rd32(e + 4);
+    uint64_t off = rd64(e + 8);
+    uint64_t bytes = rd64(e + 16);
+    if (rd64(e + 24) != 0) {
+      return corrupt(what, "image %u (offset %llu): reserved field is not 0", i, (kiln_ull)(at + 24));
+    }
+    KilnDeviceImageRef* ref = kind == KILN_DEVICE_IMAGE_PTX     ? &dc->ptx
+                              : kind == KILN_DEVICE_IMAGE_CUBIN ? &dc->cubin
+                              : kind == KILN_DEVICE_IMAGE_SOURCE ? &dc->source
+                                                                 : NULL;
+    if (ref == NULL) {
+      return corrupt(what, "image %u (offset %llu): unknown kind %u (known: 1 PTX, 2 cubin, 3 CUDA C "
+                     "source)",
+                     i, (kiln_ull)at, kind);
+    }
+    if (ref->size != 0) {
+      return corrupt(what, "image %u: a second %s image", i, image_kind_name(kind));
+    }
+    if (off % 8 != 0 || off < KILN_DEVICE_CODE_HEADER_SIZE || off > size || bytes > size - off ||
+        bytes == 0) {
+      return corrupt(what, "image %u (%s): %llu bytes at offset %llu lie outside the %llu-byte "
+                     "section (or are empty, or unaligned)",
+                     i, image_kind_name(kind), (kiln_ull)bytes, (kiln_ull)off, (kiln_ull)size);
+    }
+    if (kind == KILN_DEVICE_IMAGE_SOURCE ? arch != 0 : (arch < 50 || arch > 1000)) {
+      return corrupt(what, "image %u (%s, offset %llu): architecture %u is not valid", i,
+                     image_kind_name(kind), (kiln_ull)(at + 4), arch);
+    }
+    const uint8_t* data = s + off;
+    if (kind == KILN_DEVICE_IMAGE_CUBIN) {
+      if (bytes < 64 || memcmp(data, "\x7f" "ELF", 4) != 0) {
+        return corrupt(what, "image %u (cubin, offset %llu): not an ELF file", i, (kiln_ull)off);
+      }
+    } else {
+      /* Text: one NUL, the last byte. */
+      if (data[bytes - 1] != '\0' || memchr(data, '\0', (size_t)bytes) != data + bytes - 1) {
+        return corrupt(what, "image %u (%s, offset %llu): the text is not NUL-terminated or holds a "
+                       "NUL byte",
+                       i, image_kind_name(kind), (kiln_ull)off);
+      }
+      if (kind == KILN_DEVICE_IMAGE_PTX && strstr((const char*)data, ".version") == NULL) {
+        return corrupt(what, "image %u (PTX, offset %llu): no .version directive: not PTX", i,
+                       (kiln_ull)off);
+      }
+    }
+    ref->arch = arch;
+    ref->offset = off;
+    ref->size = bytes;
+  }
+  if (dc->ptx.size == 0) return corrupt(what, "has no PTX image (every device artifact has one)");
+  return NULL;
+}
+
+static KilnStatus* describe(KilnDeviceCode* dc) {
+  Text t = {NULL, 0, 0, 0};
+  text_add(&t, "{\"device\": \"cuda\", \"ptx_arch\": \"compute_%u\", \"ptx_bytes\": %llu", dc->ptx.arch,
+           (kiln_ull)dc->ptx.size);
+  if (dc->cubin.size != 0) {
+    text_add(&t, ", \"cubin_arch\": \"sm_%u\", \"cubin_bytes\": %llu", dc->cubin.arch,
+             (kiln_ull)dc->cubin.size);
+  }
+  if (dc->source.size != 0) text_add(&t, ", \"source_bytes\": %llu", (kiln_ull)dc->source.size);
+  text_add(&t, ", \"kernels\": [");
+  for (uint32_t k = 0; k < dc->num_kernels; ++k) {
+    const KilnDeviceKernelDesc* kd = &dc->kernels[k];
+    text_add(&t, "%s{\"name\": \"%s\", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
+             "\"shared_bytes\": %u, \"params\": [",
+             k ? ", " : "", kd->name, kd->grid[0], kd->grid[1], kd->grid[2], kd->block[0],
+             kd->block[1], kd->block[2], kd->shared_bytes);
+    for (uint32_t p = 0; p < kd->num_params; ++p) {
+      char dt[32];
+      kiln_dtype_to_string(kd->params[p].dtype, dt, sizeof dt);
+      text_add(&t, "%s\"%s%s*\"", p ? ", " : "", kd->params[p].read_only ? "const " : "", dt);
+    }
+    text_add(&t, "]}");
+  }
+  text_add(&t, "]}");
+  if (t.failed) {
+    free(t.data);
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "DEVICE_CODE: out of memory");
+  }
+  dc->json = t.data;
+  return NULL;
+}
+
+KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* what,
+                                   KilnDeviceCode** out) {
+  *out = NULL;
+  if (size < KILN_DEVICE_CODE_HEADER_SIZE) {
+    return corrupt(what, "is %llu bytes, shorter than its %u-byte header", (kiln_ull)size,
+                   KILN_DEVICE_CODE_HEADER_SIZE);
+  }
+  if (memcmp(s, KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE) != 0) {
+    return corrupt(what, "has no \"KILNDEV\" magic at its offset 0");
+  }
+  uint32_t version = rd32(s + 8);
+  if (version != KILN_DEVICE_CODE_VERSION) {
+    if (version > KILN_DEVICE_CODE_VERSION) {
+      return kiln_status_create(KILN_UNIMPLEMENTED,
+                                "%s: made by a newer kiln: DEVICE_CODE version %u, this runtime "
+                                "reads %u",
+                                what, version, KILN_DEVICE_CODE_VERSION);
+    }
+    return corrupt(what, "version (offset 8) is %u", version);
+  }
+  uint32_t device_type = rd32(s + 12);
+  if (device_type != kDLCUDA) {
+    return kiln_status_create(KILN_UNIMPLEMENTED,
+                              "%s: the device code is for DLPack device type %u; this runtime runs "
+                              "device code for CUDA (%d) only",
+                              what, device_type, (int)kDLCUDA);
+  }
+  uint32_t num_images = rd32(s + 16), num_kernels = rd32(s + 20), num_params = rd32(s + 24);
+  if (rd32(s + 28) != 0 || rd64(s + 72) != 0) return corrupt(what, "reserved header field is not 0");
+  uint64_t images_off = rd64(s + 32), kernels_off = rd64(s + 40), params_off = rd64(s + 48);
+  uint64_t strings_off = rd64(s + 56), strings_size = rd64(s + 64);
+  if (num_images == 0 || num_images > KILN_DEVICE_MAX_IMAGES) {
+    return corrupt(what, "num_images (offset 16) is %u (1 .. %u)", num_images, KILN_DEVICE_MAX_IMAGES);
+  }
+  if (num_kernels == 0 || num_kernels > KILN_DEVICE_MAX_KERNELS) {
+    return corrupt(what, "num_kernels (offset 20) is %u (1 .. %u)", num_kernels,
+                   KILN_DEVICE_MAX_KERNELS);
+  }
+  if (num_params > (uint64_t)num_kernels * KILN_DEVICE_MAX_PARAMS_PER_KERNEL) {
+    return corrupt(what, "num_params (offset 24) is %u, more than %u kernels may have", num_params,
+                   num_kernels);
+  }
+  KilnStatus* st = check_table(what, "the image table", images_off, num_images,
+                               sizeof(KilnDeviceImage), size);
+  if (st == NULL) {
+    st = check_table(what, "the kernel table", kernels_off, num_kernels, sizeof(KilnDeviceKernel), size);
+  }
+  if (st == NULL) {
+    st = check_table(what, "the parameter table", params_off, num_params, sizeof(KilnDeviceParam), size);
+  }
+  if (st == NULL) st = check_table(what, "the strings", strings_off, strings_size, 1, size);
+  if (st != NULL) return st;
+
+  KilnDeviceCode* dc = (KilnDeviceCode*)calloc(1, sizeof *dc);
+  if (dc == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
+  dc->device_type = device_type;
+  dc->num_kernels = num_kernels;
+  dc->kernels = (KilnDeviceKernelDesc*)calloc(num_kernels, sizeof *dc->kernels);
+  dc->params = (KilnDeviceParamDesc*)calloc(num_params ? num_params : 1, sizeof *dc->params);
+  /* The names' bytes (each in range: checked again below), NUL-terminated. */
+  uint64_t names_bytes = 1;
+  for (uint32_t k = 0; k < num_kernels; ++k) {
+    uint32_t n = rd32(s + kernels_off + (uint64_t)k * sizeof(KilnDeviceKernel) + 4);
+    names_bytes += (n <= KILN_DEVICE_MAX_NAME ? n : 0) + 1;
+  }
+  dc->names = (char*)malloc((size_t)names_bytes);
+  const KilnDeviceKernelDesc** sorted =
+      (const KilnDeviceKernelDesc**)malloc(num_kernels * sizeof *sorted);
+  if (dc->kernels == NULL || dc->params == NULL || dc->names == NULL || sorted == NULL) {
+    free(sorted);
+    kiln_device_code_free(dc);
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
+  }
+  st = check_images(s, size, what, images_off, num_images, dc);
+
+  /* Parameters. */
+  for (uint32_t p = 0; st == NULL && p < num_params; ++p) {
+    const uint64_t at = params_off + (uint64_t)p * sizeof(KilnDeviceParam);
+    const uint8_t* e = s + at;
+    DLDataType dt;
+    dt.code = e[1];
+    dt.bits = e[2];
+    dt.lanes = 1;
+    if (e[0] != KILN_DEVICE_PARAM_BUFFER) {
+      st = corrupt(what, "parameter %u (offset %llu): unknown kind %u (known: 1 buffer)", p,
+                   (kiln_ull)at, e[0]);
+    } else if (kiln_dtype_bytes(dt) == 0) {
+      st = corrupt(what, "parameter %u (offset %llu): unknown dtype (code %u, %u bits)", p,
+                   (kiln_ull)(at + 1), e[1], e[2]);
+    } else if ((e[3] & ~KILN_DEVICE_PARAM_READ_ONLY) != 0 || rd32(e + 4) != 0) {
+      st = corrupt(what, "parameter %u (offset %llu): unknown flags or a nonzero reserved field", p,
+                   (kiln_ull)(at + 3));
+    } else {
+      dc->params[p].dtype = dt;
+      dc->params[p].read_only = (e[3] & KILN_DEVICE_PARAM_READ_ONLY) != 0;
+    }
+  }
+
+  /* Kernels. */
+  size_t names_used = 0;
+  for (uint32_t k = 0; st == NULL && k < num_kernels; ++k) {
+    const uint64_t at = kernels_off + (uint64_t)k * sizeof(KilnDeviceKernel);
+    const uint8_t* e = s + at;
+    KilnDeviceKernelDesc* kd = &dc->kernels[k];
+    uint32_t name_off = rd32(e), name_size = rd32(e + 4);
+    if (name_size == 0 || name_size > KILN_DEVICE_MAX_NAME || name_off > strings_size ||
+        name_size > strings_size - name_off) {
+      st = corrupt(what, "kernel %u (offset %llu): its name (%u bytes at %u) lies outside the %llu "
+                   "bytes of strings, is empty or longer than %u",
+                   k, (kiln_ull)at, name_size, name_off, (kiln_ull)strings_size, KILN_DEVICE_MAX_NAME);
+      break;
+    }
+    const uint8_t* name = s + strings_off + name_off;
+    if (!is_ident(name, name_size)) {
+      st = corrupt(what, "kernel %u (offset %llu): its name '%.*s' is not a C identifier", k,
+                   (kiln_ull)at, (int)(name_size > 64 ? 64 : name_size), (const char*)name);
+      break;
+    }
+    memcpy(dc->names + names_used, name, name_size);
+    dc->names[names_used + name_size] = '\0';
+    kd->name = dc->names + names_used;
+    names_used += name_size + 1;
+    uint64_t threads = 1;
+    for (int d = 0; d < 3; ++d) {
+      kd->grid[d] = rd32(e + 8 + 4 * d);
+      kd->block[d] = rd32(e + 20 + 4 * d);
+      threads *= kd->block[d];
+    }
+    if (kd->grid[0] == 0 || kd->grid[1] == 0 || kd->grid[2] == 0 ||
+        kd->grid[0] > KILN_DEVICE_MAX_GRID_X || kd->grid[1] > KILN_DEVICE_MAX_GRID_YZ ||
+        kd->grid[2] > KILN_DEVICE_MAX_GRID_YZ) {
+      st = corrupt(what, "kernel '%s' (offset %llu): grid %u x %u x %u is outside CUDA's limits", kd->name,
+                   (kiln_ull)(at + 8), kd->grid[0], kd->grid[1], kd->grid[2]);
+    } else if (threads == 0 || threads > KILN_DEVICE_MAX_BLOCK_THREADS ||
+               kd->block[2] > KILN_DEVICE_MAX_BLOCK_Z) {
+      st = corrupt(what, "kernel '%s' (offset %llu): block %u x %u x %u is outside CUDA's limits (at "
+                   "most %u threads, z at most %u)",
+                   kd->name, (kiln_ull)(at + 20), kd->block[0], kd->block[1], kd->block[2],
+                   KILN_DEVICE_MAX_BLOCK_THREADS, KILN_DEVICE_MAX_BLOCK_Z);
+    } else if ((kd->shared_bytes = rd32(e + 32)) > KILN_DEVICE_MAX_STATIC_SHARED) {
+      st = corrupt(what, "kernel '%s' (offset %llu): %u bytes of shared memory, more than %u",
+                   kd->name, (kiln_ull)(at + 32), kd->shared_bytes, KILN_DEVICE_MAX_STATIC_SHARED);
+    } else {
+      uint32_t first = rd32(e + 36), count = rd32(e + 40);
+      if (rd32(e + 44) != 0) {
+        st = corrupt(what, "kernel '%s' (offset %llu): reserved field is not 0", kd->name,
+                     (kiln_ull)(at + 44));
+      } else if (count > KILN_DEVICE_MAX_PARAMS_PER_KERNEL || first > num_params ||
+                 count > num_params - first) {
+        st = corrupt(what, "kernel '%s' (offset %llu): parameters [%u, %u + %u) outside the %u of the "
+                     "table",
+                     kd->name, (kiln_ull)(at + 36), first, first, count, num_params);
+      } else {
+        kd->num_params = count;
+        kd->params = dc->params + first;
+      }
+    }
+    sorted[k] = kd;
+  }
+  if (st == NULL) {
+    qsort(sorted, num_kernels, sizeof *sorted, name_compare);
+    for (uint32_t k = 1; k < num_kernels; ++k) {
+      if (strcmp(sorted[k - 1]->name, sorted[k]->name) == 0) {
+        st = corrupt(what, "names kernel '%s' twice", sorted[k]->name);
+        break;
+      }
+    }
+  }
+  free(sorted);
+  if (st == NULL) st = describe(dc);
+  if (st != NULL) {
+    kiln_device_code_free(dc);
+    return st;
+  }
+  *out = dc;
+  return NULL;
+}

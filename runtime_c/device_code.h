@@ -1,0 +1,84 @@
+/* File: runtime_c/device_code.h  (internal to runtime_c)
+ *
+ * Validating the DEVICE_CODE section of a GPU artifact
+ * (kiln/device_code_format.h) without trusting it: every table, string and
+ * image in bounds and aligned, counts within limits, launch dims within
+ * CUDA's, kernel names C identifiers and unique, parameters of known kinds
+ * and dtypes, exactly one PTX image (NUL-terminated text), at most one cubin
+ * (an ELF) and one CUDA C source. The result holds offsets, not pointers:
+ * the loader validates one mapping of the file and runs from another.
+ *
+ *   KilnDeviceCode* dc = NULL;
+ *   KilnStatus* st = kiln_device_code_parse(section, size, "model.so", &dc);
+ *   ... dc->kernels[i].name, .grid, .block, .params ...
+ *   kiln_device_code_free(dc);
+ */
+#ifndef KILN_RUNTIME_C_DEVICE_CODE_H_
+#define KILN_RUNTIME_C_DEVICE_CODE_H_
+
+#include <dlpack/dlpack.h>
+#include <stdint.h>
+
+#include "kiln/device_code_format.h"
+#include "kiln/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define KILN_DC_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define KILN_DC_HIDDEN
+#endif
+
+typedef struct {
+  DLDataType dtype;
+  int read_only;
+} KilnDeviceParamDesc;
+
+typedef struct {
+  const char* name; /* NUL-terminated, owned by the KilnDeviceCode */
+  unsigned grid[3];
+  unsigned block[3];
+  uint32_t shared_bytes;
+  uint32_t num_params;
+  const KilnDeviceParamDesc* params;
+} KilnDeviceKernelDesc;
+
+typedef struct {
+  uint32_t arch;   /* 0 when the image is absent */
+  uint64_t offset; /* from the section start */
+  uint64_t size;
+} KilnDeviceImageRef;
+
+typedef struct KilnDeviceCode {
+  uint32_t device_type; /* kDLCUDA */
+  uint32_t num_kernels;
+  KilnDeviceKernelDesc* kernels;
+  KilnDeviceParamDesc* params;
+  KilnDeviceImageRef ptx;    /* always present */
+  KilnDeviceImageRef cubin;  /* size 0 when absent */
+  KilnDeviceImageRef source; /* size 0 when absent */
+  char* names;               /* storage of the kernels' names */
+  char* json;                /* the description kiln_artifact_device_code_json returns */
+} KilnDeviceCode;
+
+/* Validates `size` bytes of a DEVICE_CODE section. `what` names the file in
+ * messages. Errors: KILN_DATA_LOSS "<what>: corrupted artifact: DEVICE_CODE
+ * ..." naming the field and its offset in the section;
+ * KILN_UNIMPLEMENTED for a newer section version or another device type. */
+KILN_DC_HIDDEN KilnStatus* kiln_device_code_parse(const uint8_t* section, uint64_t size,
+                                                  const char* what, KilnDeviceCode** out);
+/* NULL is fine. */
+KILN_DC_HIDDEN void kiln_device_code_free(KilnDeviceCode* code);
+
+/* The kernel named `name`, or NULL. */
+KILN_DC_HIDDEN const KilnDeviceKernelDesc* kiln_device_code_find(const KilnDeviceCode* code,
+                                                                 const char* name);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_C_DEVICE_CODE_H_ */

@@ -1,0 +1,112 @@
+/* File: runtime_c/include/kiln/device_code_format.h
+ *
+ * The device code of an artifact compiled for a GPU: section
+ * KILN_SECTION_DEVICE_CODE of the blob, present exactly in format version 3
+ * (docs/artifact.md, "DEVICE_CODE" is the specification; this header is its
+ * C form). Written by the compiler (codegen_cuda/device_code.h), validated
+ * field by field by the runtime (runtime_c/device_code.c) before anything is
+ * handed to the driver.
+ *
+ * All integers little-endian. Offsets are from the section start; every table
+ * starts at a multiple of 8.
+ *
+ *   KilnDeviceCodeHeader                    80 bytes
+ *   KilnDeviceImage[num_images]             at images_offset  (PTX, cubin, CUDA C)
+ *   KilnDeviceKernel[num_kernels]           at kernels_offset (one per GRAPH func_name)
+ *   KilnDeviceParam[num_params]             at params_offset  (every kernel's, in order)
+ *   strings                                 at strings_offset (kernel names)
+ *   image bytes                             at each image's offset
+ *
+ * Every image holds every kernel (one module per artifact). A kernel's
+ * parameters are its buffers in the GRAPH node's argument order (inputs, then
+ * outputs), each a device pointer; the launch is grid x block threads with
+ * no dynamic shared memory.
+ */
+#ifndef KILN_DEVICE_CODE_FORMAT_H_
+#define KILN_DEVICE_CODE_FORMAT_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "KILNDEV" + NUL. */
+#define KILN_DEVICE_CODE_MAGIC "KILNDEV"
+#define KILN_DEVICE_CODE_MAGIC_SIZE 8
+#define KILN_DEVICE_CODE_VERSION 1u
+#define KILN_DEVICE_CODE_HEADER_SIZE 80u
+
+/* Limits the loader enforces. */
+#define KILN_DEVICE_MAX_KERNELS (1u << 20)
+#define KILN_DEVICE_MAX_PARAMS_PER_KERNEL 1024u
+#define KILN_DEVICE_MAX_IMAGES 16u
+#define KILN_DEVICE_MAX_NAME 1024u
+/* CUDA's limits for any architecture kiln compiles for (sm_80 and newer). */
+#define KILN_DEVICE_MAX_BLOCK_THREADS 1024u
+#define KILN_DEVICE_MAX_BLOCK_Z 64u
+#define KILN_DEVICE_MAX_GRID_X 2147483647u
+#define KILN_DEVICE_MAX_GRID_YZ 65535u
+#define KILN_DEVICE_MAX_STATIC_SHARED (48u * 1024u)
+
+enum {
+  KILN_DEVICE_IMAGE_PTX = 1,   /* PTX text for compute_<arch>, NUL-terminated */
+  KILN_DEVICE_IMAGE_CUBIN = 2, /* an ELF cubin for sm_<arch> */
+  KILN_DEVICE_IMAGE_SOURCE = 3 /* the CUDA C the PTX came from, NUL-terminated (never loaded) */
+};
+
+enum {
+  KILN_DEVICE_PARAM_BUFFER = 1 /* a device pointer to the tensor's first element */
+};
+
+/* KilnDeviceParam.flags */
+#define KILN_DEVICE_PARAM_READ_ONLY 1u
+
+typedef struct {
+  char magic[KILN_DEVICE_CODE_MAGIC_SIZE]; /* KILN_DEVICE_CODE_MAGIC */
+  uint32_t version;                        /* KILN_DEVICE_CODE_VERSION */
+  uint32_t device_type;                    /* DLPack: kDLCUDA (2) */
+  uint32_t num_images;
+  uint32_t num_kernels;
+  uint32_t num_params;  /* entries of the parameter table (all kernels) */
+  uint32_t reserved0;   /* 0 */
+  uint64_t images_offset;
+  uint64_t kernels_offset;
+  uint64_t params_offset;
+  uint64_t strings_offset;
+  uint64_t strings_size;
+  uint64_t reserved1;   /* 0 */
+} KilnDeviceCodeHeader;
+
+typedef struct {
+  uint32_t kind;    /* KILN_DEVICE_IMAGE_* */
+  uint32_t arch;    /* 90: compute_90 PTX, sm_90 cubin (0 for SOURCE) */
+  uint64_t offset;  /* from the section start, a multiple of 8 */
+  uint64_t size;    /* bytes (text images: the terminating NUL included) */
+  uint64_t reserved;/* 0 */
+} KilnDeviceImage;
+
+typedef struct {
+  uint32_t name_offset;  /* into strings: the entry's name in every image */
+  uint32_t name_size;
+  uint32_t grid[3];      /* blocks, each >= 1 */
+  uint32_t block[3];     /* threads per block, each >= 1, product <= 1024 */
+  uint32_t shared_bytes; /* static __shared__ bytes per block (informational) */
+  uint32_t first_param;  /* into the parameter table */
+  uint32_t num_params;
+  uint32_t reserved;     /* 0 */
+} KilnDeviceKernel;
+
+typedef struct {
+  uint8_t kind;       /* KILN_DEVICE_PARAM_* */
+  uint8_t dtype_code; /* DLPack type code of the buffer's elements; 6 = bool */
+  uint8_t dtype_bits;
+  uint8_t flags;      /* KILN_DEVICE_PARAM_READ_ONLY */
+  uint32_t reserved;  /* 0 */
+} KilnDeviceParam;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_DEVICE_CODE_FORMAT_H_ */

@@ -1,0 +1,61 @@
+/* File: runtime_c/loader_device.c — step 5 of a GPU artifact (format
+ * version 3): its DEVICE_CODE section validated (runtime_c/device_code.c),
+ * then held against the GRAPH: every tvm_op node calls a kernel of the
+ * device code, with as many parameters as the node has arguments, each of
+ * the argument's dtype. Nothing here touches a driver: a GPU artifact loads
+ * (and `kiln info` shows it) on any machine; sessions need the device. */
+#include <string.h>
+
+#include "runtime_c/device_code.h"
+#include "runtime_c/loader_internal.h"
+
+KilnStatus* kiln_loader_check_device(Loader* L) {
+  KilnArtifact* art = L->art;
+  KilnDeviceCode* dc = NULL;
+  KilnStatus* st = kiln_device_code_parse(L->view.device_code, L->view.device_code_size, L->path, &dc);
+  if (st != NULL) return st;
+  art->device_code = dc;
+  art->device_code_offset = (uint64_t)(L->view.device_code - L->blob);
+  char label[320];
+  for (int32_t n = 0; n < art->num_nodes; ++n) {
+    const KilnPlanNode* pn = &art->nodes[n];
+    if (!pn->is_op) continue;
+    const KilnDeviceKernelDesc* k = kiln_device_code_find(dc, pn->func_name);
+    if (k == NULL) {
+      return kiln_lerr(L, KILN_DATA_LOSS,
+                       "corrupted artifact: GRAPH: %s calls kernel '%.200s', which DEVICE_CODE does "
+                       "not hold",
+                       kiln_node_label(L, n, label, sizeof label), pn->func_name);
+    }
+    const int32_t nargs = pn->num_inputs + pn->num_outputs;
+    if ((int64_t)k->num_params != nargs) {
+      return kiln_lerr(L, KILN_DATA_LOSS,
+                       "corrupted artifact: GRAPH: %s passes %d arguments; kernel '%s' of "
+                       "DEVICE_CODE takes %u",
+                       kiln_node_label(L, n, label, sizeof label), (int)nargs, k->name,
+                       k->num_params);
+    }
+    for (int32_t a = 0; a < nargs; ++a) {
+      const int32_t e = a < pn->num_inputs ? art->node_inputs[pn->inputs_offset + a]
+                                           : pn->first_entry + (a - pn->num_inputs);
+      const DLDataType want = art->entries[e].dtype;
+      const DLDataType got = k->params[a].dtype;
+      if (want.code != got.code || want.bits != got.bits) {
+        char w[32], g[32];
+        kiln_dtype_to_string(want, w, sizeof w);
+        kiln_dtype_to_string(got, g, sizeof g);
+        return kiln_lerr(L, KILN_DATA_LOSS,
+                         "corrupted artifact: GRAPH: argument %d of %s is %s; kernel '%s' of "
+                         "DEVICE_CODE takes %s",
+                         (int)a, kiln_node_label(L, n, label, sizeof label), w, k->name, g);
+      }
+      if (a >= pn->num_inputs && k->params[a].read_only) {
+        return kiln_lerr(L, KILN_DATA_LOSS,
+                         "corrupted artifact: DEVICE_CODE: kernel '%s' parameter %d is read-only, "
+                         "but %s writes its output there",
+                         k->name, (int)a, kiln_node_label(L, n, label, sizeof label));
+      }
+    }
+  }
+  return NULL;
+}

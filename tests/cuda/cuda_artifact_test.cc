@@ -1,0 +1,334 @@
+// File: tests/cuda/cuda_artifact_test.cc
+//
+// GPU artifacts without a GPU: a model compiled for "cuda -arch=sm_90" and
+// "sm_80" (c_api/compiler.cc) is one .so whose blob has a DEVICE_CODE section
+// (format version 3) the runtime validates at load: the kernels, their launch
+// dims and parameters held against the GRAPH, the PTX (and the cubin when
+// ptxas ran). Sessions on the CPU refuse it; corrupted device code is refused
+// with a message naming the field, never a crash. Skips without NVRTC.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "c_api/compiler.h"
+#include "codegen_cuda/nvrtc.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/status_macros.h"
+#include "kiln/artifact_writer.h"
+#include "kiln/device_code_format.h"
+#include "kiln/runtime.h"
+#include "types/infer_type.h"
+
+namespace kiln {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
+}
+
+std::string TakeStatus(KilnStatus* st) {
+  if (st == nullptr) return "";
+  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
+                               kiln_status_message(st));
+  kiln_status_free(st);
+  return m;
+}
+
+// dense(x, W) + y -> relu -> softmax; W a constant (a PARAMS entry).
+std::string ModelText() {
+  std::vector<float> w(8 * 6);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+  std::string b64 = absl::Base64Escape(
+      absl::string_view(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
+  return absl::StrCat(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4, 6), float32], %y: Tensor[(4, 8), float32]) {
+  %0 = nn.dense(%x, meta[Constant][0], units=8);
+  %1 = add(%0, %y);
+  %2 = nn.relu(%1);
+  nn.softmax(%2, axis=1)
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(8, 6), float32] b64")",
+                      b64, "\";\n");
+}
+
+absl::StatusOr<compiler::CompileReport> CompileFor(const std::string& target, const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(Module m, ParseModule(ModelText(), "cuda_artifact_test"));
+  KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(m));
+  compiler::CompileOptions o;
+  o.target = target;
+  return compiler::CompileToLibrary(typed, o, path);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+uint32_t Rd32(const std::string& s, size_t at) {
+  uint32_t v;
+  std::memcpy(&v, s.data() + at, 4);
+  return v;
+}
+uint64_t Rd64(const std::string& s, size_t at) {
+  uint64_t v;
+  std::memcpy(&v, s.data() + at, 8);
+  return v;
+}
+void Wr32(std::string* s, size_t at, uint32_t v) { std::memcpy(s->data() + at, &v, 4); }
+void Wr64(std::string* s, size_t at, uint64_t v) { std::memcpy(s->data() + at, &v, 8); }
+
+// Loads `bytes` (written to a file and re-sealed, so the checksum passes):
+// "" when it loads, else the status.
+std::string LoadMutant(const std::string& bytes, const std::string& name = "mutant.so") {
+  const std::string path = TempPath(name);
+  WriteAll(path, bytes);
+  std::string e = TakeStatus(kiln_artifact_seal_file(path.c_str()));
+  if (!e.empty()) return "seal: " + e;
+  KilnArtifact* a = nullptr;
+  e = TakeStatus(kiln_artifact_load(path.c_str(), &a));
+  kiln_artifact_release(a);
+  return e;
+}
+
+class CudaArtifactTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!codegen_cuda::NvrtcAvailable()) GTEST_SKIP() << "kiln was built without NVRTC";
+  }
+};
+
+TEST_F(CudaArtifactTest, CompilesToOneLibraryWithDeviceCode) {
+  for (const char* arch : {"sm_90", "sm_80"}) {
+    const std::string target = absl::StrCat("cuda -arch=", arch);
+    const std::string path = TempPath(absl::StrCat("m_", arch, ".so"));
+    absl::StatusOr<compiler::CompileReport> r = CompileFor(target, path);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->executor, "graph");
+    EXPECT_GE(r->num_kernels, 2);
+    KilnArtifact* a = nullptr;
+    ASSERT_EQ(TakeStatus(kiln_artifact_load(path.c_str(), &a)), "");
+    EXPECT_EQ(std::string(kiln_artifact_target(a)), target);
+    const std::string json = kiln_artifact_device_code_json(a);
+    std::printf("%s: %s\n", arch, json.c_str());
+    const std::string sm = std::string(arch).substr(3);
+    EXPECT_NE(json.find(absl::StrCat("\"ptx_arch\": \"compute_", sm, "\"")), std::string::npos) << json;
+    if (!codegen_cuda::FindPtxas().empty()) {
+      EXPECT_NE(json.find(absl::StrCat("\"cubin_arch\": \"sm_", sm, "\"")), std::string::npos) << json;
+    }
+    EXPECT_NE(json.find("\"params\": [\"const float32*\""), std::string::npos) << json;
+    EXPECT_EQ(kiln_artifact_num_inputs(a), 2);
+    // Every tvm_op of the GRAPH is a kernel of the device code.
+    const std::string graph = kiln_artifact_graph_json(a);
+    size_t at = 0;
+    int ops = 0;
+    while ((at = graph.find("\"func_name\": \"", at)) != std::string::npos) {
+      at += 14;
+      const std::string name = graph.substr(at, graph.find('"', at) - at);
+      EXPECT_NE(json.find(absl::StrCat("\"name\": \"", name, "\"")), std::string::npos) << name;
+      ++ops;
+    }
+    EXPECT_EQ(ops, r->num_fused_calls);
+
+    // The CPU cannot run it; the message says where it can.
+    KilnSession* s = nullptr;
+    std::string e = TakeStatus(kiln_session_create(a, nullptr, &s));
+    EXPECT_NE(e.find("FAILED_PRECONDITION"), std::string::npos) << e;
+    EXPECT_NE(e.find(absl::StrCat("compiled for \"", target, "\"")), std::string::npos) << e;
+    EXPECT_NE(e.find("kDLCUDA"), std::string::npos) << e;
+    EXPECT_EQ(s, nullptr);
+    // On cuda:0 without a driver ($KILN_CUDA_DRIVER names a library that
+    // does not exist, as libcuda.so.1 does not on a machine without one).
+    KilnSessionOptions o{};
+    o.struct_size = sizeof o;
+    o.device_type = kDLCUDA;
+    e = TakeStatus(kiln_session_create(a, &o, &s));
+    EXPECT_NE(e.find("NOT_FOUND"), std::string::npos) << e;
+    EXPECT_NE(e.find("a session on cuda:0: no CUDA driver: "), std::string::npos) << e;
+    EXPECT_EQ(s, nullptr);
+    kiln_artifact_release(a);
+  }
+}
+
+TEST_F(CudaArtifactTest, CpuArtifactsHaveNoDeviceCode) {
+  const std::string path = TempPath("cpu.so");
+  absl::StatusOr<compiler::CompileReport> r = CompileFor("llvm", path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  KilnArtifact* a = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_artifact_load(path.c_str(), &a)), "");
+  EXPECT_EQ(std::string(kiln_artifact_device_code_json(a)), "");
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.device_type = kDLCUDA;
+  KilnSession* s = nullptr;
+  std::string e = TakeStatus(kiln_session_create(a, &o, &s));
+  EXPECT_NE(e.find("FAILED_PRECONDITION"), std::string::npos) << e;
+  EXPECT_NE(e.find("--target cuda"), std::string::npos) << e;
+  o.device_type = kDLMetal;
+  e = TakeStatus(kiln_session_create(a, &o, &s));
+  EXPECT_NE(e.find("INVALID_ARGUMENT"), std::string::npos) << e;
+  EXPECT_NE(e.find("device_type 8"), std::string::npos) << e;
+  kiln_artifact_release(a);
+}
+
+TEST_F(CudaArtifactTest, ModelsThatNeedTheVmAreRefusedForCuda) {
+  absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
+)", "t");
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Module> typed = types::InferType(*m);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  compiler::CompileOptions o;
+  o.target = "cuda -arch=sm_90";
+  absl::StatusOr<compiler::CompileReport> r = compiler::CompileToLibrary(*typed, o, TempPath("vm.so"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("needs the VM"), std::string::npos) << r.status();
+  o.target = "cuda -arch=sm_70";
+  r = compiler::CompileToLibrary(*typed, o, TempPath("vm.so"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("sm_70"), std::string::npos) << r.status();
+}
+
+// The DEVICE_CODE section of a compiled artifact: its offset in the file.
+size_t DeviceCodeAt(const std::string& bytes) {
+  return bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
+}
+
+TEST_F(CudaArtifactTest, CorruptedDeviceCodeIsRefused) {
+  const std::string path = TempPath("victim.so");
+  absl::StatusOr<compiler::CompileReport> r = CompileFor("cuda -arch=sm_90", path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string bytes = ReadAll(path);
+  const size_t dc = DeviceCodeAt(bytes);
+  ASSERT_NE(dc, std::string::npos);
+  ASSERT_EQ(LoadMutant(bytes), "");  // re-sealed as it is: loads
+  const size_t images = dc + Rd64(bytes, dc + 32), kernels = dc + Rd64(bytes, dc + 40);
+  const size_t params = dc + Rd64(bytes, dc + 48);
+  struct Case {
+    size_t at;
+    int width;
+    uint64_t value;
+    const char* message;
+  };
+  const std::vector<Case> cases = {
+      {dc, 1, 'X', "DEVICE_CODE has no \"KILNDEV\" magic"},
+      {dc + 8, 4, 2, "made by a newer kiln: DEVICE_CODE version 2"},
+      {dc + 8, 4, 0, "DEVICE_CODE version (offset 8) is 0"},
+      {dc + 12, 4, 1, "DLPack device type 1"},
+      {dc + 16, 4, 0, "num_images (offset 16) is 0"},
+      {dc + 20, 4, 0, "num_kernels (offset 20) is 0"},
+      {dc + 20, 4, 1u << 30, "num_kernels (offset 20) is 1073741824"},
+      {dc + 32, 8, 1u << 30, "the image table"},
+      {dc + 40, 8, 3, "the kernel table offset 3 is not a multiple of 8"},
+      {dc + 64, 8, uint64_t{1} << 40, "the strings"},
+      {dc + 72, 8, 1, "reserved header field"},
+      {images, 4, 7, "image 0 (offset"},
+      {images + 8, 8, 1u << 30, "image 0 (PTX)"},
+      {images + 4, 4, 0, "architecture 0 is not valid"},
+      {kernels + 4, 4, 0, "kernel 0 (offset"},
+      {kernels + 8, 4, 0, "grid 0 x"},
+      {kernels + 20, 4, 2048, "block 2048 x"},
+      {kernels + 28, 4, 65, "block"},
+      {kernels + 32, 4, 1u << 20, "bytes of shared memory"},
+      {kernels + 40, 4, 1000, "parameters ["},
+      {kernels + 40, 4, 0, "kernel '"},
+      {params, 1, 9, "parameter 0 (offset"},
+      {params + 1, 1, 1, "of DEVICE_CODE takes uint32"},  // float -> uint: the GRAPH disagrees
+      {params + 2, 1, 12, "unknown dtype"},
+      {params + 3, 1, 4, "unknown flags"},
+  };
+  for (const Case& c : cases) {
+    std::string m = bytes;
+    if (c.width == 1) m[c.at] = static_cast<char>(c.value);
+    if (c.width == 4) Wr32(&m, c.at, static_cast<uint32_t>(c.value));
+    if (c.width == 8) Wr64(&m, c.at, c.value);
+    const std::string e = LoadMutant(m);
+    EXPECT_NE(e.find(c.message), std::string::npos)
+        << "offset " << c.at - dc << " = " << c.value << ": " << e;
+  }
+  // The PTX text's terminating NUL removed; a kernel renamed (the GRAPH calls
+  // a kernel DEVICE_CODE lacks); the name not an identifier.
+  {
+    std::string m = bytes;
+    const size_t ptx = dc + Rd64(bytes, images + 8), ptx_size = Rd64(bytes, images + 16);
+    m[ptx + ptx_size - 1] = 'x';
+    EXPECT_NE(LoadMutant(m).find("not NUL-terminated"), std::string::npos);
+    m = bytes;
+    const size_t strings = dc + Rd64(bytes, dc + 56);
+    const size_t name = strings + Rd32(bytes, kernels);
+    m[name] = 'Q';
+    std::string e = LoadMutant(m);
+    EXPECT_NE(e.find("which DEVICE_CODE does not hold"), std::string::npos) << e;
+    m[name] = '-';
+    e = LoadMutant(m);
+    EXPECT_NE(e.find("is not a C identifier"), std::string::npos) << e;
+  }
+  // A CPU artifact's format version with device code.
+  {
+    std::string m = bytes;
+    const size_t blob = bytes.find(std::string("KILNART\0", 8));
+    ASSERT_NE(blob, std::string::npos);
+    Wr32(&m, blob + 8, 1);
+    EXPECT_NE(LoadMutant(m).find("a CPU artifact (format version 1) has a DEVICE_CODE section"),
+              std::string::npos);
+  }
+}
+
+// Every byte of the section's header and tables flipped 3 ways, and a
+// sample of the images' bytes: refused with a status or loaded, never a
+// crash (run under ASan by tools/dev/kiln.sh test-sanitizers).
+TEST_F(CudaArtifactTest, EveryFlippedByteIsRefusedOrHarmless) {
+  const std::string path = TempPath("victim2.so");
+  absl::StatusOr<compiler::CompileReport> r = CompileFor("cuda -arch=sm_90", path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string bytes = ReadAll(path);
+  const size_t dc = DeviceCodeAt(bytes);
+  ASSERT_NE(dc, std::string::npos);
+  const size_t tables_end = Rd64(bytes, dc + 56) + Rd64(bytes, dc + 64);
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < tables_end; ++i) offsets.push_back(i);
+  std::mt19937 rng(7);
+  const uint64_t images = Rd64(bytes, dc + 32);
+  const uint32_t num_images = Rd32(bytes, dc + 16);
+  for (uint32_t i = 0; i < num_images; ++i) {
+    const uint64_t off = Rd64(bytes, dc + images + 32 * i + 8), size = Rd64(bytes, dc + images + 32 * i + 16);
+    for (int k = 0; k < 40; ++k) offsets.push_back(off + rng() % size);
+    offsets.push_back(off + size - 1);
+  }
+  int refused = 0, loaded = 0;
+  for (size_t i : offsets) {
+    for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+      std::string m = bytes;
+      m[dc + i] = static_cast<char>(m[dc + i] ^ flip);
+      const std::string e = LoadMutant(m);
+      ASSERT_EQ(e.find("seal:"), std::string::npos) << e;
+      if (e.empty()) {
+        ++loaded;
+      } else {
+        ++refused;
+        EXPECT_TRUE(e.find("DATA_LOSS") == 0 || e.find("UNIMPLEMENTED") == 0) << e;
+      }
+    }
+  }
+  EXPECT_GT(refused, loaded);
+  std::printf("DEVICE_CODE: %zu bytes mutated 3 ways: %d refused at load, %d loaded\n",
+              offsets.size(), refused, loaded);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,385 @@
+// File: tests/cuda/cuda_session_test.cc
+//
+// Sessions on cuda:0 without a GPU: the runtime's whole device path
+// (runtime_c/cuda_session.c: device memory for the plan's storages, the
+// parameters copied there, the module chosen for the GPU's architecture,
+// host<->device copies of inputs and outputs, DLPack kDLCUDA in and out,
+// launches with the artifact's launch dims, profile, debug dump, benchmark)
+// driven through a fake driver (tests/cuda/fake_driver.c, opened through
+// $KILN_CUDA_DRIVER) whose "device" is host memory and whose launches run
+// the artifact's own CUDA C compiled for the host by g++. The outputs are
+// compared with the same model's CPU artifact. Skips without NVRTC or g++.
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "c_api/compiler.h"
+#include "codegen_cuda/nvrtc.h"
+#include "gtest/gtest.h"
+#include "ir/parser.h"
+#include "ir/status_macros.h"
+#include "kiln/device_code_format.h"
+#include "kiln/runtime.h"
+#include "types/infer_type.h"
+
+namespace kiln {
+namespace {
+
+struct FakeStats {
+  int last_image_is_cubin;
+  int modules_loaded;
+  long long launches;
+  long long live_allocations;
+  unsigned last_grid[3], last_block[3];
+};
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
+}
+
+std::string TakeStatus(KilnStatus* st) {
+  if (st == nullptr) return "";
+  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
+                               kiln_status_message(st));
+  kiln_status_free(st);
+  return m;
+}
+
+std::string ModelText() {
+  std::vector<float> w(8 * 6);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+  std::string b64 = absl::Base64Escape(
+      absl::string_view(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
+  return absl::StrCat(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4, 6), float32], %y: Tensor[(4, 8), float32]) {
+  %0 = nn.dense(%x, meta[Constant][0], units=8);
+  %1 = add(%0, %y);
+  %2 = nn.relu(%1);
+  (nn.softmax(%2, axis=1), %2)
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(8, 6), float32] b64")",
+                      b64, "\";\n");
+}
+
+absl::Status CompileFor(const std::string& target, const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(Module m, ParseModule(ModelText(), "cuda_session_test"));
+  KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(m));
+  compiler::CompileOptions o;
+  o.target = target;
+  return compiler::CompileToLibrary(typed, o, path).status();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+template <typename T>
+T Rd(const std::string& s, size_t at) {
+  T v;
+  std::memcpy(&v, s.data() + at, sizeof v);
+  return v;
+}
+
+// The kernels of a GPU artifact built for the host: its CUDA C (the SOURCE
+// image) with host definitions of CUDA's built-ins, and per kernel
+// kiln_fake_<name>(grid, block, args) running every block and thread.
+absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact) {
+  const std::string bytes = ReadAll(artifact);
+  const size_t dc = bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
+  if (dc == std::string::npos) return absl::NotFoundError("no DEVICE_CODE");
+  std::string source;
+  const uint32_t num_images = Rd<uint32_t>(bytes, dc + 16);
+  const uint64_t images = Rd<uint64_t>(bytes, dc + 32);
+  for (uint32_t i = 0; i < num_images; ++i) {
+    const size_t e = dc + images + 32 * i;
+    if (Rd<uint32_t>(bytes, e) != KILN_DEVICE_IMAGE_SOURCE) continue;
+    source = std::string(bytes.data() + dc + Rd<uint64_t>(bytes, e + 8));  // NUL-terminated
+  }
+  if (source.empty()) return absl::NotFoundError("no CUDA C source image");
+  std::string unit = R"(#include <math.h>
+#include <stdlib.h>
+#include <utility>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+struct kiln_dim3 { unsigned x, y, z; };
+static kiln_dim3 threadIdx, blockIdx;
+inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
+inline void __trap() { abort(); }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+)";
+  unit += source;
+  unit += R"(
+template <typename... P, size_t... I>
+static void kiln_call(void (*f)(P...), void** a, std::index_sequence<I...>) {
+  f(static_cast<P>(*static_cast<void**>(a[I]))...);
+}
+template <typename... P>
+static void kiln_launch(void (*f)(P...), const unsigned* g, const unsigned* b, void** a) {
+  for (unsigned gz = 0; gz < g[2]; ++gz) for (unsigned gy = 0; gy < g[1]; ++gy)
+  for (unsigned gx = 0; gx < g[0]; ++gx) for (unsigned tz = 0; tz < b[2]; ++tz)
+  for (unsigned ty = 0; ty < b[1]; ++ty) for (unsigned tx = 0; tx < b[0]; ++tx) {
+    blockIdx = {gx, gy, gz};
+    threadIdx = {tx, ty, tz};
+    kiln_call(f, a, std::index_sequence_for<P...>{});
+  }
+}
+)";
+  const uint32_t num_kernels = Rd<uint32_t>(bytes, dc + 20);
+  const uint64_t kernels = Rd<uint64_t>(bytes, dc + 40), strings = Rd<uint64_t>(bytes, dc + 56);
+  for (uint32_t k = 0; k < num_kernels; ++k) {
+    const size_t e = dc + kernels + 48 * k;
+    const std::string name(bytes.data() + dc + strings + Rd<uint32_t>(bytes, e), Rd<uint32_t>(bytes, e + 4));
+    absl::StrAppend(&unit, "extern \"C\" void kiln_fake_", name,
+                    "(const unsigned* g, const unsigned* b, void** a) { kiln_launch(&", name,
+                    ", g, b, a); }\n");
+  }
+  const std::string cc = TempPath("host_kernels.cc"), so = TempPath("host_kernels.so");
+  std::ofstream(cc) << unit;
+  const std::string cmd = absl::StrCat("g++ -std=c++17 -O1 -w -shared -fPIC -o ", so, " ", cc, " > ",
+                                       TempPath("g++.log"), " 2>&1");
+  if (std::system(cmd.c_str()) != 0) {
+    return absl::UnavailableError(absl::StrCat("g++ failed: ", ReadAll(TempPath("g++.log"))));
+  }
+  return so;
+}
+
+FakeStats* Stats() {
+  void* h = dlopen(std::getenv("KILN_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return nullptr;
+  auto f = reinterpret_cast<FakeStats* (*)()>(dlsym(h, "kiln_fake_cuda_stats"));
+  return f != nullptr ? f() : nullptr;
+}
+
+DLTensor Tensor(float* data, int64_t* shape, DLDeviceType device = kDLCPU, int id = 0) {
+  DLTensor t{};
+  t.data = data;
+  t.device = {device, id};
+  t.ndim = 2;
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape;
+  return t;
+}
+
+class CudaSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!codegen_cuda::NvrtcAvailable()) GTEST_SKIP() << "kiln was built without NVRTC";
+    ASSERT_NE(std::getenv("KILN_CUDA_DRIVER"), nullptr);
+    gpu_ = TempPath("gpu.so");
+    cpu_ = TempPath("cpu.so");
+    ASSERT_TRUE(CompileFor("cuda -arch=sm_90", gpu_).ok());
+    ASSERT_TRUE(CompileFor("llvm", cpu_).ok());
+    absl::StatusOr<std::string> so = BuildHostKernels(gpu_);
+    if (so.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << so.status();
+    ASSERT_TRUE(so.ok()) << so.status();
+    setenv("KILN_FAKE_CUDA_KERNELS", so->c_str(), 1);
+    for (size_t i = 0; i < x_.size(); ++i) x_[i] = std::sin(0.7f * static_cast<float>(i));
+    for (size_t i = 0; i < y_.size(); ++i) y_[i] = 0.3f * std::cos(1.3f * static_cast<float>(i));
+    ASSERT_EQ(TakeStatus(kiln_artifact_load(gpu_.c_str(), &gpu_art_)), "");
+    ASSERT_EQ(TakeStatus(kiln_artifact_load(cpu_.c_str(), &cpu_art_)), "");
+  }
+  void TearDown() override {
+    kiln_artifact_release(gpu_art_);
+    kiln_artifact_release(cpu_art_);
+  }
+
+  // Output `i` of a run of `a` on `device` (inputs x_, y_ from CPU memory).
+  std::vector<float> Run(KilnArtifact* a, DLDeviceType device, int index) {
+    KilnSessionOptions o{};
+    o.struct_size = sizeof o;
+    o.num_threads = 1;
+    o.device_type = device;
+    KilnSession* s = nullptr;
+    EXPECT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
+    if (s == nullptr) return {};
+    DLTensor x = Tensor(x_.data(), xs_), y = Tensor(y_.data(), ys_);
+    EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "x", &x)), "");
+    EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "y", &y)), "");
+    EXPECT_EQ(TakeStatus(kiln_session_run(s)), "");
+    std::vector<float> out(32);
+    int64_t shape[2] = {4, 8};
+    DLTensor dst = Tensor(out.data(), shape);
+    EXPECT_EQ(TakeStatus(kiln_session_copy_output(s, index, &dst)), "");
+    kiln_session_release(s);
+    return out;
+  }
+
+  std::string gpu_, cpu_;
+  KilnArtifact* gpu_art_ = nullptr;
+  KilnArtifact* cpu_art_ = nullptr;
+  std::vector<float> x_ = std::vector<float>(24), y_ = std::vector<float>(32);
+  int64_t xs_[2] = {4, 6}, ys_[2] = {4, 8};
+};
+
+void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], 1e-5 + 1e-4 * std::fabs(want[i])) << "element " << i;
+  }
+}
+
+TEST_F(CudaSessionTest, RunsLikeTheCpuArtifact) {
+  FakeStats* stats = Stats();
+  ASSERT_NE(stats, nullptr);
+  const long long launches = stats->launches;
+  for (int out = 0; out < 2; ++out) {
+    std::vector<float> want = Run(cpu_art_, kDLCPU, out);
+    std::vector<float> got = Run(gpu_art_, kDLCUDA, out);
+    ExpectClose(got, want);
+  }
+  // Softmax rows sum to 1: the reference is not all zeros.
+  float row = 0;
+  for (int j = 0; j < 8; ++j) row += Run(cpu_art_, kDLCPU, 0)[j];
+  EXPECT_NEAR(row, 1.0f, 1e-5);
+  EXPECT_EQ(stats->launches - launches, 4);  // 2 runs of 2 kernels
+  // sm_90 with a cubin for sm_90: the cubin (when ptxas ran), else the PTX.
+  const bool cubin = std::string(kiln_artifact_device_code_json(gpu_art_)).find("cubin_arch") !=
+                     std::string::npos;
+  EXPECT_EQ(stats->last_image_is_cubin, cubin ? 1 : 0);
+  EXPECT_EQ(stats->live_allocations, 0);  // every session's memory freed
+}
+
+TEST_F(CudaSessionTest, DeviceTensorsInAndOut) {
+  FakeStats* stats = Stats();
+  ASSERT_NE(stats, nullptr);
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.device_type = kDLCUDA;
+  KilnSession* s = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_create(gpu_art_, &o, &s)), "");
+  // The fake's device memory is host memory: a kDLCUDA tensor may point at
+  // any host buffer.
+  DLTensor x = Tensor(x_.data(), xs_, kDLCUDA, 0), y = Tensor(y_.data(), ys_, kDLCUDA, 0);
+  ASSERT_EQ(TakeStatus(kiln_session_set_input(s, "x", &x)), "");          // device to device
+  ASSERT_EQ(TakeStatus(kiln_session_set_input_zero_copy(s, "y", &y)), "");  // in place
+  DLTensor cpu_y = Tensor(y_.data(), ys_);
+  std::string e = TakeStatus(kiln_session_set_input_zero_copy(s, "y", &cpu_y));
+  EXPECT_NE(e.find("a zero-copy input must be device memory (kDLCUDA)"), std::string::npos) << e;
+  DLTensor other = Tensor(x_.data(), xs_, kDLCUDA, 1);
+  e = TakeStatus(kiln_session_set_input(s, "x", &other));
+  EXPECT_NE(e.find("the session runs on cuda:0"), std::string::npos) << e;
+  DLTensor metal = Tensor(x_.data(), xs_, kDLMetal, 0);
+  e = TakeStatus(kiln_session_set_input(s, "x", &metal));
+  EXPECT_NE(e.find("got device_type 8"), std::string::npos) << e;
+  ASSERT_EQ(TakeStatus(kiln_session_set_input_zero_copy(s, "y", &y)), "");
+  ASSERT_EQ(TakeStatus(kiln_session_run(s)), "");
+  const std::vector<float> want = Run(cpu_art_, kDLCPU, 0);
+
+  const DLTensor* view = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_get_output(s, 0, &view)), "");
+  EXPECT_EQ(view->device.device_type, kDLCUDA);
+  EXPECT_EQ(view->device.device_id, 0);
+  ExpectClose(std::vector<float>(static_cast<const float*>(view->data),
+                                 static_cast<const float*>(view->data) + 32),
+              want);
+  DLManagedTensor* m = nullptr;
+  const long long live = stats->live_allocations;
+  ASSERT_EQ(TakeStatus(kiln_session_get_output_dlpack(s, 0, &m)), "");
+  EXPECT_EQ(m->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_NE(m->dl_tensor.data, view->data);  // its own memory
+  EXPECT_EQ(stats->live_allocations, live + 1);
+  // Outlives the session.
+  kiln_session_release(s);
+  ExpectClose(std::vector<float>(static_cast<const float*>(m->dl_tensor.data),
+                                 static_cast<const float*>(m->dl_tensor.data) + 32),
+              want);
+  m->deleter(m);
+  EXPECT_EQ(stats->live_allocations, 0);
+}
+
+TEST_F(CudaSessionTest, ProfileDebugDumpAndBenchmark) {
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.device_type = kDLCUDA;
+  KilnSession* s = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_create(gpu_art_, &o, &s)), "");
+  DLTensor x = Tensor(x_.data(), xs_), y = Tensor(y_.data(), ys_);
+  ASSERT_EQ(TakeStatus(kiln_session_set_input(s, "x", &x)), "");
+  ASSERT_EQ(TakeStatus(kiln_session_set_input(s, "y", &y)), "");
+  KilnProfile* p = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_profile(s, &p)), "");
+  EXPECT_EQ(kiln_profile_num_nodes(p), 2);
+  kiln_profile_release(p);
+  const std::string dir = TempPath("dump");
+  ASSERT_EQ(TakeStatus(kiln_session_debug_dump(s, dir.c_str())), "");
+  struct stat st;
+  EXPECT_EQ(stat((dir + "/tensors/x__0.npy").c_str(), &st), 0);
+  // The softmax node's output, copied from the device.
+  {
+    std::string npy;
+    for (const char* n : {"/tensors/fused_nn_softmax__0.npy"}) npy = ReadAll(dir + n);
+    ASSERT_GT(npy.size(), 128u);
+    const float* v = reinterpret_cast<const float*>(npy.data() + npy.size() - 32 * sizeof(float));
+    ExpectClose(std::vector<float>(v, v + 32), Run(cpu_art_, kDLCPU, 0));
+  }
+  KilnBenchmarkOptions b{};
+  b.struct_size = sizeof b;
+  b.repeat = 3;
+  char* line = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_benchmark(s, &b, nullptr, &line)), "");
+  EXPECT_NE(std::string(line).find("\"hardware\":\"kiln fake GPU 0 (host)\""), std::string::npos) << line;
+  kiln_free(line);
+  kiln_session_release(s);
+}
+
+TEST_F(CudaSessionTest, DeviceErrorsAreStatuses) {
+  FakeStats* stats = Stats();
+  ASSERT_NE(stats, nullptr);
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.device_type = kDLCUDA;
+  KilnSession* s = nullptr;
+  auto create = [&]() { return TakeStatus(kiln_session_create(gpu_art_, &o, &s)); };
+  // A newer GPU: the PTX, compiled by the driver.
+  setenv("KILN_FAKE_CUDA_SM", "100", 1);
+  ASSERT_EQ(create(), "");
+  EXPECT_EQ(stats->last_image_is_cubin, 0);
+  kiln_session_release(s);
+  // An older GPU: refused, naming both.
+  setenv("KILN_FAKE_CUDA_SM", "80", 1);
+  std::string e = create();
+  EXPECT_NE(e.find("UNIMPLEMENTED"), std::string::npos) << e;
+  EXPECT_NE(e.find("compiled for compute_90"), std::string::npos) << e;
+  EXPECT_NE(e.find("is sm_80"), std::string::npos) << e;
+  unsetenv("KILN_FAKE_CUDA_SM");
+  // Out of device memory.
+  setenv("KILN_FAKE_CUDA_MEMORY", "64", 1);
+  e = create();
+  EXPECT_NE(e.find("RESOURCE_EXHAUSTED"), std::string::npos) << e;
+  EXPECT_NE(e.find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << e;
+  unsetenv("KILN_FAKE_CUDA_MEMORY");
+  // No such device.
+  o.device_id = 3;
+  e = create();
+  EXPECT_NE(e.find("no CUDA device 3 (the driver sees 1 device)"), std::string::npos) << e;
+  o.device_id = 0;
+  // The host kernels lack the entry: the module loads, the function does not.
+  setenv("KILN_FAKE_CUDA_KERNELS", "/nonexistent.so", 1);
+  e = create();
+  EXPECT_NE(e.find("cuModuleLoadData"), std::string::npos) << e;
+  EXPECT_EQ(s, nullptr);
+  EXPECT_EQ(stats->live_allocations, 0);  // nothing leaked by the failures
+}
+
+}  // namespace
+}  // namespace kiln
