@@ -42,6 +42,10 @@ struct ImportState {
   // Outputs of the model graph's nodes that were not converted.
   const absl::flat_hash_set<std::string>* unknown = nullptr;
   int depth = 0;  // how many subgraphs deep (0: the model's graph)
+  // Subgraphs imported so far under the model's graph (kept there; a body is
+  // imported again when a carried shape changes, once per batch entry by
+  // opset-8 Scan), bounded by kMaxSubgraphImports.
+  int64_t subgraph_imports = 0;
 
   // The value `name` names here or in an enclosing graph (capturing it as
   // said above), or null.
@@ -71,6 +75,9 @@ absl::Status EnsureTyped(const Expr& e);
 
 // Subgraphs nest at most this deep (an If inside a Loop body is 2).
 inline constexpr int kMaxSubgraphDepth = 32;
+// A model's subgraphs are imported at most this many times in all: nested
+// bodies imported again and again could otherwise multiply without bound.
+inline constexpr int64_t kMaxSubgraphImports = 2000;
 
 // Imports a subgraph of the node `where` names, inside `parent`
 // (ConvertContext::ImportSubgraph; subgraph.cc).

@@ -223,6 +223,33 @@ TEST(ConvertLoop, NestedLoopAndIfReadTheOutermostGraph) {
   }
 }
 
+// Opset-8 Scans nested `depth` deep, each over a batch of 64: each body is
+// imported once per batch entry of every enclosing Scan (64^depth).
+onnx::ModelProto NestedScan8Model(int depth) {
+  onnx::GraphProto body = Graph("level0", {MakeNode("Identity", {"e"}, {"o"})},
+                                {MakeValueInfo("e", kF, {1})}, {MakeValueInfo("o", kF, {1})});
+  std::vector<DimSpec> dims = {1};
+  for (int level = 1; level <= depth; ++level) {
+    dims.insert(dims.begin(), {int64_t{64}, int64_t{1}});
+    onnx::NodeProto scan = MakeNode("Scan", {"", "e"}, {"o"},
+                                    {AttrGraph("body", std::move(body)), AttrInt("num_scan_inputs", 1)});
+    if (level == depth) {
+      return ModelOf(8, Graph("nested_scan8", {std::move(scan)}, {MakeValueInfo("e", kF, dims)},
+                              {MakeValueInfo("o", kF, dims)}));
+    }
+    body = Graph("level" + std::to_string(level), {std::move(scan)}, {MakeValueInfo("e", kF, dims)},
+                 {MakeValueInfo("o", kF, dims)});
+  }
+  return {};
+}
+
+TEST(ConvertScan, NestedBodiesImportedAgainAndAgainAreBounded) {
+  EXPECT_TRUE(Import(NestedScan8Model(1)).ok());
+  absl::Status s = Import(NestedScan8Model(2)).status();  // 64 + 64^2 imports
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("more than 2000 subgraph imports"));
+}
+
 TEST(ConvertLoop, Errors) {
   onnx::ModelProto forever = LoopTripCountModel();
   forever.mutable_graph()->mutable_node(0)->set_input(0, "");

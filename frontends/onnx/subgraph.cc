@@ -34,6 +34,14 @@ absl::StatusOr<std::vector<Expr>> ImportSubgraphIn(ImportState* parent, absl::st
                      " subgraphs deep; kiln imports at most ", kMaxSubgraphDepth,
                      " levels of If/Loop/Scan inside one another (flatten the control flow)"));
   }
+  ImportState* root = parent;
+  while (root->parent != nullptr) root = root->parent;
+  if (++root->subgraph_imports > kMaxSubgraphImports) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        in_graph, ": the model's If/Loop/Scan bodies add up to more than ", kMaxSubgraphImports,
+        " subgraph imports (nested bodies, each imported again per opset-8 Scan batch entry or "
+        "when a loop-carried shape changes); flatten the control flow"));
+  }
   if (graph.input_size() != static_cast<int>(inputs.size())) {
     return absl::InvalidArgumentError(absl::StrCat(in_graph, " has ", graph.input_size(),
                                                    " inputs, but the node gives it ",
