@@ -125,6 +125,36 @@ def @main(%x: Tensor[(?, 3), float32], %x_0: Tensor[(2,), float32]) {
   EXPECT_EQ(tt->shape[0].ToString(), "x_0");
 }
 
+TEST(VmCompiler, ShapesGrowingThroughARecursiveFunctionGetShapeFunctions) {
+  // A loop's scan output: %acc's extent is `?` in the function's type and
+  // grows by one each call. The kernel's `?` parameter dim is named, so its
+  // output extent (any0 + 1) has a shape function.
+  absl::StatusOr<VmCompiled> c = CompileForVm(Typed(R"(
+def @main(%x: Tensor[(3,), float32], %k: Tensor[(), int64], %acc0: Tensor[(0, 3), float32]) {
+  let %loop: fn (Tensor[(), int64], Tensor[(?, 3), float32]) -> Tensor[(?, 3), float32] =
+    fn (%j: Tensor[(), int64], %acc: Tensor[(?, 3), float32]) -> Tensor[(?, 3), float32] {
+      %0 = fn (%p0: Tensor[(), int64], %p1: Tensor[(), int64], Primitive=1) { less(%p0, %p1) };
+      if (%0(%j, %k)) {
+        %1 = fn (%p0: Tensor[(), int64], Primitive=1) { add(%p0, 1i64) };
+        %2 = fn (%p0: Tensor[(?, 3), float32], %p1: Tensor[(3,), float32], Primitive=1) {
+          concatenate((%p0, expand_dims(%p1, axis=0)), axis=0)
+        };
+        %loop(%1(%j), %2(%acc, %x))
+      } else {
+        %acc
+      }
+    };
+  %loop(0i64, %acc0)
+}
+)"));
+  ASSERT_TRUE(c.ok()) << c.status();
+  bool concat_shape = false;
+  for (const std::string& k : c->program.kernels) {
+    concat_shape |= absl::StrContains(k, "concatenate") && absl::EndsWith(k, "_shape");
+  }
+  EXPECT_TRUE(concat_shape);
+}
+
 TEST(VmCompiler, RefusesWhatItCannotCompile) {
   // An operator outside a primitive function (FuseOps not run).
   absl::StatusOr<VmCompiled> c = CompileForVm(Typed(R"(
