@@ -4,6 +4,8 @@
 // dyn.* call and the static call DynamicToStatic makes of it agree exactly.
 // Errors name the dyn.* operator. dyn.zeros / dyn.ones / dyn.full fill a new
 // tensor; dyn.full converts fill_value to dtype as cast does.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,42 @@ absl::StatusOr<Value> ShapeOf(const KernelCtx& k) {
   const DataType dt = k.Attrs<ShapeOfAttrs>().dtype;
   KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, dt, {x->ndim()}));
   for (int64_t d = 0; d < x->ndim(); ++d) StoreI(*out, d, x->shape()[static_cast<size_t>(d)]);
+  return TensorValue(std::move(out));
+}
+
+// ONNX Range's rule: max(ceil((limit - start) / delta), 0) values,
+// start + i * delta (integers exactly, floats in double then rounded).
+absl::StatusOr<Value> DynArange(const KernelCtx& k) {
+  const HostTensor* in[3];
+  for (size_t i = 0; i < 3; ++i) {
+    KILN_ASSIGN_OR_RETURN(in[i], k.Tensor(i));
+    if (in[i]->ndim() != 0)
+      return k.Error(absl::StrCat(k.op.arguments[i].name, " must be a 0-D tensor; got ", TypeStr(*in[i])));
+  }
+  const DataType dt = in[0]->dtype();
+  constexpr double kMax = static_cast<double>(int64_t{1} << 40);
+  int64_t n = 0;
+  if (dt.is_float()) {
+    const double s = LoadF(*in[0], 0), l = LoadF(*in[1], 0), d = LoadF(*in[2], 0);
+    if (d == 0 || !std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d))
+      return k.Error("delta must be nonzero and start, limit, delta finite");
+    const double c = std::max(std::ceil((l - s) / d), 0.0);
+    if (c > kMax) return k.Error(absl::StrCat("a range of ", c, " values is too large"));
+    n = static_cast<int64_t>(c);
+    KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, dt, {n}));
+    for (int64_t i = 0; i < n; ++i) StoreF(*out, i, s + static_cast<double>(i) * d);
+    return TensorValue(std::move(out));
+  }
+  const int64_t s = LoadI(*in[0], 0), l = LoadI(*in[1], 0), d = LoadI(*in[2], 0);
+  if (d == 0) return k.Error("delta must be nonzero");
+  const __int128 span = static_cast<__int128>(l) - s;
+  __int128 q = span / d;
+  if (q * d != span && (span > 0) == (d > 0)) ++q;
+  if (q < 0) q = 0;
+  if (q > static_cast<__int128>(kMax)) return k.Error("the range is too large");
+  n = static_cast<int64_t>(q);
+  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> out, NewTensor(k, dt, {n}));
+  for (int64_t i = 0; i < n; ++i) StoreI(*out, i, static_cast<int64_t>(s + static_cast<__int128>(i) * d));
   return TensorValue(std::move(out));
 }
 
@@ -144,6 +182,7 @@ void RegisterDynKernels() {
   AddKernel("dyn.full", DynFull);
   AddKernel("dyn.strided_slice", DynStridedSlice);
   AddKernel("dyn.expand_dims", DynExpandDims);
+  AddKernel("dyn.arange", DynArange);
 }
 
 }  // namespace kiln::interp::internal

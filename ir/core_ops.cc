@@ -157,6 +157,10 @@ void RegisterCoreOps(OpRegistry& registry) {
          {"strides", "1-D integer tensor"}},
         OpPattern::kInjective, "strided slice with run-time bounds",
         AttrsOf<DynStridedSliceAttrs>());
+  r.Add("dyn.arange", {{"start", "0-D tensor"}, {"limit", "0-D tensor"}, {"delta", "0-D tensor"}},
+        OpPattern::kInjective,
+        "start, start + delta, ... up to limit (excluded): max(ceil((limit - start) / delta), 0) "
+        "values of start's dtype");
   r.Add("dyn.expand_dims", {{"data", "input"}, {"axis", "0-D integer tensor"}},
         OpPattern::kInjective, "inserts num_newaxis axes of size 1 at a run-time axis",
         AttrsOf<DynExpandDimsAttrs>());

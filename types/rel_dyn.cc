@@ -12,6 +12,7 @@
 //                                        every extent `?`.
 //   dyn.expand_dims(data, axis)          axis 0-D integer; rank data + num_newaxis.
 //
+//   dyn.arange(start, limit, delta)      0-D numbers of one dtype -> (?,) of it.
 //   shape_of(data)                       Tensor[(rank,), dtype] (int64 or int32).
 //
 // "the length of <arg> must be static" is the error when a shape argument has
@@ -99,6 +100,20 @@ absl::StatusOr<bool> DynStridedSliceRel(const RelationCall& call, TypeReporter& 
   return Solve(r, call, AnyTensor(x->ndim(), x->dtype));
 }
 
+absl::StatusOr<bool> DynArangeRel(const RelationCall& call, TypeReporter& r) {
+  KILN_REL_TENSOR(start, call, 0);
+  KILN_REL_TENSOR(limit, call, 1);
+  KILN_REL_TENSOR(delta, call, 2);
+  for (const TensorTypeNode* t : {start, limit, delta}) {
+    if (t->ndim() != 0 || t->dtype != start->dtype || t->dtype.is_bool() ||
+        (!t->dtype.is_float() && !t->dtype.is_int() && !t->dtype.is_uint()))
+      return call.Error(absl::StrCat("start, limit and delta must be 0-D numbers of one dtype; got ",
+                                     TypeToString(Type(start)), ", ", TypeToString(Type(limit)),
+                                     ", ", TypeToString(Type(delta))));
+  }
+  return Solve(r, call, AnyTensor(1, start->dtype));
+}
+
 absl::StatusOr<bool> DynExpandDimsRel(const RelationCall& call, TypeReporter& r) {
   KILN_REL_TENSOR(x, call, 0);
   KILN_REL_TENSOR(axis, call, 1);
@@ -122,6 +137,7 @@ absl::Status RegisterDynRelations() {
   st.Update(AddRelation("dyn.full", DynFullRel));
   st.Update(AddRelation("dyn.strided_slice", DynStridedSliceRel));
   st.Update(AddRelation("dyn.expand_dims", DynExpandDimsRel));
+  st.Update(AddRelation("dyn.arange", DynArangeRel));
   return st;
 }
 

@@ -13,6 +13,8 @@
 //                    padded with leading 1s to the longer length (ONNX's
 //                    two-way broadcast)
 //   ConstantOfShape  dyn.full(value, cast(shape, int64))
+//   Range            dyn.arange(start, limit, delta)
+//   Trilu (k)        in convert_tensor_index.cc: compare(constant j - i, k)
 //   Slice            dyn.strided_slice(x, b, e, s) with per-axis vectors built
 //                    by take(concatenate(cast(v), default), index map): the
 //                    axes must be constants (they fix which axis each entry
@@ -139,6 +141,27 @@ absl::StatusOr<Expr> DynamicConstantOfShape(ConvertContext& c, Ref<const HostTen
   auto a = NewAttrs<InitOpAttrs>();
   a->dtype = value->dtype();
   return c.Call("dyn.full", {v, shape.first}, a);
+}
+
+absl::StatusOr<Expr> DynamicRange(ConvertContext& c) {
+  std::vector<Expr> args;
+  DataType dtype;
+  for (int i = 0; i < 3; ++i) {
+    KILN_ASSIGN_OR_RETURN(Expr v, c.Input(i));
+    KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(i));
+    if (i == 0) dtype = t->dtype;
+    if (t->dtype != dtype) {
+      return c.Invalid(absl::StrCat("start, limit and delta must have one dtype; input ", i,
+                                    " is ", TypeToString(Type(t))));
+    }
+    if (t->ndim() == 1 && t->shape[0].is_static() && t->shape[0].value() == 1) {
+      KILN_ASSIGN_OR_RETURN(v, Reshape(c, v, {}));
+    } else if (t->ndim() != 0) {
+      return c.Invalid(absl::StrCat("input ", i, " must be a scalar; it is ", TypeToString(Type(t))));
+    }
+    args.push_back(v);
+  }
+  return c.Call("dyn.arange", std::move(args));
 }
 
 absl::StatusOr<Expr> DynamicSlice(ConvertContext& c, Expr x, const absl::Status& why) {

@@ -156,10 +156,57 @@ Outs ConvertConstantOfShape(ConvertContext& c) {
 }
 
 // Range(start, limit, delta) of constant scalars, computed at import.
+// HannWindow, HammingWindow, BlackmanWindow (opset 17): w[n] = a0 - a1 cos(2 pi n / N)
+// + a2 cos(4 pi n / N) for n in [0, size), N = size (periodic) or size - 1,
+// computed in float32 from dyn.arange (size is usually a run-time input).
+Outs ConvertWindow(ConvertContext& c, double a0, double a1, double a2) {
+  KILN_ASSIGN_OR_RETURN(TensorType st, c.InputType(0));
+  if (st->ndim() != 0 || (!st->dtype.is_int() && !st->dtype.is_uint()))
+    return c.Invalid(absl::StrCat("size must be a 0-D integer tensor; it is ", TypeToString(Type(st))));
+  KILN_ASSIGN_OR_RETURN(int64_t out_type, c.AttrInt("output_datatype", 1));
+  KILN_ASSIGN_OR_RETURN(DataType out_dt, FromOnnxDataType(static_cast<int32_t>(out_type)));
+  if (!out_dt.is_float() && !out_dt.is_int() && !out_dt.is_uint())
+    return c.Invalid(absl::StrCat("output_datatype ", out_type, " is not a number type"));
+  KILN_ASSIGN_OR_RETURN(int64_t periodic, c.AttrInt("periodic", 1));
+  const DataType f32 = DataType::Float(32);
+  KILN_ASSIGN_OR_RETURN(Expr size, c.Input(0));
+  KILN_ASSIGN_OR_RETURN(Expr n, Cast(c, size, f32));
+  KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(f32, 0));
+  KILN_ASSIGN_OR_RETURN(Expr one, c.ScalarConst(f32, 1));
+  KILN_ASSIGN_OR_RETURN(Expr idx, c.Call("dyn.arange", {zero, n, one}));
+  Expr denom = n;
+  if (periodic == 0) {
+    KILN_ASSIGN_OR_RETURN(denom, c.Call("subtract", {n, one}));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr two_pi, c.ScalarConst(f32, 2 * M_PI));
+  KILN_ASSIGN_OR_RETURN(Expr step, c.Call("divide", {two_pi, denom}));
+  KILN_ASSIGN_OR_RETURN(Expr x, c.Call("multiply", {idx, step}));
+  KILN_ASSIGN_OR_RETURN(Expr ca0, c.ScalarConst(f32, a0));
+  KILN_ASSIGN_OR_RETURN(Expr ca1, c.ScalarConst(f32, a1));
+  KILN_ASSIGN_OR_RETURN(Expr cos1, c.Call("cos", {x}));
+  KILN_ASSIGN_OR_RETURN(Expr t1, c.Call("multiply", {ca1, cos1}));
+  KILN_ASSIGN_OR_RETURN(Expr w, c.Call("subtract", {ca0, t1}));
+  if (a2 != 0) {
+    KILN_ASSIGN_OR_RETURN(Expr two, c.ScalarConst(f32, 2));
+    KILN_ASSIGN_OR_RETURN(Expr x2, c.Call("multiply", {x, two}));
+    KILN_ASSIGN_OR_RETURN(Expr cos2, c.Call("cos", {x2}));
+    KILN_ASSIGN_OR_RETURN(Expr ca2, c.ScalarConst(f32, a2));
+    KILN_ASSIGN_OR_RETURN(Expr t2, c.Call("multiply", {ca2, cos2}));
+    KILN_ASSIGN_OR_RETURN(w, c.Call("add", {w, t2}));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr y, Cast(c, w, out_dt));
+  return std::vector<Expr>{y};
+}
+
 Outs ConvertRange(ConvertContext& c) {
   Ref<const HostTensor> in[3];
   for (int i = 0; i < 3; ++i) {
-    KILN_ASSIGN_OR_RETURN(in[i], c.ConstantInput(i));
+    absl::StatusOr<Ref<const HostTensor>> v = c.ConstantInput(i);
+    if (!v.ok() && NeedsValue(v.status())) {
+      KILN_ASSIGN_OR_RETURN(Expr y, DynamicRange(c));
+      return std::vector<Expr>{y};
+    }
+    KILN_ASSIGN_OR_RETURN(in[i], std::move(v));
     if (in[i]->num_elements() != 1)
       return c.Invalid(absl::StrCat("input ", i, " must be a scalar; it has ",
                                     in[i]->num_elements(), " elements"));
@@ -719,6 +766,10 @@ void RegisterShapeConverters(ConverterRegistry& r) {
   for (int v : {1, 13}) r.Add("Size", v, ConvertSize);
   r.Add("ConstantOfShape", 9, ConvertConstantOfShape);
   r.Add("Range", 11, ConvertRange);
+  r.Add("HannWindow", 17, [](ConvertContext& c) { return ConvertWindow(c, 0.5, 0.5, 0); });
+  r.Add("HammingWindow", 17,
+        [](ConvertContext& c) { return ConvertWindow(c, 25.0 / 46.0, 21.0 / 46.0, 0); });
+  r.Add("BlackmanWindow", 17, [](ConvertContext& c) { return ConvertWindow(c, 0.42, 0.5, 0.08); });
   r.Add("EyeLike", 9, ConvertEyeLike);
   for (int v : {1, 5, 13, 14}) r.Add("Reshape", v, ConvertReshape);
   for (int v : {1, 9, 11, 13}) r.Add("Flatten", v, ConvertFlatten);

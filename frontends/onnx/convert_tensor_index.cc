@@ -6,7 +6,8 @@
 //   GatherElements / GatherND   a flat index (integer arithmetic on the
 //                   indices plus a constant offset) -> take from the flat data
 //   OneHot          equal(expand_dims(indices), arange) -> where(on, off)
-//   Trilu           where(constant triangular mask, x, 0)
+//   Trilu           where(constant triangular mask, x, 0); with k at run time,
+//                   where(compare(constant j - i, k), x, 0)
 //   CumSum          log2(n) steps of y += shift(y, 2^k) (a Hillis-Steele scan;
 //                   shift = pad with zeros + slice), flips for `reverse`
 //   Scatter, ScatterElements, ScatterND   equal(row, target) matches of every
@@ -220,14 +221,35 @@ Outs ConvertTrilu(ConvertContext& c) {
   const Dim& dm = t->shape[static_cast<size_t>(r - 1)];
   if (!dn.is_static() || !dm.is_static()) return c.Unsupported("Trilu needs static last two dims");
   int64_t k = 0;
-  if (c.HasInput(1)) {
-    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> kv, c.ConstantInts(1));
-    if (!kv || kv->size() != 1) return c.Invalid("k must hold one element");
-    k = (*kv)[0];
-  }
   KILN_ASSIGN_OR_RETURN(int64_t upper, c.AttrInt("upper", 1));
   const int64_t n = dn.value(), m = dm.value();
   KILN_RETURN_IF_ERROR(CheckConstantSize(c, {n, m}, "Trilu's mask"));
+  if (c.HasInput(1)) {
+    absl::StatusOr<std::optional<std::vector<int64_t>>> kv = c.ConstantInts(1);
+    if (!kv.ok() && NeedsValue(kv.status())) {
+      // k at run time: the mask compares the constant j - i with it.
+      KILN_ASSIGN_OR_RETURN(TensorType kt, c.InputType(1));
+      if (!ShapeIsStatic(kt->shape) || kt->ndim() > 1 ||
+          (kt->ndim() == 1 && kt->shape[0].value() != 1))
+        return c.Invalid(absl::StrCat("k must hold one element; its type is ", TypeToString(Type(kt))));
+      KILN_ASSIGN_OR_RETURN(Expr kx, c.Input(1));
+      KILN_ASSIGN_OR_RETURN(kx, Cast(c, kx, DataType::Int(64)));
+      if (kt->ndim() == 1) {
+        KILN_ASSIGN_OR_RETURN(kx, Reshape(c, kx, {}));
+      }
+      std::vector<double> diff(static_cast<size_t>(n * m));
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < m; ++j) diff[static_cast<size_t>(i * m + j)] = static_cast<double>(j - i);
+      KILN_ASSIGN_OR_RETURN(Expr d, ConstOf(c, DataType::Int(64), {n, m}, diff));
+      KILN_ASSIGN_OR_RETURN(Expr mask, c.Call(upper != 0 ? "greater_equal" : "less_equal", {d, kx}));
+      KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(t->dtype, 0));
+      KILN_ASSIGN_OR_RETURN(Expr y, c.Call("where", {mask, x, zero}));
+      return std::vector<Expr>{y};
+    }
+    if (!kv.ok()) return kv.status();
+    if (!*kv || (*kv)->size() != 1) return c.Invalid("k must hold one element");
+    k = (**kv)[0];
+  }
   std::vector<double> mask(static_cast<size_t>(n * m), 0.0);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < m; ++j) {

@@ -96,6 +96,8 @@ absl::StatusOr<Expr> DynamicExpand(ConvertContext& c, Expr x, const absl::Status
 // ConstantOfShape with input 0 (shape) at run time; value null: float32 0.
 absl::StatusOr<Expr> DynamicConstantOfShape(ConvertContext& c, Ref<const HostTensor> value,
                                             const absl::Status& why);
+// Range with start, limit or delta at run time: dyn.arange.
+absl::StatusOr<Expr> DynamicRange(ConvertContext& c);
 // Slice (opset >= 10) with starts, ends or steps at run time (axes constant).
 absl::StatusOr<Expr> DynamicSlice(ConvertContext& c, Expr x, const absl::Status& why);
 

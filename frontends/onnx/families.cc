@@ -44,9 +44,9 @@ const std::vector<std::string>& FamilyOps(absl::string_view family) {
       }},
       {"tensor",
       {
-       "::Concat", "::Constant", "::ConstantOfShape", "::CumSum", "::DepthToSpace", "::Expand",
-       "::EyeLike", "::Flatten", "::Gather", "::GatherElements", "::GatherND", "::GridSample",
-       "::Identity", "::MaxUnpool", "::OneHot", "::Pad", "::Range", "::Reshape", "::Resize",
+       "::BlackmanWindow", "::Concat", "::Constant", "::ConstantOfShape", "::CumSum",
+       "::DepthToSpace", "::Expand", "::EyeLike", "::Flatten", "::Gather", "::GatherElements",
+       "::GatherND", "::GridSample", "::HammingWindow", "::HannWindow", "::Identity", "::MaxUnpool", "::OneHot", "::Pad", "::Range", "::Reshape", "::Resize",
        "::ReverseSequence", "::RoiAlign", "::Scatter", "::ScatterElements", "::ScatterND",
        "::Shape", "::Size", "::Slice", "::SpaceToDepth", "::Split", "::Squeeze", "::Tile",
        "::TopK", "::Transpose", "::Trilu", "::Unsqueeze", "::Upsample"

@@ -734,7 +734,10 @@ absl::StatusOr<tir::PrimFunc> ProgramCompiler::ShapeFunction(const Function& fn,
       HasDataShapeFunction(*call->op.as<OpNode>()) && outs.size() == 1) {
     std::vector<tir::Buffer> args;
     std::vector<bool> readable;
+    std::vector<Ref<const HostTensor>> constants;
     for (const Expr& a : call->args) {
+      const auto* cn = a.as<ConstantNode>();
+      constants.push_back(cn != nullptr ? cn->data : nullptr);
       auto it = std::find_if(fn->params.begin(), fn->params.end(),
                              [&](const Var& p) { return p.get() == a.get(); });
       if (it != fn->params.end() && params.size() == fn->params.size()) {
@@ -756,7 +759,7 @@ absl::StatusOr<tir::PrimFunc> ProgramCompiler::ShapeFunction(const Function& fn,
     tir::Buffer out = tir::MakeBuffer("shape0", DataType::Int(64),
                                       {tir::IntImm(static_cast<int64_t>(outs[0]->shape.size()))});
     params.push_back(out);
-    absl::StatusOr<tir::Stmt> body = DataShapeFunction(*call, args, readable, out);
+    absl::StatusOr<tir::Stmt> body = DataShapeFunction(*call, args, constants, readable, out);
     if (!body.ok()) {
       return absl::Status(body.status().code(),
                           absl::StrCat("VM compiler: kernel ", name, ": ", body.status().message()));

@@ -12,6 +12,7 @@
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "ir/strided_slice.h"
+#include "ir/tensor.h"
 
 namespace kiln::lowering::vm {
 namespace {
@@ -49,12 +50,30 @@ class ShapeBuilder {
   std::vector<Stmt> stores_;
 };
 
-// Entry i of a 1-D integer buffer (or of a 0-D one, i = 0), as int64.
-PrimExpr Value(const Buffer& b, int64_t i) {
+// The arguments that are constants of the kernel, by buffer, while one
+// shape function is built (DataShapeFunction sets it; thread-local because
+// models compile on several threads at once).
+thread_local const absl::flat_hash_map<const tir::BufferNode*, Ref<const HostTensor>>*
+    constant_args = nullptr;
+
+// Entry i of a 1-D buffer (or of a 0-D one, i = 0), as `as`: a load, or the
+// literal when the argument is a constant of the kernel.
+PrimExpr Entry(const Buffer& b, int64_t i, DataType as) {
+  if (constant_args != nullptr) {
+    auto it = constant_args->find(b.get());
+    if (it != constant_args->end()) {
+      const HostTensor& t = *it->second;
+      if (as.is_float()) return tir::FloatImm(t.GetAsDouble(i), as);
+      return tir::IntImm(t.GetAsInt64(i), as);
+    }
+  }
   std::vector<PrimExpr> index;
   if (!b->shape.empty()) index.push_back(I(i));
-  return tir::Cast(DataType::Int(64), tir::Load(b, std::move(index)));
+  return tir::Cast(as, tir::Load(b, std::move(index)));
 }
+
+// Entry i as int64.
+PrimExpr Value(const Buffer& b, int64_t i) { return Entry(b, i, DataType::Int(64)); }
 
 // The static length of a 1-D buffer (the type relation required it).
 absl::StatusOr<int64_t> Length(const Buffer& b, absl::string_view op, absl::string_view what) {
@@ -255,6 +274,49 @@ absl::StatusOr<Stmt> ExpandDims(const CallNode& call, const std::vector<Buffer>&
   return b.Build();
 }
 
+// dyn.arange(start, limit, delta): max(ceil((limit - start) / delta), 0)
+// values (integers exactly; floats in double, finite, at most 2^40).
+absl::StatusOr<Stmt> Arange(const CallNode&, const std::vector<Buffer>& args, ShapeBuilder& b) {
+  KILN_RETURN_IF_ERROR(Arity(args, 3, "dyn.arange"));
+  const DataType dt = args[0]->dtype;
+  if (dt.is_float()) {
+    const DataType f64 = DataType::Float(64);
+    auto load = [&](size_t i) { return Entry(args[i], 0, f64); };
+    const PrimExpr s = load(0), l = load(1), d = load(2);
+    auto finite = [&](const PrimExpr& v) {
+      return tir::And(tir::LE(tir::Call(f64, "fabs", {v}), tir::FloatImm(1.7e308, f64)),
+                      tir::EQ(v, v));
+    };
+    b.Check(tir::And(tir::NE(d, tir::FloatImm(0, f64)),
+                     tir::And(finite(s), tir::And(finite(l), finite(d)))),
+            "delta must be nonzero and start, limit, delta finite");
+    const PrimExpr q = tir::Call(f64, "ceil", {tir::Div(l - s, d)});
+    const PrimExpr n = tir::Max(q, tir::FloatImm(0, f64));
+    b.Check(tir::And(tir::EQ(n, n), tir::LE(n, tir::FloatImm(1099511627776.0, f64))),
+            "the range has more than 2^40 values");
+    b.Set(0, tir::Cast(DataType::Int(64),
+                       tir::Select(tir::EQ(n, n), tir::Min(n, tir::FloatImm(1099511627776.0, f64)),
+                                   tir::FloatImm(0, f64))));
+    return b.Build();
+  }
+  const PrimExpr s = Value(args[0], 0), l = Value(args[1], 0), d = Value(args[2], 0);
+  b.Check(tir::NE(d, I(0)), "delta must be nonzero");
+  // The span of two int64 values can pass 2^63: refuse what is that far.
+  constexpr int64_t kHalf = int64_t{1} << 62;
+  b.Check(tir::And(tir::And(tir::LE(s, I(kHalf)), tir::GE(s, I(-kHalf))),
+                   tir::And(tir::LE(l, I(kHalf)), tir::GE(l, I(-kHalf)))),
+          "start and limit must lie within +-2^62");
+  const PrimExpr span = l - s;
+  const PrimExpr pos = tir::GT(d, I(0));
+  // ceil(span / d) when span and d have one sign, else 0.
+  const PrimExpr mag = tir::Select(pos, span, I(0) - span);
+  const PrimExpr step = tir::Max(tir::Select(pos, d, I(0) - tir::Max(d, I(-kHalf))), I(1));
+  const PrimExpr n = tir::Select(tir::LE(mag, I(0)), I(0), tir::FloorDiv(mag + step - 1, step));
+  b.Check(tir::LE(n, I(int64_t{1} << 40)), "the range has more than 2^40 values");
+  b.Set(0, n);
+  return b.Build();
+}
+
 struct Builder {
   std::function<absl::StatusOr<Stmt>(const CallNode&, const std::vector<Buffer>&, ShapeBuilder&)>
       build;
@@ -270,6 +332,7 @@ const absl::flat_hash_map<std::string, Builder>& Builders() {
       {"dyn.full", {Fill(1, "dyn.full"), {1}}},
       {"dyn.strided_slice", {StridedSlice, {1, 2, 3}}},
       {"dyn.expand_dims", {ExpandDims, {1}}},
+      {"dyn.arange", {Arange, {0, 1, 2}}},
   };
   return *builders;
 }
@@ -278,10 +341,10 @@ const absl::flat_hash_map<std::string, Builder>& Builders() {
 
 bool HasDataShapeFunction(const OpNode& op) { return Builders().contains(op.name()); }
 
-absl::StatusOr<tir::Stmt> DataShapeFunction(const CallNode& call,
-                                            const std::vector<tir::Buffer>& args,
-                                            const std::vector<bool>& readable,
-                                            const tir::Buffer& out) {
+absl::StatusOr<tir::Stmt> DataShapeFunction(
+    const CallNode& call, const std::vector<tir::Buffer>& args,
+    const std::vector<Ref<const HostTensor>>& constants, const std::vector<bool>& readable,
+    const tir::Buffer& out) {
   const auto* op = call.op.as<OpNode>();
   if (op == nullptr) return absl::InvalidArgumentError("a shape function needs an operator call");
   auto it = Builders().find(op->name());
@@ -289,15 +352,23 @@ absl::StatusOr<tir::Stmt> DataShapeFunction(const CallNode& call,
     return absl::UnimplementedError(
         absl::StrCat(op->name(), " has no shape function that reads its arguments' values"));
   }
+  absl::flat_hash_map<const tir::BufferNode*, Ref<const HostTensor>> by_buffer;
+  for (size_t i = 0; i < args.size() && i < constants.size(); ++i) {
+    if (constants[i]) by_buffer[args[i].get()] = constants[i];
+  }
   for (size_t i : it->second.reads) {
-    if (i < args.size() && (i >= readable.size() || !readable[i])) {
+    const bool constant = i < constants.size() && constants[i];
+    if (i < args.size() && !constant && (i >= readable.size() || !readable[i])) {
       return absl::UnimplementedError(absl::StrCat(
           op->name(), ": argument ", i, " is not an input of the kernel, so its shape function "
           "cannot read it"));
     }
   }
   ShapeBuilder b(op->name(), out);
-  return it->second.build(call, args, b);
+  constant_args = &by_buffer;
+  absl::StatusOr<Stmt> s = it->second.build(call, args, b);
+  constant_args = nullptr;
+  return s;
 }
 
 }  // namespace kiln::lowering::vm

@@ -36,10 +36,12 @@ bool HasDataShapeFunction(const OpNode& op);
 // kernel, whose buffer only has its shape). InvalidArgument when the call's
 // argument types do not fit the operator; Unimplemented for an operator
 // without one, or when it would read an argument that is not readable.
-absl::StatusOr<tir::Stmt> DataShapeFunction(const CallNode& call,
-                                            const std::vector<tir::Buffer>& args,
-                                            const std::vector<bool>& readable,
-                                            const tir::Buffer& out);
+// constants[i], when set, is args[i]'s value (a constant inside the kernel):
+// its entries become literals.
+absl::StatusOr<tir::Stmt> DataShapeFunction(
+    const CallNode& call, const std::vector<tir::Buffer>& args,
+    const std::vector<Ref<const HostTensor>>& constants, const std::vector<bool>& readable,
+    const tir::Buffer& out);
 
 }  // namespace kiln::lowering::vm
 

@@ -402,6 +402,47 @@ def @main(%x: Tensor[(N, 3), float32], %s: Tensor[(3,), int64], %b: Tensor[(2,),
   }
 }
 
+TEST(Vm, DynArangeCountsItsValuesAtRunTime) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%s: Tensor[(), float32], %l: Tensor[(), float32], %d: Tensor[(), float32],
+          %n: Tensor[(), int32], %k: Tensor[(), int32]) {
+  (dyn.arange(%s, %l, %d), dyn.arange(0, %n, %k), dyn.arange(1f, %l, 0.5f))
+}
+)";
+  const std::string path = TempPath("dyn_arange.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  struct Case {
+    double s, l, d, n, k;
+  };
+  for (const Case& c : {Case{0, 5, 1, 7, 2}, Case{1, -2.5, -0.75, -7, -3}, Case{3, 3, 1, 0, 1},
+                        Case{0.5, 9, 0.5, 10, 11}, Case{2, 0, 1, 5, -1}}) {
+    SCOPED_TRACE(absl::StrCat(c.s, " ", c.l, " ", c.d, " ", c.n, " ", c.k));
+    RunAndCompare(art, text,
+                  {{kF32, {}, {c.s}}, {kF32, {}, {c.l}}, {kF32, {}, {c.d}}, {kI32, {}, {c.n}},
+                   {kI32, {}, {c.k}}},
+                  5);
+  }
+  // A zero step, in either form, is an error naming the operator.
+  for (bool int_form : {false, true}) {
+    float s = 0, l = 4, d = int_form ? 1.0f : 0.0f;
+    int32_t n = 4, k = int_form ? 0 : 1;
+    DLTensor ts{&s, {kDLCPU, 0}, 0, {kDLFloat, 32, 1}, nullptr, nullptr, 0};
+    DLTensor tl{&l, {kDLCPU, 0}, 0, {kDLFloat, 32, 1}, nullptr, nullptr, 0};
+    DLTensor td{&d, {kDLCPU, 0}, 0, {kDLFloat, 32, 1}, nullptr, nullptr, 0};
+    DLTensor tn{&n, {kDLCPU, 0}, 0, {kDLInt, 32, 1}, nullptr, nullptr, 0};
+    DLTensor tk{&k, {kDLCPU, 0}, 0, {kDLInt, 32, 1}, nullptr, nullptr, 0};
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "s", &ts)), "");
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "l", &tl)), "");
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "d", &td)), "");
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "n", &tn)), "");
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "k", &tk)), "");
+    std::string e = TakeStatus(kiln_session_run(art.session()));
+    EXPECT_NE(e.find("dyn.arange: delta must be nonzero"), std::string::npos) << e;
+  }
+}
+
 TEST(Vm, IfAndGlobalRecursion) {
   const std::string text = R"(#[version = "0.1"]
 def @loop(%i: Tensor[(), int32], %x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {

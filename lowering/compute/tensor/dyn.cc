@@ -6,6 +6,7 @@
 // output buffer at run time), so each computes the same mapping as its static
 // operator from the output shape:
 //   shape_of                       entry d: the input's extent d
+//   dyn.arange                     start + i * delta
 //   dyn.reshape, dyn.expand_dims   the element with the same row-major flat
 //                                  index (the newshape / axis tensors are not read)
 //   dyn.broadcast_to               NumPy broadcasting read (tag "broadcast")
@@ -94,6 +95,21 @@ Result ShapeOf(const ComputeCtx& ctx) {
   return std::vector<te::Tensor>{t};
 }
 
+// dyn.arange: start + i * delta in start's dtype (the extent is the output's).
+Result DynArange(const ComputeCtx& ctx) {
+  KILN_RETURN_IF_ERROR(CheckArity(ctx, 3));
+  const te::Tensor& start = ctx.inputs[0];
+  const te::Tensor& delta = ctx.inputs[2];
+  const DataType dt = ctx.out_dtypes[0];
+  te::Tensor t = te::Compute(
+      ctx.out_shapes[0],
+      [&](const std::vector<Var>& i) {
+        return tir::Add(start({}), tir::Mul(tir::Cast(dt, i[0]), delta({})));
+      },
+      ComputeName(ctx), "injective");
+  return std::vector<te::Tensor>{t};
+}
+
 // Static length of a 1-D argument tensor.
 absl::StatusOr<int64_t> StaticLength(const ComputeCtx& ctx, size_t arg, const char* name) {
   const te::Tensor& t = ctx.inputs[arg];
@@ -165,6 +181,7 @@ void RegisterDynComputes() {
   Attach("shape_of", ShapeOf);
   Attach("dyn.reshape", FlatReshape);
   Attach("dyn.expand_dims", FlatReshape);
+  Attach("dyn.arange", DynArange);
   Attach("dyn.broadcast_to", DynBroadcastTo);
   Attach("dyn.zeros", Constant(0));
   Attach("dyn.ones", Constant(1));
