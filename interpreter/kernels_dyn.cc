@@ -103,6 +103,42 @@ absl::StatusOr<Value> DynArange(const KernelCtx& k) {
   return TensorValue(std::move(out));
 }
 
+// ONNX Unsqueeze / Squeeze with the axes read here: the output shape, then a
+// reshape (the same row-major order).
+absl::StatusOr<Value> DynSqueezeLike(const KernelCtx& k, bool unsqueeze) {
+  KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
+  KILN_ASSIGN_OR_RETURN(Shape64 axes, IntValues(k, 1));
+  const int64_t r = x->ndim();
+  const int64_t n = unsqueeze ? r + static_cast<int64_t>(axes.size()) : r;
+  std::vector<bool> listed(static_cast<size_t>(n), false);
+  for (int64_t a : axes) {
+    if (a < -n || a >= n)
+      return k.Error(absl::StrCat("axes ", ShapeStr(axes), " has ", a, ", out of range for ",
+                                  unsqueeze ? "an output" : "an input", " of rank ", n));
+    const int64_t p = a < 0 ? a + n : a;
+    if (listed[static_cast<size_t>(p)])
+      return k.Error(absl::StrCat("axes ", ShapeStr(axes), " lists axis ", p, " twice"));
+    listed[static_cast<size_t>(p)] = true;
+  }
+  Shape64 out;
+  size_t next = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t dim = unsqueeze ? 0 : x->shape()[static_cast<size_t>(j)];
+    if (unsqueeze) {
+      out.push_back(listed[static_cast<size_t>(j)] ? 1 : x->shape()[next++]);
+    } else if (!listed[static_cast<size_t>(j)]) {
+      out.push_back(dim);
+    } else if (dim != 1) {
+      return k.Error(absl::StrCat("cannot squeeze axis ", j, " of ", TypeStr(*x), ": its extent is not 1"));
+    }
+  }
+  Attrs a = MakeAttrs<ReshapeAttrs>([&](ReshapeAttrs& rs) {
+    rs.newshape = out;
+    rs.allowzero = true;
+  });
+  return RunStatic(k, "reshape", a, {k.args[0]});
+}
+
 absl::StatusOr<Value> DynReshape(const KernelCtx& k) {
   KILN_ASSIGN_OR_RETURN(Shape64 ns, IntValues(k, 1));
   const bool allowzero = k.Attrs<DynReshapeAttrs>().allowzero;
@@ -183,6 +219,8 @@ void RegisterDynKernels() {
   AddKernel("dyn.strided_slice", DynStridedSlice);
   AddKernel("dyn.expand_dims", DynExpandDims);
   AddKernel("dyn.arange", DynArange);
+  AddKernel("dyn.unsqueeze", [](const KernelCtx& k) { return DynSqueezeLike(k, true); });
+  AddKernel("dyn.squeeze", [](const KernelCtx& k) { return DynSqueezeLike(k, false); });
 }
 
 }  // namespace kiln::interp::internal

@@ -157,6 +157,10 @@ void RegisterCoreOps(OpRegistry& registry) {
          {"strides", "1-D integer tensor"}},
         OpPattern::kInjective, "strided slice with run-time bounds",
         AttrsOf<DynStridedSliceAttrs>());
+  r.Add("dyn.unsqueeze", {{"data", "input"}, {"axes", "1-D integer tensor of output axes"}},
+        OpPattern::kInjective, "inserts a unit axis at each run-time output axis (ONNX Unsqueeze)");
+  r.Add("dyn.squeeze", {{"data", "input"}, {"axes", "1-D integer tensor of input axes"}},
+        OpPattern::kInjective, "removes the unit axes listed at run time (ONNX Squeeze)");
   r.Add("dyn.arange", {{"start", "0-D tensor"}, {"limit", "0-D tensor"}, {"delta", "0-D tensor"}},
         OpPattern::kInjective,
         "start, start + delta, ... up to limit (excluded): max(ceil((limit - start) / delta), 0) "

@@ -12,6 +12,8 @@
 //                                        every extent `?`.
 //   dyn.expand_dims(data, axis)          axis 0-D integer; rank data + num_newaxis.
 //
+//   dyn.unsqueeze(data, axes)            axes 1-D integer, static length k -> rank + k.
+//   dyn.squeeze(data, axes)              -> rank - k.
 //   dyn.arange(start, limit, delta)      0-D numbers of one dtype -> (?,) of it.
 //   shape_of(data)                       Tensor[(rank,), dtype] (int64 or int32).
 //
@@ -100,6 +102,19 @@ absl::StatusOr<bool> DynStridedSliceRel(const RelationCall& call, TypeReporter& 
   return Solve(r, call, AnyTensor(x->ndim(), x->dtype));
 }
 
+// dyn.unsqueeze / dyn.squeeze: rank data +/- len(axes).
+template <int kSign>
+absl::StatusOr<bool> DynSqueezeLikeRel(const RelationCall& call, TypeReporter& r) {
+  KILN_REL_TENSOR(x, call, 0);
+  KILN_REL_TENSOR(a, call, 1);
+  KILN_ASSIGN_OR_RETURN(int64_t k, ShapeArgLength(call, 1, "axes", a));
+  const int64_t rank = x->ndim() + kSign * k;
+  if (rank < 0 || rank > 32)
+    return call.Error(absl::StrCat("the output would have rank ", rank, " (", TypeToString(Type(x)),
+                                   " with ", k, " axes)"));
+  return Solve(r, call, AnyTensor(rank, x->dtype));
+}
+
 absl::StatusOr<bool> DynArangeRel(const RelationCall& call, TypeReporter& r) {
   KILN_REL_TENSOR(start, call, 0);
   KILN_REL_TENSOR(limit, call, 1);
@@ -138,6 +153,8 @@ absl::Status RegisterDynRelations() {
   st.Update(AddRelation("dyn.strided_slice", DynStridedSliceRel));
   st.Update(AddRelation("dyn.expand_dims", DynExpandDimsRel));
   st.Update(AddRelation("dyn.arange", DynArangeRel));
+  st.Update(AddRelation("dyn.unsqueeze", DynSqueezeLikeRel<1>));
+  st.Update(AddRelation("dyn.squeeze", DynSqueezeLikeRel<-1>));
   return st;
 }
 

@@ -13,6 +13,8 @@
 //                    padded with leading 1s to the longer length (ONNX's
 //                    two-way broadcast)
 //   ConstantOfShape  dyn.full(value, cast(shape, int64))
+//   Unsqueeze        dyn.unsqueeze(x, cast(axes, int64))
+//   Squeeze          dyn.squeeze(x, cast(axes, int64))
 //   Range            dyn.arange(start, limit, delta)
 //   Trilu (k)        in convert_tensor_index.cc: compare(constant j - i, k)
 //   Slice            dyn.strided_slice(x, b, e, s) with per-axis vectors built
@@ -141,6 +143,12 @@ absl::StatusOr<Expr> DynamicConstantOfShape(ConvertContext& c, Ref<const HostTen
   auto a = NewAttrs<InitOpAttrs>();
   a->dtype = value->dtype();
   return c.Call("dyn.full", {v, shape.first}, a);
+}
+
+absl::StatusOr<Expr> DynamicSqueeze(ConvertContext& c, Expr x, bool unsqueeze,
+                                    const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(auto axes, IntVector(c, 1, why));
+  return c.Call(unsqueeze ? "dyn.unsqueeze" : "dyn.squeeze", {std::move(x), axes.first});
 }
 
 absl::StatusOr<Expr> DynamicRange(ConvertContext& c) {

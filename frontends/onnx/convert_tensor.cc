@@ -351,7 +351,12 @@ Outs ConvertSqueeze(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(0));
   std::optional<std::vector<int64_t>> axes;
   if (c.opset() >= 13) {
-    KILN_ASSIGN_OR_RETURN(axes, c.ConstantInts(1));
+    absl::StatusOr<std::optional<std::vector<int64_t>>> a = c.ConstantInts(1);
+    if (!a.ok() && NeedsValue(a.status())) {
+      KILN_ASSIGN_OR_RETURN(Expr y, DynamicSqueeze(c, x, /*unsqueeze=*/false, a.status()));
+      return std::vector<Expr>{y};
+    }
+    KILN_ASSIGN_OR_RETURN(axes, std::move(a));
   } else if (c.HasAttr("axes")) {
     KILN_ASSIGN_OR_RETURN(axes, c.AttrInts("axes"));
   }
@@ -379,7 +384,12 @@ Outs ConvertUnsqueeze(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(0));
   std::vector<int64_t> axes;
   if (c.opset() >= 13) {
-    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> a, c.ConstantInts(1));
+    absl::StatusOr<std::optional<std::vector<int64_t>>> a_or = c.ConstantInts(1);
+    if (!a_or.ok() && NeedsValue(a_or.status())) {
+      KILN_ASSIGN_OR_RETURN(Expr y, DynamicSqueeze(c, x, /*unsqueeze=*/true, a_or.status()));
+      return std::vector<Expr>{y};
+    }
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> a, std::move(a_or));
     if (!a) return c.Invalid("input 1 (axes) is required");
     axes = *a;
   } else {

@@ -96,6 +96,9 @@ absl::StatusOr<Expr> DynamicExpand(ConvertContext& c, Expr x, const absl::Status
 // ConstantOfShape with input 0 (shape) at run time; value null: float32 0.
 absl::StatusOr<Expr> DynamicConstantOfShape(ConvertContext& c, Ref<const HostTensor> value,
                                             const absl::Status& why);
+// Unsqueeze / Squeeze (opset >= 13) with axes at run time.
+absl::StatusOr<Expr> DynamicSqueeze(ConvertContext& c, Expr x, bool unsqueeze,
+                                    const absl::Status& why);
 // Range with start, limit or delta at run time: dyn.arange.
 absl::StatusOr<Expr> DynamicRange(ConvertContext& c);
 // Slice (opset >= 10) with starts, ends or steps at run time (axes constant).

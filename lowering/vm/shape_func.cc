@@ -317,6 +317,73 @@ absl::StatusOr<Stmt> Arange(const CallNode&, const std::vector<Buffer>& args, Sh
   return b.Build();
 }
 
+// dyn.unsqueeze(data, axes): output rank R = rank + k; axis j is new when
+// some entry, normalized by R, names it; the others take the input's dims in
+// order. dyn.squeeze(data, axes): the listed input axes (normalized by the
+// input's rank), each of extent 1, are dropped. Entries must be in range and
+// distinct.
+absl::StatusOr<Stmt> SqueezeLike(const std::vector<Buffer>& args, ShapeBuilder& b,
+                                 bool unsqueeze) {
+  const char* op = unsqueeze ? "dyn.unsqueeze" : "dyn.squeeze";
+  KILN_RETURN_IF_ERROR(Arity(args, 2, op));
+  const Buffer& x = args[0];
+  KILN_ASSIGN_OR_RETURN(int64_t k, Length(args[1], op, "axes"));
+  const int64_t r = static_cast<int64_t>(x->shape.size());
+  const int64_t n = unsqueeze ? r + k : r;  // the rank the entries index
+  if (!unsqueeze && k > r) {
+    return absl::InvalidArgumentError(absl::StrCat(op, ": ", k, " axes for rank ", r));
+  }
+  std::vector<PrimExpr> norm;
+  for (int64_t i = 0; i < k; ++i) {
+    PrimExpr a = Value(args[1], i);
+    b.Check(tir::And(tir::GE(a, I(-n)), tir::LT(a, I(n))),
+            absl::StrCat("axes entry ", i, " is out of range (expected ", -n, "..", n - 1, ")"));
+    norm.push_back(tir::Select(tir::LT(a, I(0)), a + n, a));
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    for (int64_t j = i + 1; j < k; ++j) {
+      b.Check(tir::NE(norm[static_cast<size_t>(i)], norm[static_cast<size_t>(j)]),
+              absl::StrCat("axes entries ", i, " and ", j, " name the same axis"));
+    }
+  }
+  auto listed = [&](int64_t axis) {
+    PrimExpr any = tir::BoolImm(false);
+    for (const PrimExpr& a : norm) any = tir::Or(any, tir::EQ(a, I(axis)));
+    return any;
+  };
+  auto dim = [&](int64_t d) { return tir::Cast(DataType::Int(64), x->shape[static_cast<size_t>(d)]); };
+  if (unsqueeze) {
+    // Output j takes input dim (j - new axes before j) unless it is new.
+    PrimExpr before = I(0);  // new axes among 0..j-1
+    for (int64_t j = 0; j < n; ++j) {
+      const PrimExpr is_new = listed(j);
+      PrimExpr src = I(0);
+      for (int64_t d = r - 1; d >= 0; --d) src = tir::Select(tir::EQ(I(j) - before, I(d)), dim(d), src);
+      b.Set(j, tir::Select(is_new, I(1), src));
+      before = before + tir::Select(is_new, I(1), I(0));
+    }
+    return b.Build();
+  }
+  // Squeeze: output j is the j-th kept input dim.
+  std::vector<PrimExpr> kept_before;  // kept dims among 0..d-1
+  PrimExpr kept = I(0);
+  for (int64_t d = 0; d < r; ++d) {
+    const PrimExpr drop = listed(d);
+    b.Check(tir::Or(tir::Not(drop), tir::EQ(dim(d), I(1))),
+            absl::StrCat("the input's axis ", d, " is listed but its extent is not 1"));
+    kept_before.push_back(tir::Select(drop, I(-1), kept));
+    kept = kept + tir::Select(drop, I(0), I(1));
+  }
+  for (int64_t j = 0; j < r - k; ++j) {
+    PrimExpr v = I(0);
+    for (int64_t d = r - 1; d >= 0; --d) {
+      v = tir::Select(tir::EQ(kept_before[static_cast<size_t>(d)], I(j)), dim(d), v);
+    }
+    b.Set(j, v);
+  }
+  return b.Build();
+}
+
 struct Builder {
   std::function<absl::StatusOr<Stmt>(const CallNode&, const std::vector<Buffer>&, ShapeBuilder&)>
       build;
@@ -333,6 +400,16 @@ const absl::flat_hash_map<std::string, Builder>& Builders() {
       {"dyn.strided_slice", {StridedSlice, {1, 2, 3}}},
       {"dyn.expand_dims", {ExpandDims, {1}}},
       {"dyn.arange", {Arange, {0, 1, 2}}},
+      {"dyn.unsqueeze",
+       {[](const CallNode&, const std::vector<Buffer>& a, ShapeBuilder& b) {
+          return SqueezeLike(a, b, true);
+        },
+        {1}}},
+      {"dyn.squeeze",
+       {[](const CallNode&, const std::vector<Buffer>& a, ShapeBuilder& b) {
+          return SqueezeLike(a, b, false);
+        },
+        {1}}},
   };
   return *builders;
 }

@@ -443,6 +443,47 @@ def @main(%s: Tensor[(), float32], %l: Tensor[(), float32], %d: Tensor[(), float
   }
 }
 
+TEST(Vm, DynUnsqueezeAndSqueezeReadTheirAxes) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 1, 3), float32], %u: Tensor[(2,), int64], %q: Tensor[(1,), int32]) {
+  (dyn.unsqueeze(%x, %u), dyn.squeeze(%x, %q))
+}
+)";
+  const std::string path = TempPath("dyn_squeeze.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  const DataType i64 = DataType::Int(64);
+  for (std::vector<double> u : {std::vector<double>{0, 4}, {-1, 1}, {3, 2}, {-5, -4}}) {
+    SCOPED_TRACE(absl::StrCat(u[0], ",", u[1]));
+    RunAndCompare(art, text, {{kF32, {4, 1, 3}, {}}, {i64, {2}, u}, {kI32, {1}, {1}}}, 3);
+    RunAndCompare(art, text, {{kF32, {1, 1, 3}, {}}, {i64, {2}, u}, {kI32, {1}, {-3}}}, 4);
+  }
+  struct Bad {
+    std::vector<int64_t> u;
+    int32_t q;
+    const char* message;
+  };
+  for (const Bad& bad : {Bad{{1, 1}, 1, "dyn.unsqueeze: axes entries 0 and 1 name the same axis"},
+                         Bad{{0, 5}, 1, "dyn.unsqueeze: axes entry 1 is out of range"},
+                         Bad{{0, 1}, 2, "dyn.squeeze: the input's axis 2 is listed but its extent is not 1"},
+                         Bad{{0, 1}, -4, "dyn.squeeze: axes entry 0 is out of range"}}) {
+    SCOPED_TRACE(bad.message);
+    std::vector<float> x(6);
+    int64_t xs[3] = {2, 1, 3}, us[1] = {2}, qs[1] = {1};
+    std::vector<int64_t> uv = bad.u;
+    int32_t qv = bad.q;
+    DLTensor dx{x.data(), {kDLCPU, 0}, 3, {kDLFloat, 32, 1}, xs, nullptr, 0};
+    DLTensor du{uv.data(), {kDLCPU, 0}, 1, {kDLInt, 64, 1}, us, nullptr, 0};
+    DLTensor dq{&qv, {kDLCPU, 0}, 1, {kDLInt, 32, 1}, qs, nullptr, 0};
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "x", &dx)), "");
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "u", &du)), "");
+    ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "q", &dq)), "");
+    std::string e = TakeStatus(kiln_session_run(art.session()));
+    EXPECT_NE(e.find(bad.message), std::string::npos) << e;
+  }
+}
+
 TEST(Vm, IfAndGlobalRecursion) {
   const std::string text = R"(#[version = "0.1"]
 def @loop(%i: Tensor[(), int32], %x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {

@@ -7,7 +7,8 @@
 // operator from the output shape:
 //   shape_of                       entry d: the input's extent d
 //   dyn.arange                     start + i * delta
-//   dyn.reshape, dyn.expand_dims   the element with the same row-major flat
+//   dyn.reshape, dyn.expand_dims,
+//   dyn.unsqueeze, dyn.squeeze   the element with the same row-major flat
 //                                  index (the newshape / axis tensors are not read)
 //   dyn.broadcast_to               NumPy broadcasting read (tag "broadcast")
 //   dyn.zeros, dyn.ones, dyn.full  a constant, or fill_value converted to dtype
@@ -182,6 +183,8 @@ void RegisterDynComputes() {
   Attach("dyn.reshape", FlatReshape);
   Attach("dyn.expand_dims", FlatReshape);
   Attach("dyn.arange", DynArange);
+  Attach("dyn.unsqueeze", FlatReshape);
+  Attach("dyn.squeeze", FlatReshape);
   Attach("dyn.broadcast_to", DynBroadcastTo);
   Attach("dyn.zeros", Constant(0));
   Attach("dyn.ones", Constant(1));
