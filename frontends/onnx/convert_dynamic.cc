@@ -15,12 +15,14 @@
 //   ConstantOfShape  dyn.full(value, cast(shape, int64))
 //   Unsqueeze        dyn.unsqueeze(x, cast(axes, int64))
 //   Squeeze          dyn.squeeze(x, cast(axes, int64))
+//   Split            per output, dyn.strided_slice from the sizes summed before it
+//   CumSum (axis)    in convert_tensor_index.cc: every axis's scan, one selected
 //   Range            dyn.arange(start, limit, delta)
 //   Trilu (k)        in convert_tensor_index.cc: compare(constant j - i, k)
 //   Slice            dyn.strided_slice(x, b, e, s) with per-axis vectors built
-//                    by take(concatenate(cast(v), default), index map): the
-//                    axes must be constants (they fix which axis each entry
-//                    slices)
+//                    by take(concatenate(cast(v), default), index map) for
+//                    constant axes, or by comparing run-time axes with
+//                    0..rank-1 (DynamicSliceAxes)
 //
 // A shape-like input must have a static length (it fixes the output rank);
 // otherwise the original "must be known at import time" error stands.
@@ -71,6 +73,54 @@ absl::StatusOr<std::pair<Expr, int64_t>> IntVector(ConvertContext& c, int i,
   }
   KILN_ASSIGN_OR_RETURN(Expr v64, Cast(c, v, DataType::Int(64)));
   return std::make_pair(v64, t->shape[0].value());
+}
+
+// Slice with the axes at run time too: entry j of a per-axis vector is
+// sum_k where(axes_k == j, v_k, 0), plus the default where no entry names j
+// (the mask compares the normalized axes with 0..rank-1). Repeated axes are
+// undefined in ONNX (here their values add up); an axis out of range slices
+// nothing.
+absl::StatusOr<Expr> DynamicSliceAxes(ConvertContext& c, Expr x,
+                                      const std::pair<Expr, int64_t>& starts,
+                                      const std::pair<Expr, int64_t>& ends,
+                                      const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t r = t->ndim(), k = starts.second;
+  KILN_ASSIGN_OR_RETURN(auto axes, IntVector(c, 3, why));
+  if (axes.second != k) return c.Invalid(absl::StrCat("axes has ", axes.second, " entries, starts ", k));
+  const DataType i64 = DataType::Int(64);
+  KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(i64, 0));
+  KILN_ASSIGN_OR_RETURN(Expr rank, c.ScalarConst(i64, static_cast<double>(r)));
+  KILN_ASSIGN_OR_RETURN(Expr neg, c.Call("less", {axes.first, zero}));
+  KILN_ASSIGN_OR_RETURN(Expr shifted, c.Call("add", {axes.first, rank}));
+  KILN_ASSIGN_OR_RETURN(Expr norm, c.Call("where", {neg, shifted, axes.first}));
+  std::vector<int64_t> iota(static_cast<size_t>(r));
+  for (int64_t i = 0; i < r; ++i) iota[static_cast<size_t>(i)] = i;
+  KILN_ASSIGN_OR_RETURN(Expr rows, ConstI64(c, {r, 1}, iota));
+  KILN_ASSIGN_OR_RETURN(Expr mask, c.Call("equal", {rows, norm}));  // [r, k]
+  KILN_ASSIGN_OR_RETURN(Expr hits, Cast(c, mask, i64));
+  KILN_ASSIGN_OR_RETURN(Expr count, Reduce(c, "sum", hits, {1}, false));  // [r]
+  KILN_ASSIGN_OR_RETURN(Expr named, c.Call("greater", {count, zero}));
+  auto full = [&](const Expr& v, int64_t fill) -> absl::StatusOr<Expr> {
+    KILN_ASSIGN_OR_RETURN(Expr picked, c.Call("where", {mask, v, zero}));  // [r, k]
+    KILN_ASSIGN_OR_RETURN(Expr sum, Reduce(c, "sum", picked, {1}, false));
+    KILN_ASSIGN_OR_RETURN(Expr def, c.ScalarConst(i64, static_cast<double>(fill)));
+    if (fill == std::numeric_limits<int64_t>::max()) {
+      KILN_ASSIGN_OR_RETURN(def, ConstI64(c, {}, {fill}));  // exact (a double rounds it)
+    }
+    return c.Call("where", {named, sum, def});
+  };
+  KILN_ASSIGN_OR_RETURN(Expr b, full(starts.first, 0));
+  KILN_ASSIGN_OR_RETURN(Expr e, full(ends.first, std::numeric_limits<int64_t>::max()));
+  Expr s;
+  if (c.HasInput(4)) {
+    KILN_ASSIGN_OR_RETURN(auto steps, IntVector(c, 4, why));
+    if (steps.second != k) return c.Invalid(absl::StrCat("steps has ", steps.second, " entries, starts ", k));
+    KILN_ASSIGN_OR_RETURN(s, full(steps.first, 1));
+  } else {
+    KILN_ASSIGN_OR_RETURN(s, ConstI64(c, {r}, std::vector<int64_t>(static_cast<size_t>(r), 1)));
+  }
+  return c.Call("dyn.strided_slice", {std::move(x), b, e, s}, NewAttrs<DynStridedSliceAttrs>());
 }
 
 }  // namespace
@@ -151,6 +201,54 @@ absl::StatusOr<Expr> DynamicSqueeze(ConvertContext& c, Expr x, bool unsqueeze,
   return c.Call(unsqueeze ? "dyn.unsqueeze" : "dyn.squeeze", {std::move(x), axes.first});
 }
 
+absl::StatusOr<std::vector<Expr>> DynamicSplit(ConvertContext& c, Expr x, int64_t axis,
+                                               int n_out, const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(auto split, IntVector(c, 1, why));
+  if (split.second != n_out) {
+    return c.Invalid(absl::StrCat("split has ", split.second, " entries for ", n_out, " outputs"));
+  }
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t r = t->ndim();
+  const std::vector<int64_t> before(static_cast<size_t>(axis), 0);
+  const std::vector<int64_t> after(static_cast<size_t>(r - axis - 1), 0);
+  // begin/end vectors: 0 / INT64_MAX on the other axes, the part's bounds on `axis`.
+  auto full = [&](Expr v, int64_t fill) -> absl::StatusOr<Expr> {
+    std::vector<Expr> parts;
+    if (axis > 0) {
+      KILN_ASSIGN_OR_RETURN(Expr p, ConstI64(c, {axis}, std::vector<int64_t>(before.size(), fill)));
+      parts.push_back(p);
+    }
+    KILN_ASSIGN_OR_RETURN(Expr one, Reshape(c, std::move(v), {1}));
+    parts.push_back(one);
+    if (!after.empty()) {
+      KILN_ASSIGN_OR_RETURN(Expr p, ConstI64(c, {static_cast<int64_t>(after.size())},
+                                             std::vector<int64_t>(after.size(), fill)));
+      parts.push_back(p);
+    }
+    return Concat(c, std::move(parts));
+  };
+  KILN_ASSIGN_OR_RETURN(Expr strides, ConstI64(c, {r}, std::vector<int64_t>(static_cast<size_t>(r), 1)));
+  std::vector<Expr> outs;
+  for (int i = 0; i < n_out; ++i) {
+    // begin = the sizes before part i, summed; end = begin + size i.
+    std::vector<int64_t> mask(static_cast<size_t>(n_out), 0);
+    for (int j = 0; j < i; ++j) mask[static_cast<size_t>(j)] = 1;
+    KILN_ASSIGN_OR_RETURN(Expr m, ConstI64(c, {n_out}, mask));
+    KILN_ASSIGN_OR_RETURN(Expr masked, c.Call("multiply", {split.first, m}));
+    KILN_ASSIGN_OR_RETURN(Expr b, Reduce(c, "sum", masked, {0}, false));
+    KILN_ASSIGN_OR_RETURN(Expr idx, ConstI64(c, {}, {i}));
+    KILN_ASSIGN_OR_RETURN(Expr len, Take(c, split.first, idx, 0));
+    KILN_ASSIGN_OR_RETURN(Expr e, c.Call("add", {b, len}));
+    KILN_ASSIGN_OR_RETURN(Expr begin, full(b, 0));
+    KILN_ASSIGN_OR_RETURN(Expr end, full(e, std::numeric_limits<int64_t>::max()));
+    // (full's fill for `end` applies to the other axes; `e` is this axis's end.)
+    KILN_ASSIGN_OR_RETURN(Expr y, c.Call("dyn.strided_slice", {x, begin, end, strides},
+                                         NewAttrs<DynStridedSliceAttrs>()));
+    outs.push_back(y);
+  }
+  return outs;
+}
+
 absl::StatusOr<Expr> DynamicRange(ConvertContext& c) {
   std::vector<Expr> args;
   DataType dtype;
@@ -185,11 +283,7 @@ absl::StatusOr<Expr> DynamicSlice(ConvertContext& c, Expr x, const absl::Status&
   if (c.HasInput(3)) {
     absl::StatusOr<std::optional<std::vector<int64_t>>> a = c.ConstantInts(3);
     if (!a.ok()) {
-      if (NeedsValue(a.status())) {
-        return c.Unsupported(
-            "axes given at run time (they decide which axis each entry slices; make them a "
-            "constant)");
-      }
+      if (NeedsValue(a.status())) return DynamicSliceAxes(c, x, starts, ends, why);
       return a.status();
     }
     if (*a) axes = **a;

@@ -532,7 +532,9 @@ Outs ConvertSplit(ConvertContext& c) {
   if (n_out < 1) return c.Invalid("Split needs at least one output");
   std::optional<std::vector<int64_t>> split;
   if (c.opset() >= 13 || (c.opset() < 2 && c.HasInput(1))) {
-    KILN_ASSIGN_OR_RETURN(split, c.ConstantInts(1));
+    absl::StatusOr<std::optional<std::vector<int64_t>>> s = c.ConstantInts(1);
+    if (!s.ok() && NeedsValue(s.status())) return DynamicSplit(c, x, axis, n_out, s.status());
+    KILN_ASSIGN_OR_RETURN(split, std::move(s));
   } else if (c.HasAttr("split")) {
     KILN_ASSIGN_OR_RETURN(split, c.AttrInts("split"));
   }

@@ -264,14 +264,52 @@ Outs ConvertTrilu(ConvertContext& c) {
 
 // CumSum as a Hillis-Steele scan: y += shift(y, s) for s = 1, 2, 4, ... < n,
 // where shift(y, s) pads s zeros in front along the axis and drops the last s.
+absl::StatusOr<Expr> CumSumAlong(ConvertContext& c, const Expr& x, const TensorType& t,
+                                 int64_t axis, int64_t exclusive, int64_t reverse);
+
+// With the axis at run time: the scan along every axis, the one the value
+// names selected (where(axis == a, ...)); a value out of range selects the
+// last axis's scan (the model is invalid then; ONNX Runtime refuses it).
 Outs ConvertCumSum(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
   KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(0));
-  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> av, c.ConstantInts(1));
-  if (!av || av->size() != 1) return c.Invalid("input 1 (axis) must be a scalar");
-  KILN_ASSIGN_OR_RETURN(int64_t axis, NormAxis(c, (*av)[0], t->ndim()));
   KILN_ASSIGN_OR_RETURN(int64_t exclusive, c.AttrInt("exclusive", 0));
   KILN_ASSIGN_OR_RETURN(int64_t reverse, c.AttrInt("reverse", 0));
+  absl::StatusOr<std::optional<std::vector<int64_t>>> av_or = c.ConstantInts(1);
+  if (!av_or.ok() && NeedsValue(av_or.status())) {
+    const int64_t r = t->ndim();
+    if (r == 0) return c.Invalid("CumSum of a 0-D tensor");
+    KILN_ASSIGN_OR_RETURN(TensorType at, c.InputType(1));
+    if (!ShapeIsStatic(at->shape) || at->ndim() > 1 || (at->ndim() == 1 && at->shape[0].value() != 1))
+      return c.Invalid(absl::StrCat("input 1 (axis) must be a scalar; it is ", TypeToString(Type(at))));
+    KILN_ASSIGN_OR_RETURN(Expr a, c.Input(1));
+    KILN_ASSIGN_OR_RETURN(a, Cast(c, a, DataType::Int(64)));
+    if (at->ndim() == 1) {
+      KILN_ASSIGN_OR_RETURN(a, Reshape(c, a, {}));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr rank, c.ScalarConst(DataType::Int(64), static_cast<double>(r)));
+    KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(DataType::Int(64), 0));
+    KILN_ASSIGN_OR_RETURN(Expr neg, c.Call("less", {a, zero}));
+    KILN_ASSIGN_OR_RETURN(Expr shifted, c.Call("add", {a, rank}));
+    KILN_ASSIGN_OR_RETURN(Expr norm, c.Call("where", {neg, shifted, a}));
+    KILN_ASSIGN_OR_RETURN(Expr y, CumSumAlong(c, x, t, r - 1, exclusive, reverse));
+    for (int64_t ax = r - 2; ax >= 0; --ax) {
+      KILN_ASSIGN_OR_RETURN(Expr s, CumSumAlong(c, x, t, ax, exclusive, reverse));
+      KILN_ASSIGN_OR_RETURN(Expr k, c.ScalarConst(DataType::Int(64), static_cast<double>(ax)));
+      KILN_ASSIGN_OR_RETURN(Expr is, c.Call("equal", {norm, k}));
+      KILN_ASSIGN_OR_RETURN(y, c.Call("where", {is, s, y}));
+    }
+    return std::vector<Expr>{y};
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> av, std::move(av_or));
+  if (!av || av->size() != 1) return c.Invalid("input 1 (axis) must be a scalar");
+  KILN_ASSIGN_OR_RETURN(int64_t axis, NormAxis(c, (*av)[0], t->ndim()));
+  KILN_ASSIGN_OR_RETURN(Expr y, CumSumAlong(c, x, t, axis, exclusive, reverse));
+  return std::vector<Expr>{y};
+}
+
+absl::StatusOr<Expr> CumSumAlong(ConvertContext& c, const Expr& x, const TensorType& t,
+                                 int64_t axis, int64_t exclusive, int64_t reverse) {
   const Dim& dn = t->shape[static_cast<size_t>(axis)];
   if (!dn.is_static()) return c.Unsupported("CumSum needs a static extent along its axis");
   const int64_t n = dn.value();
@@ -285,7 +323,7 @@ Outs ConvertCumSum(ConvertContext& c) {
   };
   auto flip = [&](const Expr& y) { return SliceAxis(c, y, axis, -1, kI64Min, -1); };
   Expr y = x;
-  if (n == 0) return std::vector<Expr>{y};
+  if (n == 0) return y;
   if (reverse != 0) {
     KILN_ASSIGN_OR_RETURN(y, flip(y));
   }
@@ -299,7 +337,7 @@ Outs ConvertCumSum(ConvertContext& c) {
   if (reverse != 0) {
     KILN_ASSIGN_OR_RETURN(y, flip(y));
   }
-  return std::vector<Expr>{y};
+  return y;
 }
 
 

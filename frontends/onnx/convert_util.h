@@ -99,6 +99,9 @@ absl::StatusOr<Expr> DynamicConstantOfShape(ConvertContext& c, Ref<const HostTen
 // Unsqueeze / Squeeze (opset >= 13) with axes at run time.
 absl::StatusOr<Expr> DynamicSqueeze(ConvertContext& c, Expr x, bool unsqueeze,
                                     const absl::Status& why);
+// Split with the sizes (input 1) at run time: a dyn.strided_slice per output.
+absl::StatusOr<std::vector<Expr>> DynamicSplit(ConvertContext& c, Expr x, int64_t axis,
+                                               int n_out, const absl::Status& why);
 // Range with start, limit or delta at run time: dyn.arange.
 absl::StatusOr<Expr> DynamicRange(ConvertContext& c);
 // Slice (opset >= 10) with starts, ends or steps at run time (axes constant).
