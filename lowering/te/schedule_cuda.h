@@ -15,6 +15,15 @@
 //     output's threadIdx.x loop in "local" storage: each thread computes the
 //     part it reads (softmax's row max and sum per element: redundant work,
 //     but no barrier between threads is needed);
+//   - GEMM-like fusions (dense, matmul, with their fused epilogue): an output
+//     with two data-parallel axes of constant extents >= 64 computed by a
+//     reduction (its own, moved into a "local" cache_write stage, or a
+//     producer's) is register-blocked: 64x64 tiles per block of 16x16
+//     threads (blockIdx.y/x, threadIdx.y/x), each thread 4x4 outputs, the
+//     reduction computed at the thread's loop into a 4x4 "local" array with
+//     its reduction axes outermost (each A and B value loaded serves 4
+//     outputs). No shared memory yet: that needs __syncthreads, which
+//     tests/cuda/emulate.h cannot run;
 //   - a scalar output (no data-parallel axis) is left unbound: the code
 //     generator runs it on thread 0 of block 0, and the stages it reads stay
 //     at the root in "local" storage, in the same thread.
