@@ -2,17 +2,27 @@
 # tests/cuda/device_check.sh — the CUDA checks a machine with an NVIDIA GPU runs.
 #
 # The lent GPU machine has the NVIDIA driver, nvcc and PyTorch, but no Bazel or
-# LLVM of kiln's: build here, carry the files, run there (docs/cuda.md).
+# LLVM of kiln's: everything is built here, carried, and only run there
+# (docs/cuda.md). It builds nothing on the GPU machine.
 #
 #   tests/cuda/device_check.sh --prepare   # here: fills tests/cuda/carry/ (git-ignored)
-#   tests/cuda/device_check.sh             # there, from the repository root:
-#                                          # writes $OUT/summary.txt (default OUT=/tmp/kiln_cuda)
+#   tests/cuda/device_check.sh             # there, from the repository root (carry
+#                                          # tests/cuda/carry): writes $OUT/summary.txt
 #
-# What it runs: the driver and device (nvidia-smi), runtime_c's
-# cuda_device_test (device memory, copies, kiln's generated fused_add
-# launched and its outputs checked), and the reference for the dense target:
-# PyTorch's fp16 4096^3 matmul (cuBLAS) in TFLOP/s. Exit status: nonzero when
-# a kiln check fails (the reference is informational).
+# What it runs there, each step under a timeout:
+#   1. the driver and device (nvidia-smi);
+#   2. runtime_c's cuda_device_test (device memory, copies, kiln's generated
+#      fused_add launched and its outputs checked);
+#   3. device_run check on every prepared case (tests/cuda/prepare_device_check.cc:
+#      the ResNet, MobileNet and BERT-style example blocks, dense 256 in fp32
+#      and fp16, compiled for sm_90): sessions on cuda:0 through the public
+#      runtime API, every output against the interpreter's;
+#   4. device_run bench: each case's time on cuda:0, and dense 4096^3 fp16 in
+#      TFLOP/s (the issue's GEMM target);
+#   5. the references in the same run: PyTorch's fp16 4096^3 matmul (cuBLAS)
+#      and, when torchvision is there, ResNet-50 latency at batch 1.
+# Exit status: nonzero when a kiln check fails (the references and timings
+# are informational).
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 carry="$here/carry"
@@ -20,11 +30,17 @@ carry="$here/carry"
 if [[ "${1:-}" == "--prepare" ]]; then
   set -e
   cd "$here/../.."
-  flock -o /tmp/kiln-bazel.lock bazel build //runtime_c:cuda_device_test
-  mkdir -p "$carry"
-  install -m 0755 "$(bazel info bazel-bin 2>/dev/null)/runtime_c/cuda_device_test" "$carry/"
+  flock -o /tmp/kiln-bazel.lock bazel build //runtime_c:cuda_device_test //tests/cuda:device_run \
+    //tests/cuda:prepare_device_check
+  bin="$(flock -o /tmp/kiln-bazel.lock bazel info bazel-bin 2>/dev/null)"
+  rm -rf "$carry"
+  mkdir -p "$carry/lib"
+  install -m 0755 "$bin/runtime_c/cuda_device_test" "$bin/tests/cuda/device_run" "$carry/"
   install -m 0644 runtime_c/testdata/cuda_fused_add.ptx "$carry/"
-  ls -l "$carry"
+  # device_run's only library besides libc and libm.
+  cp -L "$(ldconfig -p | awk '/libcjson.so.1 /{print $NF; exit}')" "$carry/lib/"
+  "$bin/tests/cuda/prepare_device_check" "$carry/cases" --examples examples
+  du -sh "$carry"
   exit 0
 fi
 
@@ -34,6 +50,7 @@ summary="$OUT/summary.txt"
 : > "$summary"
 status=0
 say() { echo "$*" | tee -a "$summary"; }
+export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 say "# kiln device check, $(date -u +%FT%TZ), $(uname -m)"
 if command -v nvidia-smi > /dev/null; then
@@ -41,21 +58,44 @@ if command -v nvidia-smi > /dev/null; then
 else
   say "nvidia-smi: not found"
 fi
-
-say "## runtime_c cuda_device_test"
-if [[ -x "$carry/cuda_device_test" ]]; then
-  "$carry/cuda_device_test" "$carry/cuda_fused_add.ptx" > "$OUT/cuda_device_test.log" 2>&1
-  rc=$?
-  tee -a "$summary" < "$OUT/cuda_device_test.log"
-  say "cuda_device_test exit $rc"
-  [[ $rc -eq 0 ]] || status=1
-  grep -q "SKIP (device part)" "$OUT/cuda_device_test.log" && { say "no device seen: FAILED"; status=1; }
-else
-  say "missing $carry/cuda_device_test (run --prepare on the build machine and carry tests/cuda/carry)"
-  status=1
+if [[ ! -x "$carry/device_run" ]]; then
+  say "missing $carry/device_run (run --prepare on the build machine and carry tests/cuda/carry)"
+  exit 1
 fi
 
-say "## reference: PyTorch fp16 matmul 4096^3 (cuBLAS)"
+say "## runtime_c cuda_device_test"
+timeout 60 "$carry/cuda_device_test" "$carry/cuda_fused_add.ptx" > "$OUT/cuda_device_test.log" 2>&1
+rc=$?
+tee -a "$summary" < "$OUT/cuda_device_test.log"
+say "cuda_device_test exit $rc"
+[[ $rc -eq 0 ]] || status=1
+grep -q "SKIP (device part)" "$OUT/cuda_device_test.log" && { say "no device seen: FAILED"; status=1; }
+
+say "## the prepared cases on cuda:0 vs the interpreter (device_run check)"
+for dir in "$carry"/cases/*/; do
+  name="$(basename "$dir")"
+  [[ -f "$dir/expected_0.npy" ]] || continue
+  tol="1e-3 1e-4"
+  [[ "$name" == *fp16* ]] && tol="2e-2 2e-2"
+  timeout 120 "$carry/device_run" check "$dir" cuda:0 $tol > "$OUT/check_$name.log" 2>&1
+  rc=$?
+  tee -a "$summary" < "$OUT/check_$name.log"
+  [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
+done
+
+say "## timings on cuda:0 (device_run bench; kiln's default GPU schedule: one thread per output)"
+for dir in "$carry"/cases/*/; do
+  name="$(basename "$dir")"
+  if [[ "$name" == dense_4096_fp16 ]]; then
+    timeout 180 "$carry/device_run" bench "$dir" cuda:0 5 137438953472 >> "$summary" 2>&1 ||
+      say "$name: bench failed or timed out"
+  else
+    timeout 60 "$carry/device_run" bench "$dir" cuda:0 20 >> "$summary" 2>&1 ||
+      say "$name: bench failed or timed out"
+  fi
+done
+
+say "## references: PyTorch on the same GPU"
 if command -v python3 > /dev/null; then
   timeout 300 python3 - >> "$summary" 2>&1 << 'PY' || say "reference failed"
 import time
@@ -78,6 +118,19 @@ for _ in range(5):
     best = min(best, (time.perf_counter() - t0) / 20)
 print(f"{torch.cuda.get_device_name()}: torch {torch.__version__}, fp16 {n}^3 matmul "
       f"{best * 1e3:.3f} ms, {2 * n ** 3 / best / 1e12:.1f} TFLOP/s (best of 5 x 20)")
+try:
+    import torchvision
+    m = torchvision.models.resnet50().eval().cuda()
+    x = torch.randn(1, 3, 224, 224, device="cuda")
+    with torch.no_grad():
+        for _ in range(10): m(x)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(50): m(x)
+        torch.cuda.synchronize()
+    print(f"torch ResNet-50 fp32 batch 1: {(time.perf_counter() - t0) / 50 * 1e3:.2f} ms")
+except Exception as e:
+    print("no ResNet-50 reference:", e)
 PY
 else
   say "python3: not found"

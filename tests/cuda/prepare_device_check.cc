@@ -1,0 +1,159 @@
+// File: tests/cuda/prepare_device_check.cc
+//
+// Builds, on the development machine, everything tests/cuda/device_check.sh
+// runs on a machine with a GPU (where there is no Bazel or LLVM of kiln's):
+// for each case a directory OUT/<case>/ with model.so compiled for
+// "cuda -arch=sm_90", its inputs (input_<i>.npy, random, seed 5) and, for
+// the checked cases, the interpreter's outputs (expected_<i>.npy).
+//
+//   prepare_device_check OUT_DIR [--examples DIR] [--target T] [--only CASE,...]
+//
+// (--target llvm makes CPU artifacts of the same cases: device_run_test.)
+//
+// Cases: the bundled example models (examples/*.kir: ResNet, MobileNet and
+// BERT-style blocks), a small dense in float32 and float16 (checked), and
+// dense 4096^3 in float16 (timed only: the GEMM target).
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "c_api/compiler.h"
+#include "interpreter/interpreter.h"
+#include "ir/parser.h"
+#include "ir/status_macros.h"
+#include "kiln/npy.h"
+#include "tests/compiled/compare.h"
+#include "types/infer_type.h"
+
+namespace kiln {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+DLTensor ToDL(const HostTensor& t) {
+  DLTensor d{};
+  d.data = const_cast<void*>(t.raw_data());
+  d.device = {kDLCPU, 0};
+  d.ndim = t.ndim();
+  d.dtype = {static_cast<uint8_t>(t.dtype().code()), static_cast<uint8_t>(t.dtype().bits()), 1};
+  d.shape = const_cast<int64_t*>(t.shape().data());
+  return d;
+}
+
+absl::Status WriteNpy(const std::string& path, const HostTensor& t) {
+  DLTensor d = ToDL(t);
+  KilnStatus* st = kiln_npy_write(path.c_str(), &d);
+  if (st == nullptr) return absl::OkStatus();
+  std::string m = kiln_status_message(st);
+  kiln_status_free(st);
+  return absl::InternalError(m);
+}
+
+absl::Status Prepare(const std::string& out, const std::string& name, const std::string& text,
+                     bool check, const std::string& target) {
+  const std::string dir = absl::StrCat(out, "/", name);
+  mkdir(dir.c_str(), 0755);
+  KILN_ASSIGN_OR_RETURN(Module parsed, ParseModule(text, name));
+  KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(parsed));
+  compiler::CompileOptions o;
+  o.target = target;
+  KILN_ASSIGN_OR_RETURN(compiler::CompileReport r,
+                        compiler::CompileToLibrary(typed, o, dir + "/model.so"));
+  std::printf("%s: %d kernels, %llu bytes\n", name.c_str(), r.num_kernels,
+              static_cast<unsigned long long>(r.file_bytes));
+  if (!check) return absl::OkStatus();
+  KILN_ASSIGN_OR_RETURN(std::vector<interp::Value> inputs,
+                        testing::RandomInputs(typed, 5, -0.5, 0.5, 0, 3));
+  // Batch-norm variances must be positive (as model_test does): |v| + 0.5.
+  KILN_ASSIGN_OR_RETURN(Function main, typed.Lookup("main"));
+  for (size_t i = 0; i < main->params.size(); ++i) {
+    if (!main->params[i]->name_hint.ends_with("var")) continue;
+    KILN_ASSIGN_OR_RETURN(Ref<HostTensor> t, HostTensor::Create(inputs[i].tensor()->dtype(),
+                                                                inputs[i].tensor()->shape()));
+    for (int64_t k = 0; k < t->num_elements(); ++k) {
+      t->mutable_data<float>()[k] = std::abs(inputs[i].tensor()->data<float>()[k]) + 0.5f;
+    }
+    inputs[i] = interp::Value::Tensor(t);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KILN_RETURN_IF_ERROR(WriteNpy(absl::StrCat(dir, "/input_", i, ".npy"), *inputs[i].tensor()));
+  }
+  KILN_ASSIGN_OR_RETURN(interp::Value expected, interp::RunFunction(typed, "main", inputs));
+  std::vector<interp::Value> outs;
+  if (expected.is_tensor()) {
+    outs.push_back(expected);
+  } else {
+    for (const interp::Value& f : expected.fields()) outs.push_back(f);
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    KILN_RETURN_IF_ERROR(WriteNpy(absl::StrCat(dir, "/expected_", i, ".npy"), *outs[i].tensor()));
+  }
+  return absl::OkStatus();
+}
+
+std::string Dense(int m, int n, int k, const char* dtype) {
+  return absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(", m, ", ", k, "), ", dtype,
+                      "], %b: Tensor[(", n, ", ", k, "), ", dtype, "]) {\n  nn.dense(%a, %b, units=", n,
+                      ")\n}\n");
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2 || argc % 2 != 0) {
+    std::fprintf(stderr,
+                 "usage: prepare_device_check OUT_DIR [--examples DIR] [--target T] [--only A,B]\n");
+    return 2;
+  }
+  std::string out = argv[1], examples = "examples", target = "cuda -arch=sm_90", only;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--examples") {
+      examples = argv[i + 1];
+    } else if (flag == "--target") {
+      target = argv[i + 1];
+    } else if (flag == "--only") {
+      only = absl::StrCat(",", argv[i + 1], ",");
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
+      return 2;
+    }
+  }
+  mkdir(out.c_str(), 0755);
+  struct Case {
+    std::string name, text;
+    bool check;
+  };
+  std::vector<Case> cases = {
+      {"resnet_block", ReadFile(examples + "/resnet_block.kir"), true},
+      {"mobilenet_block", ReadFile(examples + "/mobilenet_block.kir"), true},
+      {"transformer_block", ReadFile(examples + "/transformer_block.kir"), true},
+      {"dense_256_fp32", Dense(256, 256, 256, "float32"), true},
+      {"dense_256_fp16", Dense(256, 256, 256, "float16"), true},
+      {"dense_4096_fp16", Dense(4096, 4096, 4096, "float16"), false},
+  };
+  int failed = 0;
+  for (const Case& c : cases) {
+    if (!only.empty() && only.find(absl::StrCat(",", c.name, ",")) == std::string::npos) continue;
+    absl::Status st = Prepare(out, c.name, c.text, c.check, target);
+    if (!st.ok()) {
+      std::fprintf(stderr, "%s: %s\n", c.name.c_str(), std::string(st.message()).c_str());
+      failed = 1;
+    }
+  }
+  return failed;
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main(int argc, char** argv) { return kiln::Main(argc, argv); }
