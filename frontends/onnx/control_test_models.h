@@ -161,6 +161,24 @@ inline onnx::ModelProto NestedModel() {
                            {MakeInt64Tensor("two", {}, {2}), MakeInt64Tensor("zero", {}, {0})}));
 }
 
+// M: int64, n: int64[1], x: float[5], v0: float. M times: s = x[0:n] (a
+// Slice whose end is known at run time), v = v + sum(s), scan output s.
+// Outputs: v, the scans stacked: float[M, n].
+inline onnx::ModelProto LoopRunTimeSliceModel() {
+  onnx::GraphProto body =
+      Graph("body",
+            {MakeNode("Slice", {"x", "zero1", "n"}, {"s"}),
+             MakeNode("ReduceSum", {"s"}, {"rs"}, {AttrInt("keepdims", 0)}),
+             MakeNode("Add", {"v_in", "rs"}, {"v_out"}), MakeNode("Identity", {"c_in"}, {"c_out"})},
+            {MakeValueInfo("i", kI, {}), MakeValueInfo("c_in", kB, {}), MakeValueInfo("v_in", kF, {})},
+            {MakeValueInfo("c_out", kB, {}), MakeValueInfo("v_out", kF, {}), MakeValueInfo("s", kF, {"k"})});
+  return ModelOf(13, Graph("loop_slice", {MakeNode("Loop", {"M", "", "v0"}, {"v", "scan"}, {AttrGraph("body", body)})},
+                           {MakeValueInfo("M", kI, {}), MakeValueInfo("n", kI, {1}),
+                            MakeValueInfo("x", kF, {5}), MakeValueInfo("v0", kF, {})},
+                           {MakeValueInfo("v", kF, {}), MakeValueInfo("scan", kF, {"m", "k"})},
+                           {MakeInt64Tensor("zero1", {1}, {0})}));
+}
+
 // ---- The models' results, computed directly (row-major float vectors) ------
 
 using Vec = std::vector<float>;

@@ -157,12 +157,17 @@ void AddCaptures(Recursion* r, const std::vector<Capture>& caps) {
 }
 
 // A scan output's accumulator: its parameter (a `?` extent at `axis`), its
-// empty initial value, and the next value with element `e` added.
+// empty initial value, and the next value with element `e` added. An element
+// whose shape is not static (known only at run time) starts from an empty
+// constant with 0 for those dims too; the first iteration then replaces it
+// instead of concatenating (the dims would not agree), and a loop that runs
+// no iteration returns that constant.
 struct Accumulator {
   Var var;
   Expr empty;
   TensorType elem;
   int64_t axis = 0;
+  bool static_elem = true;
 };
 
 absl::StatusOr<Accumulator> MakeAccumulator(ConvertContext& c, const Expr& elem, int64_t axis,
@@ -174,41 +179,49 @@ absl::StatusOr<Accumulator> MakeAccumulator(ConvertContext& c, const Expr& elem,
                                   " is outside [", -(rank + 1), ", ", rank, "]"));
   }
   if (axis < 0) axis += rank + 1;
-  std::optional<std::vector<int64_t>> dims = StaticShape(t->shape);
-  if (!dims) {
-    return c.Unsupported(absl::StrCat(
-        what, " has the shape ", ShapeToString(t->shape),
-        " in each iteration; stacking it needs a static shape (kiln starts from an empty "
-        "constant)"));
-  }
   Accumulator a;
   a.elem = t;
   a.axis = axis;
-  std::vector<int64_t> empty = *dims;
+  std::vector<int64_t> empty;
+  for (const Dim& d : t->shape) {
+    a.static_elem &= d.is_static();
+    empty.push_back(d.is_static() ? d.value() : 0);
+  }
   empty.insert(empty.begin() + axis, 0);
   KILN_ASSIGN_OR_RETURN(a.empty, cvt::ConstOf(c, t->dtype, empty, {}));
   Shape grown = t->shape;
+  for (Dim& d : grown) {
+    if (!d.is_static()) d = Dim::Any();
+  }
   grown.insert(grown.begin() + axis, Dim::Any());
   a.var = TypedVar(name, MakeTensorType(std::move(grown), t->dtype));
   return a;
 }
 
-absl::StatusOr<Expr> Grow(ConvertContext& c, const Accumulator& a, const Expr& elem,
-                          bool prepend) {
+// The accumulator after iteration `i` (from 0) adds `elem`.
+absl::StatusOr<Expr> Grow(ConvertContext& c, const Accumulator& a, const Expr& elem, bool prepend,
+                          const Var& i) {
   KILN_ASSIGN_OR_RETURN(Expr slice, cvt::ExpandDims(c, elem, a.axis));
   auto attrs = cvt::NewAttrs<ConcatenateAttrs>();
   attrs->axis = a.axis;
   KILN_ASSIGN_OR_RETURN(Tuple both, prepend ? MakeTuple({slice, a.var}) : MakeTuple({a.var, slice}));
-  return c.Call("concatenate", {Expr(both)}, attrs);
+  KILN_ASSIGN_OR_RETURN(Expr grown, c.Call("concatenate", {Expr(both)}, attrs));
+  if (a.static_elem) return grown;
+  // if (i > 0) { grown } else { slice }: the `if` takes the type of its first
+  // branch, the accumulator's.
+  KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(DataType::Int(64), 0));
+  KILN_ASSIGN_OR_RETURN(Expr later, c.Call("greater", {i, zero}));
+  KILN_ASSIGN_OR_RETURN(If pick, MakeIf(later, grown, slice));
+  return Expr(pick);
 }
 
 // The stacked result with its static extent `n` at the scan axis when known.
 absl::StatusOr<Expr> Finish(ConvertContext& c, const Accumulator& a, Expr acc,
                             std::optional<int64_t> n) {
-  if (!n) return acc;
-  std::vector<int64_t> dims = *StaticShape(a.elem->shape);
-  dims.insert(dims.begin() + a.axis, *n);
-  return cvt::Reshape(c, std::move(acc), dims);
+  std::optional<std::vector<int64_t>> dims = StaticShape(a.elem->shape);
+  if (!n || !dims) return acc;
+  dims->insert(dims->begin() + a.axis, *n);
+  return cvt::Reshape(c, std::move(acc), *dims);
 }
 
 // ---- If -----------------------------------------------------------------------
@@ -260,6 +273,28 @@ Outs ConvertIf(ConvertContext& c) {
         return c.Unsupported(msg + "kiln's if needs both branches to have one shape");
       }
     }
+  }
+  // The `if` takes its first branch's type: where else_branch's shape is
+  // the more general one, the branches swap under the negated condition.
+  bool then_general = true, else_general = true;
+  for (int k = 0; k < n; ++k) {
+    const auto* ta = t[static_cast<size_t>(k)]->checked_type().as<TensorTypeNode>();
+    const auto* tb = e[static_cast<size_t>(k)]->checked_type().as<TensorTypeNode>();
+    if (ta == nullptr || tb == nullptr || ta->shape.size() != tb->shape.size()) continue;
+    for (size_t d = 0; d < ta->shape.size(); ++d) {
+      if (ta->shape[d] == tb->shape[d]) continue;
+      then_general &= ta->shape[d].is_any();
+      else_general &= tb->shape[d].is_any();
+    }
+  }
+  if (!then_general) {
+    if (!else_general) {
+      return c.Unsupported(
+          "each branch has a `?` dim where the other has a known one; kiln's if needs one of "
+          "the branches' types to cover the other's");
+    }
+    std::swap(t, e);
+    KILN_ASSIGN_OR_RETURN(cond, c.Call("logical_not", {cond}));
   }
   if (n == 1) {
     KILN_ASSIGN_OR_RETURN(If r, MakeIf(cond, t[0], e[0]));
@@ -380,7 +415,7 @@ Outs ConvertLoop(ConvertContext& c) {
     const Expr& e = outs[static_cast<size_t>(1 + n + k)];
     KILN_ASSIGN_OR_RETURN(Accumulator a, MakeAccumulator(c, e, 0, absl::StrCat("scan", k),
                                                          absl::StrCat("scan output ", k)));
-    KILN_ASSIGN_OR_RETURN(Expr grown, Grow(c, a, e, false));
+    KILN_ASSIGN_OR_RETURN(Expr grown, Grow(c, a, e, false, i));
     r.results.push_back(r.params.size());
     r.params.push_back(a.var);
     r.init.push_back(a.empty);
@@ -545,7 +580,7 @@ Outs BuildScan(ConvertContext& c, const onnx::GraphProto& body, const ScanSpec& 
     KILN_ASSIGN_OR_RETURN(
         Accumulator a, MakeAccumulator(c, e, s.out_axes[static_cast<size_t>(k)], absl::StrCat("scan", k),
                                        absl::StrCat("scan output ", k)));
-    KILN_ASSIGN_OR_RETURN(Expr grown, Grow(c, a, e, s.out_reverse[static_cast<size_t>(k)] != 0));
+    KILN_ASSIGN_OR_RETURN(Expr grown, Grow(c, a, e, s.out_reverse[static_cast<size_t>(k)] != 0, i));
     r.results.push_back(r.params.size());
     r.params.push_back(a.var);
     r.init.push_back(a.empty);

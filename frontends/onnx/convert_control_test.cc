@@ -250,6 +250,57 @@ TEST(ConvertScan, NestedBodiesImportedAgainAndAgainAreBounded) {
   EXPECT_THAT(s.message(), HasSubstr("more than 2000 subgraph imports"));
 }
 
+TEST(ConvertLoop, AScanOutputWhoseShapeIsKnownOnlyAtRunTime) {
+  absl::StatusOr<Module> m = Import(LoopRunTimeSliceModel());
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(OutputTypes(*m),
+            (std::vector<std::string>{"Tensor[(), float32]", "Tensor[(?, ?), float32]"}));
+  const Vec x = {1, 2, 3, 4, 5};
+  for (auto [mm, n] : std::vector<std::pair<int64_t, int64_t>>{{3, 2}, {1, 5}, {0, 3}}) {
+    SCOPED_TRACE(absl::StrCat("M=", mm, " n=", n));
+    auto out = RunModel(LoopRunTimeSliceModel(),
+                        {In("M", DataType::Int(64), {}, {static_cast<double>(mm)}),
+                         In("n", DataType::Int(64), {1}, {static_cast<double>(n)}),
+                         F32In("x", {5}, AsDoubles(x)), F32In("v0", {}, {0.5})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    Vec scan;
+    float v = 0.5f;
+    for (int64_t i = 0; i < mm; ++i) {
+      for (int64_t k = 0; k < n; ++k) {
+        scan.push_back(x[static_cast<size_t>(k)]);
+        v += x[static_cast<size_t>(k)];
+      }
+    }
+    ExpectNear(*out->at(0), {v}, "v");
+    // No iteration: the empty start, with 0 for the extent not known before one.
+    const std::vector<int64_t> shape = mm == 0 ? std::vector<int64_t>{0, 0} : std::vector<int64_t>{mm, n};
+    EXPECT_EQ(out->at(1)->shape(), shape);
+    ExpectNear(*out->at(1), scan, "scan");
+  }
+}
+
+TEST(ConvertIf, TheBranchWithTheMoreGeneralShapeGivesTheType) {
+  // then: x (float[3]); else: x[0:n] (float[?]): the if is typed float[?]
+  // (branches swapped under logical_not).
+  onnx::GraphProto sliced = Graph("sliced", {MakeNode("Slice", {"x", "zero1", "n"}, {"b"})}, {},
+                                  {MakeValueInfo("b", kF, {"k"})});
+  onnx::ModelProto model = ModelOf(
+      13, Graph("g",
+                {MakeNode("If", {"c"}, {"y"},
+                          {AttrGraph("then_branch", Branch("Identity")), AttrGraph("else_branch", sliced)})},
+                {MakeValueInfo("x", kF, {3}), MakeValueInfo("c", kB, {}), MakeValueInfo("n", kI, {1})},
+                {MakeValueInfo("y", kF, {"k"})}, {MakeInt64Tensor("zero1", {1}, {0})}));
+  absl::StatusOr<Module> m = Import(model);
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(OutputTypes(*m), (std::vector<std::string>{"Tensor[(?,), float32]"}));
+  for (double c : {1.0, 0.0}) {
+    auto out = RunModel(model, {F32In("x", {3}, {4, 5, 6}), In("c", DataType::Bool(), {}, {c}),
+                                In("n", DataType::Int(64), {1}, {2})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectNear(*out->at(0), c != 0 ? Vec{4, 5, 6} : Vec{4, 5}, "y");
+  }
+}
+
 TEST(ConvertLoop, Errors) {
   onnx::ModelProto forever = LoopTripCountModel();
   forever.mutable_graph()->mutable_node(0)->set_input(0, "");
@@ -262,16 +313,6 @@ TEST(ConvertLoop, Errors) {
   s = Import(few).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(s.message(), HasSubstr("the body has 2 inputs"));
-
-  // A scan output whose per-iteration shape is known only at run time.
-  onnx::ModelProto dyn = GrowingModel();
-  onnx::GraphProto* body = dyn.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
-  *body->add_output() = MakeValueInfo("v_out", kF, {"n"});
-  *dyn.mutable_graph()->mutable_node(0)->add_output() = "scan";
-  *dyn.mutable_graph()->add_output() = MakeValueInfo("scan", kF, {"m", "n"});
-  s = Import(dyn).status();
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("scan output 0"), HasSubstr("needs a static shape")));
 
   // A carried value that changes dtype.
   onnx::ModelProto retyped = LoopTripCountModel();
