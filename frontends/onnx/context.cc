@@ -249,9 +249,31 @@ absl::StatusOr<Ref<const HostTensor>> NodeContext::ConstantInput(int i) {
   auto hit = state_->folded.find(e.get());
   if (hit != state_->folded.end()) return hit->second.second;
   const std::vector<std::string>& inputs = state_->GraphInputsOf(e);
+  if (!inputs.empty() && state_->parent != nullptr) {
+    // Inside a subgraph: values of a Loop/Scan body (or of an enclosing
+    // one) exist only when it runs; freezing cannot give them.
+    const ImportState* root = state_;
+    while (root->parent != nullptr) root = root->parent;
+    std::vector<std::string> body;
+    for (const std::string& n : inputs) {
+      const bool model_input =
+          std::any_of(root->input_names.begin(), root->input_names.end(),
+                      [&](const auto& kv) { return kv.second == n; });
+      if (!model_input) body.push_back(n);
+    }
+    if (!body.empty()) {
+      return Unsupported(absl::StrCat(
+          InputName(i), " must be known at import time, but it depends on '",
+          absl::StrJoin(body, "', '"),
+          "', known only when the enclosing If/Loop/Scan body runs; this converter cannot read "
+          "it at run time"));
+    }
+  }
   if (!inputs.empty()) {
+    const ImportState* root = state_;
+    while (root->parent != nullptr) root = root->parent;
     const bool initializer = std::any_of(inputs.begin(), inputs.end(), [&](const std::string& n) {
-      return state_->overridable.contains(n);
+      return root->overridable.contains(n);
     });
     absl::Status s = Invalid(absl::StrCat(
         InputName(i), " must be known at import time, but it depends on graph input(s) '",

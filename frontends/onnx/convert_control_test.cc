@@ -301,6 +301,22 @@ TEST(ConvertIf, TheBranchWithTheMoreGeneralShapeGivesTheType) {
   }
 }
 
+TEST(ConvertLoop, AValueOfTheBodyThatAConverterNeedsAtImportIsUnimplemented) {
+  // Unsqueeze's axes from the iteration number: known only when the body
+  // runs (and the output's rank depends on them).
+  onnx::ModelProto m = LoopTripCountModel();
+  onnx::GraphProto* body = m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
+  *body->add_node() = MakeNode("Unsqueeze", {"i", "axes0"}, {"reps"});
+  *body->add_node() = MakeNode("Unsqueeze", {"v_out", "reps"}, {"tiled"});
+  *body->add_initializer() = MakeInt64Tensor("axes0", {1}, {0});
+  body->mutable_output(2)->set_name("tiled");
+  absl::Status s = Import(m).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("Loop"), HasSubstr("Unsqueeze"), HasSubstr("depends on 'i'"),
+                                 HasSubstr("known only when the enclosing If/Loop/Scan body runs")));
+  EXPECT_THAT(s.message(), Not(HasSubstr("frozen_inputs")));
+}
+
 TEST(ConvertLoop, Errors) {
   onnx::ModelProto forever = LoopTripCountModel();
   forever.mutable_graph()->mutable_node(0)->set_input(0, "");
