@@ -83,7 +83,7 @@ for dir in "$carry"/cases/*/; do
   [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
 done
 
-say "## timings on cuda:0 (device_run bench; kiln's default GPU schedule: one thread per output)"
+say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: one thread per output, GEMMs register-blocked 4x4)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
   if [[ "$name" == dense_4096_fp16 ]]; then
