@@ -14,13 +14,15 @@
 //
 // Axes: the `axes` attribute, or from the opset where it became an input
 // (ReduceSum 13, the others 18) the optional second input, whose value must
-// be known at import time. No axes reduce everything, unless
+// be known at import time, except for ReduceSum, whose run-time axes are
+// handled by ReduceAtRunTimeAxes. No axes reduce everything, unless
 // noop_with_empty_axes=1, which makes the node an identity. keepdims defaults
 // to 1.
 //
 // ArgMax/ArgMin (axis, keepdims, select_last_index from opset 12) map onto
 // argmax/argmin, whose int32 result is cast to ONNX's int64.
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "frontends/onnx/convert_util.h"
 #include "frontends/onnx/converter.h"
 #include "frontends/onnx/emitter.h"
 #include "ir/op_attrs.h"
@@ -46,6 +49,7 @@ struct ReduceSpec {
   std::optional<std::vector<int64_t>> axes;  // nullopt: every axis
   bool keepdims = true;
   bool noop = false;  // no axes and noop_with_empty_axes: the identity
+  bool run_time_axes = false;  // input 1 is known only at run time (ReduceAtRunTimeAxes)
 };
 
 // The axes from the attribute, or from input 1 at opsets >= axes_input_since.
@@ -59,8 +63,18 @@ absl::StatusOr<ReduceSpec> ReadSpec(ConvertContext& c, int axes_input_since) {
     if (c.HasAttr("axes"))
       return c.Invalid(
           absl::StrCat("from opset ", axes_input_since, " the axes are input 1, not an attribute"));
-    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> in, c.ConstantInts(1));
-    if (in) axes = std::move(*in);
+    absl::StatusOr<std::optional<std::vector<int64_t>>> in = c.ConstantInts(1);
+    if (!in.ok() && cvt::NeedsValue(in.status())) {
+      KILN_ASSIGN_OR_RETURN(TensorType at, c.InputType(1));
+      if (at->ndim() != 1 || !at->shape[0].is_static()) return in.status();
+      if (at->shape[0].value() > 0) {
+        s.run_time_axes = true;
+        return s;
+      }
+      in = std::optional<std::vector<int64_t>>(std::vector<int64_t>{});  // statically empty
+    }
+    if (!in.ok()) return in.status();
+    if (*in) axes = std::move(**in);
   } else {
     KILN_ASSIGN_OR_RETURN(axes, c.AttrInts("axes", {}));
   }
@@ -116,9 +130,71 @@ Expr Reduce(Emitter& e, Kind kind, const Expr& x, const ReduceSpec& s) {
   return nullptr;
 }
 
+// ReduceSum with its axes at run time. Every axis is summed in turn (keeping
+// it) and broadcast back where the axes name it, so the value keeps the
+// input's shape with each reduced axis repeated; a dyn.strided_slice then
+// keeps one entry of the named axes, and dyn.squeeze drops them unless
+// keepdims. The named axes come from comparing the normalized axes with
+// 0..rank-1.
+Outputs ReduceAtRunTimeAxes(ConvertContext& c, const ReduceSpec& s) {
+  KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
+  KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(0));
+  KILN_ASSIGN_OR_RETURN(Expr axes, c.Input(1));
+  const DataType i64 = DataType::Int(64);
+  KILN_ASSIGN_OR_RETURN(axes, cvt::Cast(c, axes, i64));
+  const int64_t r = t->ndim();
+  if (r == 0) return c.Invalid("axes given for a 0-D input");
+  KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(i64, 0));
+  KILN_ASSIGN_OR_RETURN(Expr rank, c.ScalarConst(i64, static_cast<double>(r)));
+  KILN_ASSIGN_OR_RETURN(Expr neg, c.Call("less", {axes, zero}));
+  KILN_ASSIGN_OR_RETURN(Expr shifted, c.Call("add", {axes, rank}));
+  KILN_ASSIGN_OR_RETURN(Expr norm, c.Call("where", {neg, shifted, axes}));
+  std::vector<int64_t> iota(static_cast<size_t>(r));
+  for (int64_t i = 0; i < r; ++i) iota[static_cast<size_t>(i)] = i;
+  KILN_ASSIGN_OR_RETURN(Expr rows, cvt::ConstI64(c, {r, 1}, iota));
+  KILN_ASSIGN_OR_RETURN(Expr mask, c.Call("equal", {rows, norm}));
+  KILN_ASSIGN_OR_RETURN(Expr hits, cvt::Cast(c, mask, i64));
+  KILN_ASSIGN_OR_RETURN(Expr count, cvt::Reduce(c, "sum", hits, {1}, false));
+  KILN_ASSIGN_OR_RETURN(Expr named, c.Call("greater", {count, zero}));  // [r] bool
+  Expr shape;
+  if (!ShapeIsStatic(t->shape)) {
+    KILN_ASSIGN_OR_RETURN(shape, cvt::DynamicShapeOf(c, x, 0, r));
+  }
+  Expr y = x;
+  for (int64_t d = 0; d < r; ++d) {
+    KILN_ASSIGN_OR_RETURN(Expr sum, cvt::Reduce(c, "sum", y, {d}, true));
+    Expr back;
+    if (shape) {
+      KILN_ASSIGN_OR_RETURN(back, c.Call("dyn.broadcast_to", {sum, shape}));
+    } else {
+      std::vector<int64_t> dims;
+      for (const Dim& dim : t->shape) dims.push_back(dim.value());
+      KILN_ASSIGN_OR_RETURN(back, cvt::BroadcastTo(c, sum, dims));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr idx, cvt::ConstI64(c, {}, {d}));
+    KILN_ASSIGN_OR_RETURN(Expr here, cvt::Take(c, named, idx, 0));
+    KILN_ASSIGN_OR_RETURN(y, c.Call("where", {here, back, y}));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr one, c.ScalarConst(i64, 1));
+  KILN_ASSIGN_OR_RETURN(Expr all, cvt::ConstI64(c, {}, {std::numeric_limits<int64_t>::max()}));
+  KILN_ASSIGN_OR_RETURN(Expr end, c.Call("where", {named, one, all}));
+  KILN_ASSIGN_OR_RETURN(Expr begin, cvt::ConstI64(c, {r}, std::vector<int64_t>(static_cast<size_t>(r), 0)));
+  KILN_ASSIGN_OR_RETURN(Expr strides, cvt::ConstI64(c, {r}, std::vector<int64_t>(static_cast<size_t>(r), 1)));
+  auto sa = MakeAttrs<DynStridedSliceAttrs>([](DynStridedSliceAttrs&) {});
+  KILN_ASSIGN_OR_RETURN(y, c.Call("dyn.strided_slice", {y, begin, end, strides}, sa));
+  if (!s.keepdims) {
+    KILN_ASSIGN_OR_RETURN(y, c.Call("dyn.squeeze", {y, axes}));
+  }
+  return std::vector<Expr>{y};
+}
+
 Converter ReduceConverter(Kind kind, int axes_input_since) {
   return [kind, axes_input_since](ConvertContext& c) -> Outputs {
     KILN_ASSIGN_OR_RETURN(ReduceSpec s, ReadSpec(c, axes_input_since));
+    if (s.run_time_axes) {
+      if (kind != Kind::kSum) return c.Unsupported("axes given at run time (only ReduceSum takes them)");
+      return ReduceAtRunTimeAxes(c, s);
+    }
     Emitter e(c);
     Expr x = e.In(0);
     if (s.noop) return e.Done(x);
