@@ -262,11 +262,16 @@ absl::StatusOr<Ref<const HostTensor>> NodeContext::ConstantInput(int i) {
       if (!model_input) body.push_back(n);
     }
     if (!body.empty()) {
-      return Unsupported(absl::StrCat(
+      // The payload still tells converters with a run-time form
+      // (convert_dynamic.cc, cvt::NeedsValue) to use it; the importer lists
+      // an Unimplemented node without it.
+      absl::Status s = Unsupported(absl::StrCat(
           InputName(i), " must be known at import time, but it depends on '",
           absl::StrJoin(body, "', '"),
           "', known only when the enclosing If/Loop/Scan body runs; this converter cannot read "
           "it at run time"));
+      s.SetPayload(kNeedsConstantPayload, absl::Cord(absl::StrJoin(body, ",")));
+      return s;
     }
   }
   if (!inputs.empty()) {

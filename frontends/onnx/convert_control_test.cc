@@ -301,18 +301,38 @@ TEST(ConvertIf, TheBranchWithTheMoreGeneralShapeGivesTheType) {
   }
 }
 
+TEST(ConvertLoop, AConverterWithARunTimeFormReadsTheBodysValues) {
+  // x[i:i+1] each iteration (test_loop11's body): Slice's starts and ends
+  // come from the iteration number, so the run-time form (dyn.*) is used.
+  onnx::GraphProto body = Graph(
+      "body",
+      {MakeNode("Add", {"i", "one"}, {"i1"}), MakeNode("Unsqueeze", {"i", "axes0"}, {"st"}),
+       MakeNode("Unsqueeze", {"i1", "axes0"}, {"en"}), MakeNode("Slice", {"x", "st", "en"}, {"sl"}),
+       MakeNode("ReduceSum", {"sl"}, {"rs"}, {AttrInt("keepdims", 0)}),
+       MakeNode("Add", {"v_in", "rs"}, {"v_out"}), MakeNode("Identity", {"c_in"}, {"c_out"})},
+      {MakeValueInfo("i", kI, {}), MakeValueInfo("c_in", kB, {}), MakeValueInfo("v_in", kF, {})},
+      {MakeValueInfo("c_out", kB, {}), MakeValueInfo("v_out", kF, {})},
+      {MakeInt64Tensor("one", {}, {1}), MakeInt64Tensor("axes0", {1}, {0})});
+  onnx::ModelProto m = ModelOf(13, Graph("slices", {MakeNode("Loop", {"M", "", "v0"}, {"v"}, {AttrGraph("body", body)})},
+                                         {MakeValueInfo("M", kI, {}), MakeValueInfo("v0", kF, {})},
+                                         {MakeValueInfo("v", kF, {})},
+                                         {MakeFloatTensor("x", {5}, {1, 2, 4, 8, 16})}));
+  auto out = RunModel(m, {In("M", DataType::Int(64), {}, {3}), F32In("v0", {}, {0.5})});
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectNear(*out->at(0), {0.5f + 1 + 2 + 4}, "v");
+}
+
 TEST(ConvertLoop, AValueOfTheBodyThatAConverterNeedsAtImportIsUnimplemented) {
-  // Unsqueeze's axes from the iteration number: known only when the body
-  // runs (and the output's rank depends on them).
+  // Dropout's training_mode from the iteration number: known only when the
+  // body runs, and Dropout reads it at import time.
   onnx::ModelProto m = LoopTripCountModel();
   onnx::GraphProto* body = m.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_g();
-  *body->add_node() = MakeNode("Unsqueeze", {"i", "axes0"}, {"reps"});
-  *body->add_node() = MakeNode("Unsqueeze", {"v_out", "reps"}, {"tiled"});
-  *body->add_initializer() = MakeInt64Tensor("axes0", {1}, {0});
-  body->mutable_output(2)->set_name("tiled");
+  *body->add_node() = MakeNode("Cast", {"i"}, {"training"}, {AttrInt("to", kB)});
+  *body->add_node() = MakeNode("Dropout", {"v_out", "", "training"}, {"summed"});
+  body->mutable_output(2)->set_name("summed");
   absl::Status s = Import(m).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
-  EXPECT_THAT(s.message(), AllOf(HasSubstr("Loop"), HasSubstr("Unsqueeze"), HasSubstr("depends on 'i'"),
+  EXPECT_THAT(s.message(), AllOf(HasSubstr("Loop"), HasSubstr("Dropout"), HasSubstr("depends on 'i'"),
                                  HasSubstr("known only when the enclosing If/Loop/Scan body runs")));
   EXPECT_THAT(s.message(), Not(HasSubstr("frozen_inputs")));
 }
