@@ -38,6 +38,10 @@ dynamo=False) and dynamic_axes, opset 14, eval mode, fixed seeds:
                    float32[batch, 10]. BatchNorms get random statistics (the
                    exporter folds them into the convolutions).
 
+With --exporter dynamo --out DIR it writes the same models (same weights)
+exported by torch.export instead (opset 18), and the same .npy files, to
+DIR: `dynamic_models_test.sh KILN DIR gpt_tiny resnet_tiny` checks them.
+
 For each of several shapes the inputs and PyTorch's outputs are saved as
 .npy: gpt_tiny_b{B}_t{T}_{tokens,positions,logits,nanogpt_logits}.npy for
 (B, T) in (1, 5), (2, 9), (3, 16) (positions are arange(T) in every row), and
@@ -176,7 +180,21 @@ def randomize_batch_norms(model, gen):
             m.bias.data.copy_(torch.randn(n, generator=gen) * 0.1)
 
 
+EXPORTER = "torchscript"
+
+
 def export(model, example, path, input_names, dynamic):
+    if EXPORTER == "dynamo":
+        # torch.export's exporter (PyTorch's default since 2.9; needs
+        # onnxscript): the dynamic axes as torch.export.Dim, opset 18.
+        dims = {}
+        shapes = {n: {axis: dims.setdefault(name, torch.export.Dim(name, min=1, max=64))
+                      for axis, name in dynamic[n].items()} for n in input_names}
+        prog = torch.onnx.export(model, example, dynamo=True, dynamic_shapes=shapes,
+                                 input_names=input_names, output_names=["logits"],
+                                 opset_version=18)
+        prog.save(path)
+        return
     torch.onnx.export(model, example, path, input_names=input_names, output_names=["logits"],
                       dynamic_axes=dynamic, opset_version=OPSET, do_constant_folding=True,
                       dynamo=False)
@@ -185,7 +203,12 @@ def export(model, example, path, input_names, dynamic):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
+                    help="dynamo: export with torch.export instead (same models, weights and "
+                    ".npy files; not what is committed)")
     args = ap.parse_args()
+    global EXPORTER
+    EXPORTER = args.exporter
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
 
