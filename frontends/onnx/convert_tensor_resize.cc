@@ -8,6 +8,9 @@
 // transformations, the left pixel with ratio 1 at integral coordinates, edge
 // padding (clamped indices), exclude_outside renormalization, and
 // tf_crop_and_resize's extrapolation value (a where on a constant mask).
+// When scales, sizes or roi are known only at run time, the same plan is
+// built from graph operations on dyn.arange's output coordinates
+// (RunTimeResize): the model then runs on the VM.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -172,8 +175,202 @@ absl::StatusOr<Expr> ApplyAxisPlan(ConvertContext& c, Expr y, int64_t axis, int6
   return acc;
 }
 
+// ---- run-time scales, sizes or roi ------------------------------------------------
+//
+// The same plan as PlanAxis, built from graph operations on the output
+// coordinates j = dyn.arange(0, out_len, 1) (float64), so that scales, sizes
+// and roi may be graph inputs: the output extents are then computed when the
+// model runs (on the VM). Every axis is resampled (an axis of scale 1 gives
+// weight 1 on its own index).
+class RunTimeResize {
+ public:
+  RunTimeResize(ConvertContext& c, const ResizeMode& m) : c_(c), m_(m) {}
+
+  absl::StatusOr<Expr> F(double v) { return c_.ScalarConst(DataType::Float(64), v); }
+  absl::StatusOr<Expr> Op(const char* op, std::vector<Expr> args) { return c_.Call(op, std::move(args)); }
+  // Entry i of a 1-D tensor as a 0-D float64.
+  absl::StatusOr<Expr> EntryF64(const Expr& v, int64_t i) {
+    KILN_ASSIGN_OR_RETURN(Expr idx, ConstI64(c_, {}, {i}));
+    KILN_ASSIGN_OR_RETURN(Expr e, Take(c_, v, idx, 0));
+    return Cast(c_, e, DataType::Float(64));
+  }
+
+  // One axis: y resampled along `axis` (input extent in_len) to out_len
+  // points (0-D float64, an integer value) with `scale` (0-D float64).
+  absl::StatusOr<Expr> Axis(Expr y, int64_t axis, int64_t rank, int64_t in_len, Expr out_len,
+                            Expr scale, Expr roi_start, Expr roi_end, DataType dtype,
+                            double extrapolation) {
+    if (in_len < 1) return c_.Unsupported("resizing an empty axis at run time");
+    const double n1 = static_cast<double>(in_len - 1);
+    KILN_ASSIGN_OR_RETURN(Expr zero, F(0));
+    KILN_ASSIGN_OR_RETURN(Expr one, F(1));
+    KILN_ASSIGN_OR_RETURN(Expr half, F(0.5));
+    KILN_ASSIGN_OR_RETURN(Expr x, c_.Call("dyn.arange", {zero, out_len, one}));
+    KILN_ASSIGN_OR_RETURN(Expr inl, F(static_cast<double>(in_len)));
+    KILN_ASSIGN_OR_RETURN(Expr len_f, Op("multiply", {scale, inl}));  // unrounded, as the reference
+    KILN_ASSIGN_OR_RETURN(Expr len_gt1, Op("greater", {len_f, one}));
+    KILN_ASSIGN_OR_RETURN(Expr len_m1, Op("subtract", {len_f, one}));
+    KILN_ASSIGN_OR_RETURN(Expr xh, Op("add", {x, half}));
+    KILN_ASSIGN_OR_RETURN(Expr xh_s, Op("divide", {xh, scale}));
+    KILN_ASSIGN_OR_RETURN(Expr half_pixel, Op("subtract", {xh_s, half}));
+    KILN_ASSIGN_OR_RETURN(Expr n1c, F(n1));
+    Expr xo;
+    if (m_.ctm == "half_pixel") {
+      xo = half_pixel;
+    } else if (m_.ctm == "pytorch_half_pixel") {
+      KILN_ASSIGN_OR_RETURN(xo, Op("where", {len_gt1, half_pixel, zero}));
+    } else if (m_.ctm == "align_corners") {
+      KILN_ASSIGN_OR_RETURN(Expr is1, Op("equal", {len_f, one}));
+      KILN_ASSIGN_OR_RETURN(Expr safe, Op("where", {is1, one, len_m1}));
+      KILN_ASSIGN_OR_RETURN(Expr num, Op("multiply", {x, n1c}));
+      KILN_ASSIGN_OR_RETURN(Expr q, Op("divide", {num, safe}));
+      KILN_ASSIGN_OR_RETURN(xo, Op("where", {is1, zero, q}));
+    } else if (m_.ctm == "asymmetric") {
+      KILN_ASSIGN_OR_RETURN(xo, Op("divide", {x, scale}));
+    } else if (m_.ctm == "tf_half_pixel_for_nn") {
+      xo = xh_s;
+    } else if (m_.ctm == "tf_crop_and_resize") {
+      KILN_ASSIGN_OR_RETURN(Expr span, Op("subtract", {roi_end, roi_start}));
+      KILN_ASSIGN_OR_RETURN(Expr span_n, Op("multiply", {span, n1c}));
+      KILN_ASSIGN_OR_RETURN(Expr safe, Op("where", {len_gt1, len_m1, one}));
+      KILN_ASSIGN_OR_RETURN(Expr step, Op("divide", {span_n, safe}));
+      KILN_ASSIGN_OR_RETURN(Expr start, Op("multiply", {roi_start, n1c}));
+      KILN_ASSIGN_OR_RETURN(Expr xs, Op("multiply", {x, step}));
+      KILN_ASSIGN_OR_RETURN(Expr a, Op("add", {start, xs}));
+      KILN_ASSIGN_OR_RETURN(Expr mid, Op("add", {roi_start, roi_end}));
+      KILN_ASSIGN_OR_RETURN(Expr mid_h, Op("multiply", {mid, half}));
+      KILN_ASSIGN_OR_RETURN(Expr b, Op("multiply", {mid_h, n1c}));
+      KILN_ASSIGN_OR_RETURN(xo, Op("where", {len_gt1, a, b}));
+    } else {
+      return c_.Unsupported(absl::StrCat("coordinate_transformation_mode \"", m_.ctm, "\""));
+    }
+    // The pixel left of an integral coordinate, with ratio 1 (as PlanAxis).
+    KILN_ASSIGN_OR_RETURN(Expr fl, Op("floor", {xo}));
+    KILN_ASSIGN_OR_RETURN(Expr integral, Op("equal", {xo, fl}));
+    KILN_ASSIGN_OR_RETURN(Expr fl_m1, Op("subtract", {fl, one}));
+    KILN_ASSIGN_OR_RETURN(Expr left, Op("where", {integral, fl_m1, fl}));
+    KILN_ASSIGN_OR_RETURN(Expr frac, Op("subtract", {xo, fl}));
+    KILN_ASSIGN_OR_RETURN(Expr ratio, Op("where", {integral, one, frac}));
+    std::vector<Expr> src, w;
+    auto offset = [&](double d) -> absl::StatusOr<Expr> {
+      KILN_ASSIGN_OR_RETURN(Expr k, F(d));
+      return Op("add", {left, k});
+    };
+    if (m_.mode == "nearest") {
+      Expr right;
+      if (m_.nearest_mode == "round_prefer_floor") {
+        KILN_ASSIGN_OR_RETURN(right, Op("greater", {ratio, half}));
+      } else if (m_.nearest_mode == "round_prefer_ceil") {
+        KILN_ASSIGN_OR_RETURN(right, Op("greater_equal", {ratio, half}));
+      } else if (m_.nearest_mode == "floor") {
+        KILN_ASSIGN_OR_RETURN(right, Op("logical_and", {integral, integral}));  // only at integral points
+      } else if (m_.nearest_mode == "ceil") {
+        KILN_ASSIGN_OR_RETURN(right, Op("equal", {ratio, ratio}));  // always
+      } else {
+        return c_.Invalid(absl::StrCat("nearest_mode \"", m_.nearest_mode, "\" is unknown"));
+      }
+      KILN_ASSIGN_OR_RETURN(Expr l1, offset(1));
+      KILN_ASSIGN_OR_RETURN(Expr s, Op("where", {right, l1, left}));
+      src = {s};
+      w = {one};
+    } else if (m_.mode == "linear") {
+      KILN_ASSIGN_OR_RETURN(Expr l1, offset(1));
+      KILN_ASSIGN_OR_RETURN(Expr w0, Op("subtract", {one, ratio}));
+      src = {left, l1};
+      w = {w0, ratio};
+    } else {
+      for (double d : {-1.0, 0.0, 1.0, 2.0}) {
+        KILN_ASSIGN_OR_RETURN(Expr s, offset(d));
+        src.push_back(s);
+      }
+      // CubicCoeffs with t = r + 1, r, 1 - r, 2 - r.
+      const double a = m_.cubic_a;
+      auto poly = [&](const Expr& t, bool far) -> absl::StatusOr<Expr> {
+        // far: ((a t - 5a) t + 8a) t - 4a;  near: ((a + 2) t - (a + 3)) t t + 1
+        std::vector<double> k = far ? std::vector<double>{a, -5 * a, 8 * a, -4 * a}
+                                    : std::vector<double>{a + 2, -(a + 3), 0, 1};
+        KILN_ASSIGN_OR_RETURN(Expr acc, F(k[0]));
+        for (size_t i = 1; i < k.size(); ++i) {
+          KILN_ASSIGN_OR_RETURN(acc, Op("multiply", {acc, t}));
+          KILN_ASSIGN_OR_RETURN(Expr ki, F(k[i]));
+          KILN_ASSIGN_OR_RETURN(acc, Op("add", {acc, ki}));
+        }
+        return acc;
+      };
+      KILN_ASSIGN_OR_RETURN(Expr t0, Op("add", {ratio, one}));
+      KILN_ASSIGN_OR_RETURN(Expr t2, Op("subtract", {one, ratio}));
+      KILN_ASSIGN_OR_RETURN(Expr two, F(2));
+      KILN_ASSIGN_OR_RETURN(Expr t3, Op("subtract", {two, ratio}));
+      KILN_ASSIGN_OR_RETURN(Expr w0, poly(t0, true));
+      KILN_ASSIGN_OR_RETURN(Expr w1, poly(ratio, false));
+      KILN_ASSIGN_OR_RETURN(Expr w2, poly(t2, false));
+      KILN_ASSIGN_OR_RETURN(Expr w3, poly(t3, true));
+      w = {w0, w1, w2, w3};
+    }
+    KILN_ASSIGN_OR_RETURN(Expr hi, F(n1));
+    if (m_.exclude_outside) {
+      Expr sum;
+      for (size_t t = 0; t < src.size(); ++t) {
+        KILN_ASSIGN_OR_RETURN(Expr lo_out, Op("less", {src[t], zero}));
+        KILN_ASSIGN_OR_RETURN(Expr hi_out, Op("greater", {src[t], hi}));
+        KILN_ASSIGN_OR_RETURN(Expr out, Op("logical_or", {lo_out, hi_out}));
+        KILN_ASSIGN_OR_RETURN(w[t], Op("where", {out, zero, w[t]}));
+        if (sum) {
+          KILN_ASSIGN_OR_RETURN(sum, Op("add", {sum, w[t]}));
+        } else {
+          sum = w[t];
+        }
+      }
+      KILN_ASSIGN_OR_RETURN(Expr nz, Op("not_equal", {sum, zero}));
+      KILN_ASSIGN_OR_RETURN(Expr safe, Op("where", {nz, sum, one}));
+      for (Expr& wt : w) {
+        KILN_ASSIGN_OR_RETURN(wt, Op("divide", {wt, safe}));
+      }
+    }
+    Expr extrap;
+    if (m_.ctm == "tf_crop_and_resize") {
+      KILN_ASSIGN_OR_RETURN(Expr lo_out, Op("less", {xo, zero}));
+      KILN_ASSIGN_OR_RETURN(Expr hi_out, Op("greater", {xo, hi}));
+      KILN_ASSIGN_OR_RETURN(extrap, Op("logical_or", {lo_out, hi_out}));
+    }
+    // Gathers of the clamped (edge-padded) indices, weighted and summed.
+    Expr acc;
+    for (size_t t = 0; t < src.size(); ++t) {
+      KILN_ASSIGN_OR_RETURN(Expr lo, Op("maximum", {src[t], zero}));
+      KILN_ASSIGN_OR_RETURN(Expr cl, Op("minimum", {lo, hi}));
+      KILN_ASSIGN_OR_RETURN(Expr idx, Cast(c_, cl, DataType::Int(64)));
+      KILN_ASSIGN_OR_RETURN(Expr g, Take(c_, y, idx, axis));
+      if (src.size() > 1) {
+        KILN_ASSIGN_OR_RETURN(Expr wt, Cast(c_, w[t], dtype));
+        if (rank - axis - 1 > 0) {
+          KILN_ASSIGN_OR_RETURN(wt, ExpandDims(c_, wt, 1, rank - axis - 1));
+        }
+        KILN_ASSIGN_OR_RETURN(g, Op("multiply", {g, wt}));
+      }
+      if (acc) {
+        KILN_ASSIGN_OR_RETURN(acc, Op("add", {acc, g}));
+      } else {
+        acc = g;
+      }
+    }
+    if (extrap) {
+      if (rank - axis - 1 > 0) {
+        KILN_ASSIGN_OR_RETURN(extrap, ExpandDims(c_, extrap, 1, rank - axis - 1));
+      }
+      KILN_ASSIGN_OR_RETURN(Expr ev, c_.ScalarConst(dtype, extrapolation));
+      KILN_ASSIGN_OR_RETURN(acc, Op("where", {extrap, ev, acc}));
+    }
+    return acc;
+  }
+
+ private:
+  ConvertContext& c_;
+  const ResizeMode& m_;
+};
+
 // Resize-10/11/13 and Upsample-7/9: separable, one axis at a time, as gathers
-// of constant indices weighted by constant coefficients.
+// of constant indices weighted by constant coefficients; with scales, sizes
+// or roi given at run time, as RunTimeResize.
 Outs ConvertResize(ConvertContext& c, bool upsample) {
   KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
   KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(0));
@@ -207,10 +404,25 @@ Outs ConvertResize(ConvertContext& c, bool upsample) {
   std::vector<double> scales;
   std::vector<int64_t> sizes;
   std::vector<double> roi;
+  bool run_time = false;
   auto read_doubles = [&](int i, std::vector<double>* out) -> absl::Status {
-    KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> v, c.ConstantInput(i));
-    for (int64_t k = 0; k < v->num_elements(); ++k) out->push_back(v->GetAsDouble(k));
+    absl::StatusOr<Ref<const HostTensor>> v = c.ConstantInput(i);
+    if (!v.ok() && NeedsValue(v.status())) {
+      run_time = true;
+      return absl::OkStatus();
+    }
+    if (!v.ok()) return v.status();
+    for (int64_t k = 0; k < (*v)->num_elements(); ++k) out->push_back((*v)->GetAsDouble(k));
     return absl::OkStatus();
+  };
+  // Which of inputs 1 (roi, or Resize-10's scales), 2 (scales), 3 (sizes)
+  // are present and non-empty, for the run-time form.
+  auto present = [&](int i) -> absl::StatusOr<bool> {
+    if (!c.HasInput(i)) return false;
+    KILN_ASSIGN_OR_RETURN(TensorType it, c.InputType(i));
+    if (it->ndim() != 1 || !it->shape[0].is_static())
+      return c.Invalid(absl::StrCat("input ", i, " must be a 1-D tensor of static length"));
+    return it->shape[0].value() > 0;
   };
   if (upsample && c.opset() < 9) {
     KILN_ASSIGN_OR_RETURN(scales, c.AttrFloats("scales"));
@@ -220,11 +432,72 @@ Outs ConvertResize(ConvertContext& c, bool upsample) {
     if (c.HasInput(1) && m.ctm == "tf_crop_and_resize") KILN_RETURN_IF_ERROR(read_doubles(1, &roi));
     if (c.HasInput(2)) KILN_RETURN_IF_ERROR(read_doubles(2, &scales));
     if (c.HasInput(3)) {
-      KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> sz, c.ConstantInts(3));
-      sizes = sz.value_or(std::vector<int64_t>{});
+      absl::StatusOr<std::optional<std::vector<int64_t>>> sz = c.ConstantInts(3);
+      if (!sz.ok() && NeedsValue(sz.status())) {
+        run_time = true;
+      } else {
+        KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> szv, std::move(sz));
+        sizes = szv.value_or(std::vector<int64_t>{});
+      }
     }
     if (!sizes.empty() && !scales.empty())
       return c.Invalid("give either scales or sizes, not both");
+  }
+  if (run_time) {
+    // Every shape-like input as an expression (constants too).
+    const int scales_input = v10 ? 1 : 2;
+    KILN_ASSIGN_OR_RETURN(bool has_scales, present(scales_input));
+    bool has_sizes = false;
+    if (!v10) {
+      KILN_ASSIGN_OR_RETURN(has_sizes, present(3));
+    }
+    if (has_scales == has_sizes) return c.Invalid("give exactly one of scales and sizes");
+    Expr scales_e, sizes_e, roi_e;
+    if (has_scales) {
+      KILN_ASSIGN_OR_RETURN(scales_e, c.Input(scales_input));
+      KILN_ASSIGN_OR_RETURN(TensorType st, c.InputType(scales_input));
+      if (st->shape[0].value() != r)
+        return c.Invalid(absl::StrCat("scales need one entry per input axis (", r, ")"));
+    } else {
+      KILN_ASSIGN_OR_RETURN(sizes_e, c.Input(3));
+      KILN_ASSIGN_OR_RETURN(TensorType st, c.InputType(3));
+      if (st->shape[0].value() != r)
+        return c.Invalid(absl::StrCat("sizes need one entry per input axis (", r, ")"));
+    }
+    if (m.ctm == "tf_crop_and_resize") {
+      KILN_ASSIGN_OR_RETURN(bool has_roi, present(1));
+      if (!has_roi) return c.Invalid(absl::StrCat("tf_crop_and_resize needs roi with ", 2 * r, " entries"));
+      KILN_ASSIGN_OR_RETURN(roi_e, c.Input(1));
+      KILN_ASSIGN_OR_RETURN(TensorType rt, c.InputType(1));
+      if (rt->shape[0].value() != 2 * r)
+        return c.Invalid(absl::StrCat("tf_crop_and_resize needs roi with ", 2 * r, " entries"));
+    }
+    RunTimeResize rt(c, m);
+    Expr y = x;
+    for (int64_t a = 0; a < r; ++a) {
+      const size_t ua = static_cast<size_t>(a);
+      KILN_ASSIGN_OR_RETURN(Expr in_len, rt.F(static_cast<double>(dims[ua])));
+      Expr scale, out_len;
+      if (has_scales) {
+        KILN_ASSIGN_OR_RETURN(scale, rt.EntryF64(scales_e, a));
+        KILN_ASSIGN_OR_RETURN(Expr len, rt.Op("multiply", {in_len, scale}));
+        KILN_ASSIGN_OR_RETURN(out_len, rt.Op("floor", {len}));
+      } else {
+        KILN_ASSIGN_OR_RETURN(out_len, rt.EntryF64(sizes_e, a));
+        KILN_ASSIGN_OR_RETURN(Expr one, rt.F(1));
+        KILN_ASSIGN_OR_RETURN(Expr safe, rt.F(dims[ua] == 0 ? 1.0 : static_cast<double>(dims[ua])));
+        KILN_ASSIGN_OR_RETURN(scale, rt.Op("divide", {out_len, safe}));
+        if (dims[ua] == 0) scale = one;
+      }
+      Expr rs, re;
+      if (roi_e) {
+        KILN_ASSIGN_OR_RETURN(rs, rt.EntryF64(roi_e, a));
+        KILN_ASSIGN_OR_RETURN(re, rt.EntryF64(roi_e, a + r));
+      }
+      KILN_ASSIGN_OR_RETURN(y, rt.Axis(y, a, r, dims[ua], out_len, scale, rs, re, t->dtype,
+                                       extrapolation));
+    }
+    return std::vector<Expr>{y};
   }
   if (sizes.empty() && scales.empty()) return c.Invalid("one of scales and sizes is required");
   if ((!sizes.empty() && static_cast<int64_t>(sizes.size()) != r) ||
