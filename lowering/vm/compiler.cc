@@ -9,6 +9,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/attrs.h"
+#include "ir/op.h"
+#include "ir/op_attrs.h"
 #include "ir/printer.h"
 #include "ir/status_macros.h"
 #include "ir/traversal.h"
@@ -691,6 +693,139 @@ absl::StatusOr<int32_t> FunctionCompiler::CompileMatch(const Expr& e, const Matc
   return result;
 }
 
+namespace {
+
+// The output shapes of a primitive function whose output types have extents
+// the types cannot relate (two `?` values broadcast together: the type is
+// `?`, the run-time extent is whichever is not 1), composed from per-operator
+// rules over its body, as TVM composes shape functions: a node whose type
+// extents are all known (static or named by a parameter) takes them; an
+// elementwise or broadcasting call broadcasts its arguments' shapes (with a
+// check that they broadcast); expand_dims inserts 1s; take puts the indices'
+// shape in place of its axis. nullopt when some node has no rule.
+std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
+    const Function& fn, const std::vector<tir::Buffer>& params, ShapeVars& vars,
+    const std::set<std::string>& bound, const std::string& kernel,
+    std::vector<std::pair<tir::PrimExpr, std::string>>* checks) {
+  if (params.size() != fn->params.size()) return std::nullopt;  // a tuple parameter
+  absl::flat_hash_map<const ExprNode*, std::vector<tir::PrimExpr>> shape;
+  for (size_t i = 0; i < params.size(); ++i) shape[fn->params[i].get()] = params[i]->shape;
+  auto known = [&](const Shape& s) {
+    for (const Dim& d : s) {
+      if (d.is_any()) return false;
+      std::set<std::string> used;
+      DimVars(d, &used);
+      for (const std::string& v : used) {
+        if (!bound.count(v)) return false;
+      }
+    }
+    return true;
+  };
+  auto is_one = [](const tir::PrimExpr& e) { return tir::IsConstValue(e, 1); };
+  bool ok = true;
+  PostOrderVisit(fn->body, [&](const Expr& e) {
+    if (!ok || shape.count(e.get())) return;
+    const auto* tt = e->checked_type() ? e->checked_type().as<TensorTypeNode>() : nullptr;
+    if (e->kind == ExprKind::kTuple || e->kind == ExprKind::kOp) return;
+    if (tt == nullptr) {
+      ok = false;
+      return;
+    }
+    if (known(tt->shape)) {
+      shape[e.get()] = vars.Shape(tt->shape);
+      return;
+    }
+    const auto* call = e.as<CallNode>();
+    const auto* op = call != nullptr ? call->op.as<OpNode>() : nullptr;
+    if (op == nullptr) {
+      ok = false;
+      return;
+    }
+    std::vector<const std::vector<tir::PrimExpr>*> args;
+    for (const Expr& a : call->args) {
+      auto it = shape.find(a.get());
+      if (it == shape.end()) {
+        ok = false;
+        return;
+      }
+      args.push_back(&it->second);
+    }
+    std::vector<tir::PrimExpr> out;
+    const std::string& name = op->name();
+    if (op->def->pattern == OpPattern::kElemWise || op->def->pattern == OpPattern::kBroadcast) {
+      size_t rank = 0;
+      for (const auto* a : args) rank = std::max(rank, a->size());
+      if (rank != tt->shape.size()) {
+        ok = false;
+        return;
+      }
+      for (size_t d = 0; d < rank; ++d) {
+        std::optional<tir::PrimExpr> dim;
+        for (const auto* a : args) {
+          if (a->size() + d < rank) continue;
+          const tir::PrimExpr& v = (*a)[d - (rank - a->size())];
+          if (!dim || is_one(*dim)) {
+            dim = v;
+          } else if (!is_one(v)) {
+            const tir::PrimExpr prev = *dim;
+            checks->emplace_back(tir::Or(tir::EQ(prev, v), tir::Or(tir::EQ(prev, tir::IntImm(1)),
+                                                                  tir::EQ(v, tir::IntImm(1)))),
+                                 absl::StrCat(kernel, ": the operands of ", name,
+                                              " do not broadcast (dim ", d, ")"));
+            dim = tir::Select(tir::EQ(prev, tir::IntImm(1)), v, prev);
+          }
+        }
+        out.push_back(dim ? *dim : tir::IntImm(1));
+      }
+    } else if (name == "expand_dims" && args.size() == 1) {
+      const auto* a = call->attrs.as<ExpandDimsAttrs>();
+      const int64_t r = static_cast<int64_t>(args[0]->size());
+      if (a == nullptr) {
+        ok = false;
+        return;
+      }
+      const int64_t axis = a->axis < 0 ? a->axis + r + 1 : a->axis;
+      out = *args[0];
+      out.insert(out.begin() + axis, static_cast<size_t>(a->num_newaxis), tir::IntImm(1));
+    } else if (name == "take" && args.size() == 2) {
+      const auto* a = call->attrs.as<TakeAttrs>();
+      if (a == nullptr || !a->axis || a->batch_dims != 0) {
+        ok = false;
+        return;
+      }
+      const int64_t r = static_cast<int64_t>(args[0]->size());
+      const int64_t axis = *a->axis < 0 ? *a->axis + r : *a->axis;
+      out.assign(args[0]->begin(), args[0]->begin() + axis);
+      out.insert(out.end(), args[1]->begin(), args[1]->end());
+      out.insert(out.end(), args[0]->begin() + axis + 1, args[0]->end());
+    } else {
+      ok = false;
+      return;
+    }
+    if (out.size() != tt->shape.size()) {
+      ok = false;
+      return;
+    }
+    shape[e.get()] = std::move(out);
+  });
+  if (!ok) return std::nullopt;
+  std::vector<std::vector<tir::PrimExpr>> outs;
+  std::vector<Expr> results;
+  if (const auto* tup = fn->body.as<TupleNode>()) {
+    results = tup->fields;
+  } else {
+    results.push_back(fn->body);
+  }
+  for (const Expr& r : results) {
+    auto it = shape.find(r.get());
+    if (it == shape.end()) return std::nullopt;
+    outs.push_back(it->second);
+  }
+  return outs;
+}
+
+}  // namespace
+
 absl::StatusOr<tir::PrimFunc> ProgramCompiler::ShapeFunction(const Function& fn,
                                                              const std::string& name) {
   ShapeVars vars;
@@ -766,6 +901,30 @@ absl::StatusOr<tir::PrimFunc> ProgramCompiler::ShapeFunction(const Function& fn,
     }
     return tir::MakePrimFunc(name, std::move(params), *std::move(body),
                              {{"kiln.op_names", "shape_of"}});
+  }
+  if (data_dependent) {
+    std::vector<std::pair<tir::PrimExpr, std::string>> checks;
+    std::optional<std::vector<std::vector<tir::PrimExpr>>> shapes =
+        ComposedShapes(fn, params, vars, bound, name, &checks);
+    if (shapes && shapes->size() == outs.size()) {
+      std::vector<tir::Stmt> stores;
+      for (size_t j = 0; j < outs.size(); ++j) {
+        const std::vector<tir::PrimExpr>& s = (*shapes)[j];
+        tir::Buffer out = tir::MakeBuffer(absl::StrCat("shape", j), DataType::Int(64),
+                                          {tir::IntImm(static_cast<int64_t>(s.size()))});
+        params.push_back(out);
+        for (size_t d = 0; d < s.size(); ++d) {
+          stores.push_back(tir::Store(out, tir::Cast(DataType::Int(64), s[d]),
+                                      {tir::IntImm(static_cast<int64_t>(d))}));
+        }
+      }
+      tir::Stmt body = stores.empty() ? tir::NoOp() : tir::Seq(std::move(stores));
+      for (size_t i = checks.size(); i-- > 0;) {
+        body = tir::AssertStmt(checks[i].first, checks[i].second, body);
+      }
+      return tir::MakePrimFunc(name, std::move(params), std::move(body),
+                               {{"kiln.op_names", "shape_of"}});
+    }
   }
   std::vector<tir::Stmt> stores;
   for (size_t j = 0; j < outs.size(); ++j) {

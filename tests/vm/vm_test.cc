@@ -484,6 +484,33 @@ def @main(%x: Tensor[(N, 1, 3), float32], %u: Tensor[(2,), int64], %q: Tensor[(1
   }
 }
 
+// Two `?` extents broadcast together: the type says `?`, the shape function
+// composed over the kernel's body computes whichever is not 1 and checks
+// that they broadcast.
+TEST(Vm, BroadcastOfUnrelatedExtentsIsComputedAtRunTime) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%a: Tensor[(?, 2), float32], %b: Tensor[(?, 1), float32]) {
+  equal(%a, floor(%b))
+}
+)";
+  const std::string path = TempPath("any_broadcast.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{3, 1}, {3, 3}, {1, 4}, {0, 1}}) {
+    SCOPED_TRACE(absl::StrCat(n, " ", m));
+    RunAndCompare(art, text, {{kF32, {n, 2}, {}}, {kF32, {m, 1}, {}}}, 9);
+  }
+  std::vector<float> a(6), b(2);
+  int64_t sa[2] = {3, 2}, sb[2] = {2, 1};
+  DLTensor da{a.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, sa, nullptr, 0};
+  DLTensor db{b.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, sb, nullptr, 0};
+  ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "a", &da)), "");
+  ASSERT_EQ(TakeStatus(kiln_session_set_input(art.session(), "b", &db)), "");
+  std::string e = TakeStatus(kiln_session_run(art.session()));
+  EXPECT_NE(e.find("the operands of equal do not broadcast (dim 0)"), std::string::npos) << e;
+}
+
 TEST(Vm, IfAndGlobalRecursion) {
   const std::string text = R"(#[version = "0.1"]
 def @loop(%i: Tensor[(), int32], %x: Tensor[(4,), float32]) -> Tensor[(4,), float32] {
