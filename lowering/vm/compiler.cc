@@ -742,6 +742,41 @@ std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
       return;
     }
     std::vector<const std::vector<tir::PrimExpr>*> args;
+    if (op->name() == "concatenate" && call->args.size() == 1 && call->args[0].as<TupleNode>()) {
+      // The fields' shapes: the axis extents add up, the others are the
+      // first field's (the kernel checks that they agree).
+      const auto* ca = call->attrs.as<ConcatenateAttrs>();
+      const auto& fields = call->args[0].as<TupleNode>()->fields;
+      if (ca == nullptr || fields.empty()) {
+        ok = false;
+        return;
+      }
+      std::vector<const std::vector<tir::PrimExpr>*> fs;
+      for (const Expr& f : fields) {
+        auto it = shape.find(f.get());
+        if (it == shape.end()) {
+          ok = false;
+          return;
+        }
+        fs.push_back(&it->second);
+      }
+      const int64_t r = static_cast<int64_t>(fs[0]->size());
+      const int64_t axis = ca->axis < 0 ? ca->axis + r : ca->axis;
+      if (axis < 0 || axis >= r || static_cast<size_t>(r) != tt->shape.size()) {
+        ok = false;
+        return;
+      }
+      std::vector<tir::PrimExpr> out = *fs[0];
+      for (size_t k = 1; k < fs.size(); ++k) {
+        if (fs[k]->size() != static_cast<size_t>(r)) {
+          ok = false;
+          return;
+        }
+        out[static_cast<size_t>(axis)] = out[static_cast<size_t>(axis)] + (*fs[k])[static_cast<size_t>(axis)];
+      }
+      shape[e.get()] = std::move(out);
+      return;
+    }
     for (const Expr& a : call->args) {
       auto it = shape.find(a.get());
       if (it == shape.end()) {
