@@ -88,6 +88,11 @@ def kiln_c_api_variant(name, frontends, passes, onnx_families = [], codegens = [
             hdrs = ["//c_api:compiler.h"],
             deps = [
                 ":" + name + "_passes",
+                # compiler.cc also handles "cuda ..." targets (issue 18): a
+                # variant with the llvm codegen links the CUDA code generator
+                # too (NVRTC only when the toolkit is present at build time).
+                "//codegen_cuda:compile",
+                "//codegen_cuda:device_code",
                 "//codegen_llvm",
                 "//codegen_llvm:export",
                 "//ir",
