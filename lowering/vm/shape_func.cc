@@ -2,6 +2,8 @@
 #include "lowering/vm/shape_func.h"
 
 #include <algorithm>
+#include <optional>
+#include <set>
 #include <functional>
 #include <string>
 #include <utility>
@@ -9,6 +11,9 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "ir/op.h"
+#include "ir/traversal.h"
+#include "ir/type.h"
+#include "lowering/compute/op_compute.h"
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "ir/strided_slice.h"
@@ -447,5 +452,333 @@ absl::StatusOr<tir::Stmt> DataShapeFunction(
   constant_args = nullptr;
   return s;
 }
+
+
+// Tensor types of a value type, tuples flattened; false if something else.
+bool FlattenTensorTypes(const Type& t, std::vector<const TensorTypeNode*>* out) {
+  if (!t) return false;
+  if (const auto* tt = t.as<TensorTypeNode>()) {
+    out->push_back(tt);
+    return true;
+  }
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    for (const Type& f : tup->fields) {
+      if (!FlattenTensorTypes(f, out)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// Variables named by a dim (its expression's leaves).
+void DimVars(const Dim& d, std::set<std::string>* out) {
+  if (!d.is_symbolic() || d.expr() == nullptr) return;
+  const DimExprNode* e = d.expr();
+  if (e->op == DimExprNode::Op::kVar) {
+    out->insert(e->name);
+    return;
+  }
+  DimVars(e->a, out);
+  DimVars(e->b, out);
+}
+
+namespace {
+
+// The output shapes of a primitive function whose output types have extents
+// the types cannot relate (two `?` values broadcast together: the type is
+// `?`, the run-time extent is whichever is not 1), composed from per-operator
+// rules over its body, as TVM composes shape functions: a node whose type
+// extents are all known (static or named by a parameter) takes them; an
+// elementwise or broadcasting call broadcasts its arguments' shapes (with a
+// check that they broadcast); expand_dims inserts 1s; take puts the indices'
+// shape in place of its axis. nullopt when some node has no rule.
+std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
+    const Function& fn, const std::vector<tir::Buffer>& params, ShapeVars& vars,
+    const std::set<std::string>& bound, const std::string& kernel,
+    std::vector<std::pair<tir::PrimExpr, std::string>>* checks) {
+  if (params.size() != fn->params.size()) return std::nullopt;  // a tuple parameter
+  absl::flat_hash_map<const ExprNode*, std::vector<tir::PrimExpr>> shape;
+  for (size_t i = 0; i < params.size(); ++i) shape[fn->params[i].get()] = params[i]->shape;
+  auto known = [&](const Shape& s) {
+    for (const Dim& d : s) {
+      if (d.is_any()) return false;
+      std::set<std::string> used;
+      DimVars(d, &used);
+      for (const std::string& v : used) {
+        if (!bound.count(v)) return false;
+      }
+    }
+    return true;
+  };
+  auto is_one = [](const tir::PrimExpr& e) { return tir::IsConstValue(e, 1); };
+  bool ok = true;
+  PostOrderVisit(fn->body, [&](const Expr& e) {
+    if (!ok || shape.count(e.get())) return;
+    const auto* tt = e->checked_type() ? e->checked_type().as<TensorTypeNode>() : nullptr;
+    if (e->kind == ExprKind::kTuple || e->kind == ExprKind::kOp) return;
+    if (tt == nullptr) {
+      ok = false;
+      return;
+    }
+    if (known(tt->shape)) {
+      shape[e.get()] = vars.Shape(tt->shape);
+      return;
+    }
+    const auto* call = e.as<CallNode>();
+    const auto* op = call != nullptr ? call->op.as<OpNode>() : nullptr;
+    if (op == nullptr) {
+      ok = false;
+      return;
+    }
+    std::vector<const std::vector<tir::PrimExpr>*> args;
+    if (op->name() == "concatenate" && call->args.size() == 1 && call->args[0].as<TupleNode>()) {
+      // The fields' shapes: the axis extents add up, the others are the
+      // first field's (the kernel checks that they agree).
+      const auto* ca = call->attrs.as<ConcatenateAttrs>();
+      const auto& fields = call->args[0].as<TupleNode>()->fields;
+      if (ca == nullptr || fields.empty()) {
+        ok = false;
+        return;
+      }
+      std::vector<const std::vector<tir::PrimExpr>*> fs;
+      for (const Expr& f : fields) {
+        auto it = shape.find(f.get());
+        if (it == shape.end()) {
+          ok = false;
+          return;
+        }
+        fs.push_back(&it->second);
+      }
+      const int64_t r = static_cast<int64_t>(fs[0]->size());
+      const int64_t axis = ca->axis < 0 ? ca->axis + r : ca->axis;
+      if (axis < 0 || axis >= r || static_cast<size_t>(r) != tt->shape.size()) {
+        ok = false;
+        return;
+      }
+      std::vector<tir::PrimExpr> out = *fs[0];
+      for (size_t k = 1; k < fs.size(); ++k) {
+        if (fs[k]->size() != static_cast<size_t>(r)) {
+          ok = false;
+          return;
+        }
+        out[static_cast<size_t>(axis)] = out[static_cast<size_t>(axis)] + (*fs[k])[static_cast<size_t>(axis)];
+      }
+      shape[e.get()] = std::move(out);
+      return;
+    }
+    for (const Expr& a : call->args) {
+      auto it = shape.find(a.get());
+      if (it == shape.end()) {
+        ok = false;
+        return;
+      }
+      args.push_back(&it->second);
+    }
+    std::vector<tir::PrimExpr> out;
+    const std::string& name = op->name();
+    if (op->def->pattern == OpPattern::kElemWise || op->def->pattern == OpPattern::kBroadcast) {
+      size_t rank = 0;
+      for (const auto* a : args) rank = std::max(rank, a->size());
+      if (rank != tt->shape.size()) {
+        ok = false;
+        return;
+      }
+      for (size_t d = 0; d < rank; ++d) {
+        std::optional<tir::PrimExpr> dim;
+        for (const auto* a : args) {
+          if (a->size() + d < rank) continue;
+          const tir::PrimExpr& v = (*a)[d - (rank - a->size())];
+          if (!dim || is_one(*dim)) {
+            dim = v;
+          } else if (!is_one(v)) {
+            const tir::PrimExpr prev = *dim;
+            checks->emplace_back(tir::Or(tir::EQ(prev, v), tir::Or(tir::EQ(prev, tir::IntImm(1)),
+                                                                  tir::EQ(v, tir::IntImm(1)))),
+                                 absl::StrCat(kernel, ": the operands of ", name,
+                                              " do not broadcast (dim ", d, ")"));
+            dim = tir::Select(tir::EQ(prev, tir::IntImm(1)), v, prev);
+          }
+        }
+        out.push_back(dim ? *dim : tir::IntImm(1));
+      }
+    } else if (name == "expand_dims" && args.size() == 1) {
+      const auto* a = call->attrs.as<ExpandDimsAttrs>();
+      const int64_t r = static_cast<int64_t>(args[0]->size());
+      if (a == nullptr) {
+        ok = false;
+        return;
+      }
+      const int64_t axis = a->axis < 0 ? a->axis + r + 1 : a->axis;
+      out = *args[0];
+      out.insert(out.begin() + axis, static_cast<size_t>(a->num_newaxis), tir::IntImm(1));
+    } else if (name == "take" && args.size() == 2) {
+      const auto* a = call->attrs.as<TakeAttrs>();
+      if (a == nullptr || !a->axis || a->batch_dims != 0) {
+        ok = false;
+        return;
+      }
+      const int64_t r = static_cast<int64_t>(args[0]->size());
+      const int64_t axis = *a->axis < 0 ? *a->axis + r : *a->axis;
+      out.assign(args[0]->begin(), args[0]->begin() + axis);
+      out.insert(out.end(), args[1]->begin(), args[1]->end());
+      out.insert(out.end(), args[0]->begin() + axis + 1, args[0]->end());
+    } else {
+      ok = false;
+      return;
+    }
+    if (out.size() != tt->shape.size()) {
+      ok = false;
+      return;
+    }
+    shape[e.get()] = std::move(out);
+  });
+  if (!ok) return std::nullopt;
+  std::vector<std::vector<tir::PrimExpr>> outs;
+  std::vector<Expr> results;
+  if (const auto* tup = fn->body.as<TupleNode>()) {
+    results = tup->fields;
+  } else {
+    results.push_back(fn->body);
+  }
+  for (const Expr& r : results) {
+    auto it = shape.find(r.get());
+    if (it == shape.end()) return std::nullopt;
+    outs.push_back(it->second);
+  }
+  return outs;
+}
+
+}  // namespace
+
+absl::StatusOr<tir::PrimFunc> ShapeFunctionFor(const Function& fn, const std::string& name) {
+  ShapeVars vars;
+  std::vector<tir::Buffer> params;
+  std::set<std::string> bound;
+  for (const Var& p : fn->params) {
+    std::vector<const TensorTypeNode*> ts;
+    const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+    if (!FlattenTensorTypes(t, &ts)) {
+      return absl::UnimplementedError(absl::StrCat("VM compiler: kernel ", name,
+                                                   " has a parameter that is not tensors"));
+    }
+    for (const TensorTypeNode* tt : ts) {
+      for (const Dim& d : tt->shape) {
+        if (auto v = d.var_name()) bound.insert(*v);
+      }
+      params.push_back(tir::MakeBuffer(absl::StrCat("in", params.size()), tt->dtype,
+                                       vars.Shape(tt->shape)));
+    }
+  }
+  std::vector<const TensorTypeNode*> outs;
+  const Type ret = fn->body->checked_type();
+  if (!FlattenTensorTypes(ret, &outs)) {
+    return absl::UnimplementedError(
+        absl::StrCat("VM compiler: kernel ", name, " returns something other than tensors"));
+  }
+  // An output extent that no input dim gives depends on values: the
+  // operator's own shape function reads them (shape_func.h). That needs the
+  // function to be that one call (FuseOps keeps such calls alone).
+  bool data_dependent = false;
+  for (const TensorTypeNode* t : outs) {
+    for (const Dim& d : t->shape) {
+      std::set<std::string> used;
+      DimVars(d, &used);
+      data_dependent |= d.is_any();
+      for (const std::string& v : used) data_dependent |= !bound.count(v);
+    }
+  }
+  const auto* call = fn->body.as<CallNode>();
+  if (data_dependent && call != nullptr && call->op.as<OpNode>() != nullptr &&
+      HasDataShapeFunction(*call->op.as<OpNode>()) && outs.size() == 1) {
+    std::vector<tir::Buffer> args;
+    std::vector<bool> readable;
+    std::vector<Ref<const HostTensor>> constants;
+    for (const Expr& a : call->args) {
+      const auto* cn = a.as<ConstantNode>();
+      constants.push_back(cn != nullptr ? cn->data : nullptr);
+      auto it = std::find_if(fn->params.begin(), fn->params.end(),
+                             [&](const Var& p) { return p.get() == a.get(); });
+      if (it != fn->params.end() && params.size() == fn->params.size()) {
+        args.push_back(params[static_cast<size_t>(it - fn->params.begin())]);
+        readable.push_back(true);
+        continue;
+      }
+      // A constant inside the kernel (dyn.full's fill value): only its
+      // shape is known here.
+      const auto* t = a->checked_type() ? a->checked_type().as<TensorTypeNode>() : nullptr;
+      if (t == nullptr) {
+        return absl::UnimplementedError(absl::StrCat("VM compiler: kernel ", name,
+                                                     ": an argument that is not a tensor"));
+      }
+      args.push_back(tir::MakeBuffer(absl::StrCat("arg", args.size()), t->dtype,
+                                     vars.Shape(t->shape)));
+      readable.push_back(false);
+    }
+    tir::Buffer out = tir::MakeBuffer("shape0", DataType::Int(64),
+                                      {tir::IntImm(static_cast<int64_t>(outs[0]->shape.size()))});
+    params.push_back(out);
+    absl::StatusOr<tir::Stmt> body = DataShapeFunction(*call, args, constants, readable, out);
+    if (!body.ok()) {
+      return absl::Status(body.status().code(),
+                          absl::StrCat("VM compiler: kernel ", name, ": ", body.status().message()));
+    }
+    return tir::MakePrimFunc(name, std::move(params), *std::move(body),
+                             {{"kiln.op_names", "shape_of"}});
+  }
+  if (data_dependent) {
+    std::vector<std::pair<tir::PrimExpr, std::string>> checks;
+    std::optional<std::vector<std::vector<tir::PrimExpr>>> shapes =
+        ComposedShapes(fn, params, vars, bound, name, &checks);
+    if (shapes && shapes->size() == outs.size()) {
+      std::vector<tir::Stmt> stores;
+      for (size_t j = 0; j < outs.size(); ++j) {
+        const std::vector<tir::PrimExpr>& s = (*shapes)[j];
+        tir::Buffer out = tir::MakeBuffer(absl::StrCat("shape", j), DataType::Int(64),
+                                          {tir::IntImm(static_cast<int64_t>(s.size()))});
+        params.push_back(out);
+        for (size_t d = 0; d < s.size(); ++d) {
+          stores.push_back(tir::Store(out, tir::Cast(DataType::Int(64), s[d]),
+                                      {tir::IntImm(static_cast<int64_t>(d))}));
+        }
+      }
+      tir::Stmt body = stores.empty() ? tir::NoOp() : tir::Seq(std::move(stores));
+      for (size_t i = checks.size(); i-- > 0;) {
+        body = tir::AssertStmt(checks[i].first, checks[i].second, body);
+      }
+      return tir::MakePrimFunc(name, std::move(params), std::move(body),
+                               {{"kiln.op_names", "shape_of"}});
+    }
+  }
+  std::vector<tir::Stmt> stores;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const Shape& shape = outs[j]->shape;
+    tir::Buffer out = tir::MakeBuffer(absl::StrCat("shape", j), DataType::Int(64),
+                                      {tir::IntImm(static_cast<int64_t>(shape.size()))});
+    params.push_back(out);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d].is_any()) {
+        return absl::UnimplementedError(absl::StrCat(
+            "VM compiler: output ", j, " of kernel ", name, " has the shape ",
+            ShapeToString(shape), ", whose dim ", d,
+            " depends on values (data-dependent shape functions are not compiled yet)"));
+      }
+      std::set<std::string> used;
+      DimVars(shape[d], &used);
+      for (const std::string& v : used) {
+        if (!bound.count(v)) {
+          return absl::UnimplementedError(absl::StrCat(
+              "VM compiler: output ", j, " of kernel ", name, " has the shape ",
+              ShapeToString(shape), ": its dim ", v,
+              " is not a dim of any input, so it depends on values (not compiled yet)"));
+        }
+      }
+      stores.push_back(tir::Store(out, tir::Cast(DataType::Int(64), vars.Get(shape[d])),
+                                  {tir::IntImm(static_cast<int64_t>(d))}));
+    }
+  }
+  return tir::MakePrimFunc(name, std::move(params), tir::Seq(std::move(stores)),
+                           {{"kiln.op_names", "shape_of"}});
+}
+
 
 }  // namespace kiln::lowering::vm

@@ -18,6 +18,8 @@
 #ifndef KILN_LOWERING_VM_SHAPE_FUNC_H_
 #define KILN_LOWERING_VM_SHAPE_FUNC_H_
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -42,6 +44,21 @@ absl::StatusOr<tir::Stmt> DataShapeFunction(
     const CallNode& call, const std::vector<tir::Buffer>& args,
     const std::vector<Ref<const HostTensor>>& constants, const std::vector<bool>& readable,
     const tir::Buffer& out);
+
+// The shape function of a primitive (fused) function whose output shapes
+// are not all static: a kernel named `name` whose parameters are the
+// function's inputs and then one int64 vector per output, into which it
+// stores that output's extents. Output extents that are expressions of the
+// input dims are stored as such; a function that is one dyn.* call reads its
+// arguments' values (DataShapeFunction); `?` extents that come from `?`
+// inputs are composed over the body (broadcasting, expand_dims, take,
+// concatenate). Unimplemented naming the kernel and the dim otherwise.
+absl::StatusOr<tir::PrimFunc> ShapeFunctionFor(const Function& fn, const std::string& name);
+
+// Tensor types of a value type, tuples flattened; false if something else.
+bool FlattenTensorTypes(const Type& t, std::vector<const TensorTypeNode*>* out);
+// Variables named by a dim (its expression's leaves).
+void DimVars(const Dim& d, std::set<std::string>* out);
 
 }  // namespace kiln::lowering::vm
 
