@@ -180,9 +180,40 @@ Outs ConvertGatherND(ConvertContext& c) {
 Outs ConvertOneHot(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr indices, c.Input(0));
   KILN_ASSIGN_OR_RETURN(TensorType it, c.InputType(0));
-  KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> depth_t, c.ConstantInput(1));
   KILN_ASSIGN_OR_RETURN(Expr values, c.Input(2));
   KILN_ASSIGN_OR_RETURN(TensorType vt, c.InputType(2));
+  absl::StatusOr<Ref<const HostTensor>> depth_or = c.ConstantInput(1);
+  if (!depth_or.ok() && NeedsValue(depth_or.status())) {
+    // depth at run time: the same comparison with dyn.arange(0, depth, 1).
+    KILN_ASSIGN_OR_RETURN(TensorType dt, c.InputType(1));
+    if (!ShapeIsStatic(dt->shape) || dt->ndim() > 1 || (dt->ndim() == 1 && dt->shape[0].value() != 1))
+      return c.Invalid(absl::StrCat("depth must hold exactly one element; it is ", TypeToString(Type(dt))));
+    if (vt->ndim() != 1 || !vt->shape[0].is_static() || vt->shape[0].value() != 2)
+      return c.Invalid(absl::StrCat("values must be a 2-element vector; got ", ShapeToString(vt->shape)));
+    const int64_t out_rank = it->ndim() + 1;
+    KILN_ASSIGN_OR_RETURN(int64_t axis, c.AttrInt("axis", -1));
+    KILN_ASSIGN_OR_RETURN(axis, NormAxis(c, axis, out_rank));
+    KILN_ASSIGN_OR_RETURN(Expr depth, c.Input(1));
+    KILN_ASSIGN_OR_RETURN(depth, Cast(c, depth, DataType::Int(64)));
+    if (dt->ndim() == 1) {
+      KILN_ASSIGN_OR_RETURN(depth, Reshape(c, depth, {}));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr idx, Cast(c, indices, DataType::Int(64)));
+    KILN_ASSIGN_OR_RETURN(idx, NormalizeIndices(c, idx, depth));
+    KILN_ASSIGN_OR_RETURN(idx, ExpandDims(c, idx, axis));
+    KILN_ASSIGN_OR_RETURN(Expr zero, ConstI64(c, {}, {0}));
+    KILN_ASSIGN_OR_RETURN(Expr one, ConstI64(c, {}, {1}));
+    KILN_ASSIGN_OR_RETURN(Expr arange, c.Call("dyn.arange", {zero, depth, one}));
+    if (out_rank - axis - 1 > 0) {
+      KILN_ASSIGN_OR_RETURN(arange, ExpandDims(c, arange, 1, out_rank - axis - 1));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr mask, c.Call("equal", {idx, arange}));
+    KILN_ASSIGN_OR_RETURN(Expr off, Take(c, values, zero, 0));
+    KILN_ASSIGN_OR_RETURN(Expr on, Take(c, values, one, 0));
+    KILN_ASSIGN_OR_RETURN(Expr y, c.Call("where", {mask, on, off}));
+    return std::vector<Expr>{y};
+  }
+  KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> depth_t, std::move(depth_or));
   if (depth_t->num_elements() != 1) return c.Invalid("depth must hold exactly one element");
   const double depth_v = depth_t->GetAsDouble(0);
   if (!(depth_v >= 1 && depth_v <= static_cast<double>(kMaxConstantElements)))
