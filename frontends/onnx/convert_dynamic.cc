@@ -23,12 +23,22 @@
 //                    by take(concatenate(cast(v), default), index map) for
 //                    constant axes, or by comparing run-time axes with
 //                    0..rank-1 (DynamicSliceAxes)
+//   Tile             x reshaped to [1, d0, 1, d1, ...], dyn.broadcast_to
+//                    [r0, d0, r1, d1, ...], dyn.reshape to [r0*d0, r1*d1, ...]
+//   Pad              per padded axis, take(y, src, axis) with the source
+//                    coordinates src = dyn.arange(-begin, d + end, 1) mapped
+//                    by the mode (clamped for edge, mirrored for reflect,
+//                    clamped then masked with where(...) for constant);
+//                    negative pads crop the same way
+//   TopK (k)         in convert_tensor_index.cc: the whole axis ranked, then
+//                    dyn.strided_slice to k along the axis
 //
 // A shape-like input must have a static length (it fixes the output rank);
 // otherwise the original "must be known at import time" error stands.
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -127,6 +137,24 @@ absl::StatusOr<Expr> DynamicSliceAxes(ConvertContext& c, Expr x,
 
 bool NeedsValue(const absl::Status& s) {
   return s.GetPayload(kNeedsConstantPayload).has_value();
+}
+
+// The extents of x as a 1-D int64 tensor: a constant when static.
+absl::StatusOr<Expr> ShapeVector(ConvertContext& c, const Expr& x) {
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t r = t->ndim();
+  if (ShapeIsStatic(t->shape)) {
+    std::vector<int64_t> dims;
+    for (const Dim& d : t->shape) dims.push_back(d.value());
+    return ConstI64(c, {r}, dims);
+  }
+  return DynamicShapeOf(c, x, 0, r);
+}
+
+// Entry i of a 1-D int64 tensor, as a 0-D tensor.
+absl::StatusOr<Expr> Entry(ConvertContext& c, const Expr& v, int64_t i) {
+  KILN_ASSIGN_OR_RETURN(Expr idx, ConstI64(c, {}, {i}));
+  return Take(c, v, idx, 0);
 }
 
 absl::StatusOr<Expr> DynamicShapeOf(ConvertContext& c, Expr x, int64_t start, int64_t end) {
@@ -268,6 +296,124 @@ absl::StatusOr<Expr> DynamicRange(ConvertContext& c) {
     args.push_back(v);
   }
   return c.Call("dyn.arange", std::move(args));
+}
+
+absl::StatusOr<Expr> DynamicTile(ConvertContext& c, Expr x, const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t r = t->ndim();
+  KILN_ASSIGN_OR_RETURN(auto repeats, IntVector(c, 1, why));
+  if (repeats.second != r) {
+    return c.Invalid(absl::StrCat("repeats has ", repeats.second, " entries; the input has rank ", r));
+  }
+  if (r == 0) return x;
+  KILN_ASSIGN_OR_RETURN(Expr dims, ShapeVector(c, x));
+  // x as [1, d0, 1, d1, ...]: a unit axis before every axis.
+  Expr y = x;
+  for (int64_t i = r - 1; i >= 0; --i) {
+    KILN_ASSIGN_OR_RETURN(y, ExpandDims(c, y, i));
+  }
+  // [r0, d0, r1, d1, ...]: the columns (repeats, dims) of an [r, 2] matrix, row-major.
+  KILN_ASSIGN_OR_RETURN(Expr rep_col, Reshape(c, repeats.first, {r, 1}));
+  KILN_ASSIGN_OR_RETURN(Expr dim_col, Reshape(c, dims, {r, 1}));
+  std::vector<Type> types;
+  for (const Expr& f : {rep_col, dim_col}) {
+    KILN_ASSIGN_OR_RETURN(TensorType ft, TypeOf(f));
+    types.push_back(ft);
+  }
+  KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple({rep_col, dim_col}));
+  tup->set_checked_type(MakeTupleType(types));
+  auto ca = NewAttrs<ConcatenateAttrs>();
+  ca->axis = 1;
+  KILN_ASSIGN_OR_RETURN(Expr pairs, c.Call("concatenate", {Expr(tup)}, ca));
+  KILN_ASSIGN_OR_RETURN(Expr target, Reshape(c, pairs, {2 * r}));
+  KILN_ASSIGN_OR_RETURN(y, c.Call("dyn.broadcast_to", {y, target}));
+  KILN_ASSIGN_OR_RETURN(Expr merged, c.Call("multiply", {repeats.first, dims}));
+  auto ra = NewAttrs<DynReshapeAttrs>();
+  ra->allowzero = true;
+  return c.Call("dyn.reshape", {y, merged}, ra);
+}
+
+absl::StatusOr<Expr> DynamicPad(ConvertContext& c, Expr x, const std::string& mode, Expr value,
+                                const std::vector<int64_t>& axes, const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t na = static_cast<int64_t>(axes.size());
+  KILN_ASSIGN_OR_RETURN(auto pads, IntVector(c, 1, why));
+  if (pads.second != 2 * na) {
+    return c.Invalid(absl::StrCat("pads has ", pads.second, " entries; expected ", 2 * na));
+  }
+  const DataType i64 = DataType::Int(64);
+  KILN_ASSIGN_OR_RETURN(Expr dims, ShapeVector(c, x));
+  KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(i64, 0));
+  KILN_ASSIGN_OR_RETURN(Expr one, c.ScalarConst(i64, 1));
+  Expr y = x;
+  for (int64_t i = 0; i < na; ++i) {
+    const int64_t ax = axes[static_cast<size_t>(i)];
+    KILN_ASSIGN_OR_RETURN(Expr begin, Entry(c, pads.first, i));
+    KILN_ASSIGN_OR_RETURN(Expr end, Entry(c, pads.first, i + na));
+    KILN_ASSIGN_OR_RETURN(Expr d, Entry(c, dims, ax));
+    // src: the input coordinate of each output position along `ax`.
+    KILN_ASSIGN_OR_RETURN(Expr start, c.Call("negative", {begin}));
+    KILN_ASSIGN_OR_RETURN(Expr limit, c.Call("add", {d, end}));
+    KILN_ASSIGN_OR_RETURN(Expr src, c.Call("dyn.arange", {start, limit, one}));
+    KILN_ASSIGN_OR_RETURN(Expr last, c.Call("subtract", {d, one}));
+    Expr idx;
+    if (mode == "reflect") {
+      // Mirror about both ends: period 2(d - 1); a length-1 axis repeats its element.
+      KILN_ASSIGN_OR_RETURN(Expr period, c.Call("add", {last, last}));
+      KILN_ASSIGN_OR_RETURN(Expr safe, c.Call("maximum", {period, one}));
+      KILN_ASSIGN_OR_RETURN(Expr a, c.Call("abs", {src}));
+      KILN_ASSIGN_OR_RETURN(Expr m, c.Call("floor_mod", {a, safe}));
+      KILN_ASSIGN_OR_RETURN(Expr back, c.Call("subtract", {period, m}));
+      KILN_ASSIGN_OR_RETURN(Expr upper, c.Call("greater", {m, last}));
+      KILN_ASSIGN_OR_RETURN(idx, c.Call("where", {upper, back, m}));
+      KILN_ASSIGN_OR_RETURN(Expr unit, c.Call("less_equal", {d, one}));
+      KILN_ASSIGN_OR_RETURN(idx, c.Call("where", {unit, zero, idx}));
+    } else if (mode == "wrap") {
+      KILN_ASSIGN_OR_RETURN(Expr safe, c.Call("maximum", {d, one}));
+      KILN_ASSIGN_OR_RETURN(idx, c.Call("floor_mod", {src, safe}));
+    } else {  // edge, constant: clamped (constant then masks what lies outside)
+      KILN_ASSIGN_OR_RETURN(Expr lo, c.Call("maximum", {src, zero}));
+      KILN_ASSIGN_OR_RETURN(idx, c.Call("minimum", {lo, last}));
+      KILN_ASSIGN_OR_RETURN(idx, c.Call("maximum", {idx, zero}));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr taken, Take(c, y, idx, ax));
+    if (mode == "constant") {
+      KILN_ASSIGN_OR_RETURN(Expr ge, c.Call("greater_equal", {src, zero}));
+      KILN_ASSIGN_OR_RETURN(Expr lt, c.Call("less", {src, d}));
+      KILN_ASSIGN_OR_RETURN(Expr inside, c.Call("logical_and", {ge, lt}));
+      const int64_t trail = t->ndim() - ax - 1;
+      if (trail > 0) {
+        KILN_ASSIGN_OR_RETURN(inside, ExpandDims(c, inside, 1, trail));
+      }
+      KILN_ASSIGN_OR_RETURN(taken, c.Call("where", {inside, taken, value}));
+    }
+    y = taken;
+  }
+  return y;
+}
+
+absl::StatusOr<Expr> DynamicSliceAlong(ConvertContext& c, Expr x, int64_t axis, Expr count) {
+  KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
+  const int64_t r = t->ndim();
+  std::vector<Expr> parts;
+  if (axis > 0) {
+    KILN_ASSIGN_OR_RETURN(Expr p, ConstI64(c, {axis}, std::vector<int64_t>(static_cast<size_t>(axis),
+                                                      std::numeric_limits<int64_t>::max())));
+    parts.push_back(p);
+  }
+  KILN_ASSIGN_OR_RETURN(Expr k64, Cast(c, std::move(count), DataType::Int(64)));
+  KILN_ASSIGN_OR_RETURN(Expr k1, Reshape(c, k64, {1}));
+  parts.push_back(k1);
+  if (axis + 1 < r) {
+    KILN_ASSIGN_OR_RETURN(Expr p, ConstI64(c, {r - axis - 1},
+                                           std::vector<int64_t>(static_cast<size_t>(r - axis - 1),
+                                                                std::numeric_limits<int64_t>::max())));
+    parts.push_back(p);
+  }
+  KILN_ASSIGN_OR_RETURN(Expr end, Concat(c, std::move(parts)));
+  KILN_ASSIGN_OR_RETURN(Expr begin, ConstI64(c, {r}, std::vector<int64_t>(static_cast<size_t>(r), 0)));
+  KILN_ASSIGN_OR_RETURN(Expr strides, ConstI64(c, {r}, std::vector<int64_t>(static_cast<size_t>(r), 1)));
+  return c.Call("dyn.strided_slice", {std::move(x), begin, end, strides}, NewAttrs<DynStridedSliceAttrs>());
 }
 
 absl::StatusOr<Expr> DynamicSlice(ConvertContext& c, Expr x, const absl::Status& why) {

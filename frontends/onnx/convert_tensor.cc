@@ -464,7 +464,12 @@ Outs ConvertTile(ConvertContext& c) {
     repeats.assign(static_cast<size_t>(r), 1);
     repeats[static_cast<size_t>(ax)] = (*tiles)[0];
   } else {
-    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> rep, c.ConstantInts(1));
+    absl::StatusOr<std::optional<std::vector<int64_t>>> rep_or = c.ConstantInts(1);
+    if (!rep_or.ok() && NeedsValue(rep_or.status())) {
+      KILN_ASSIGN_OR_RETURN(Expr y, DynamicTile(c, x, rep_or.status()));
+      return std::vector<Expr>{y};
+    }
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> rep, std::move(rep_or));
     if (!rep) return c.Invalid("input 1 (repeats) is required");
     repeats = *rep;
   }
@@ -648,15 +653,19 @@ Outs ConvertPad(ConvertContext& c) {
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     return c.Unsupported(absl::StrCat("mode \"", mode, "\" (kiln pads constant, reflect, edge)"));
   std::vector<int64_t> pads;
+  absl::StatusOr<std::optional<std::vector<int64_t>>> pads_or = std::nullopt;
   Expr value;
   if (c.opset() < 11) {
     KILN_ASSIGN_OR_RETURN(pads, c.AttrInts(c.opset() < 2 ? "paddings" : "pads"));
     KILN_ASSIGN_OR_RETURN(double v, c.AttrFloat("value", 0.0));
     KILN_ASSIGN_OR_RETURN(value, c.ScalarConst(t->dtype, v));
   } else {
-    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> p, c.ConstantInts(1));
-    if (!p) return c.Invalid("input 1 (pads) is required");
-    pads = *p;
+    pads_or = c.ConstantInts(1);
+    if (!pads_or.ok() && !NeedsValue(pads_or.status())) return pads_or.status();
+    if (pads_or.ok()) {
+      if (!*pads_or) return c.Invalid("input 1 (pads) is required");
+      pads = **pads_or;
+    }
     if (c.HasInput(2)) {
       KILN_ASSIGN_OR_RETURN(value, c.Input(2));
       KILN_ASSIGN_OR_RETURN(TensorType vt, c.InputType(2));
@@ -678,6 +687,10 @@ Outs ConvertPad(ConvertContext& c) {
     for (int64_t i = 0; i < r; ++i) axes.push_back(i);
   }
   const size_t na = axes.size();
+  if (!pads_or.ok()) {  // the pads are known only at run time
+    KILN_ASSIGN_OR_RETURN(Expr y, DynamicPad(c, x, mode, value, axes, pads_or.status()));
+    return std::vector<Expr>{y};
+  }
   if (pads.size() != 2 * na)
     return c.Invalid(absl::StrCat("pads has ", pads.size(), " entries; expected ", 2 * na));
   // Positive pads by nn.pad, negative ones (cropping) by a slice afterwards.

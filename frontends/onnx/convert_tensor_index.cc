@@ -516,12 +516,25 @@ Outs ConvertTopK(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(axis, NormAxis(c, axis, r));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims, StaticDims(c, t, "the input"));
   int64_t k = 0;
+  // K known only at run time: the whole axis is ranked, then cut to K
+  // (dyn.strided_slice; the VM computes the output extent from K's value).
+  std::optional<Expr> run_time_k;
   if (c.opset() < 10) {
     KILN_ASSIGN_OR_RETURN(k, c.AttrInt("k", 0));
   } else {
-    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> kv, c.ConstantInts(1));
-    if (!kv || kv->size() != 1) return c.Invalid("K must hold one element");
-    k = (*kv)[0];
+    absl::StatusOr<std::optional<std::vector<int64_t>>> kv = c.ConstantInts(1);
+    if (!kv.ok() && NeedsValue(kv.status())) {
+      KILN_ASSIGN_OR_RETURN(TensorType kt, c.InputType(1));
+      if (kt->ndim() > 1 || (kt->ndim() == 1 && !(kt->shape[0].is_static() && kt->shape[0].value() == 1)))
+        return c.Invalid(absl::StrCat("K must hold one element; it is ", TypeToString(Type(kt))));
+      KILN_ASSIGN_OR_RETURN(Expr kin, c.Input(1));
+      run_time_k = kin;
+      k = dims[static_cast<size_t>(axis)];
+    } else {
+      KILN_RETURN_IF_ERROR(kv.status());
+      if (!*kv || (*kv)->size() != 1) return c.Invalid("K must hold one element");
+      k = (**kv)[0];
+    }
   }
   int64_t largest = 1;
   if (c.opset() >= 11) {
@@ -561,6 +574,10 @@ Outs ConvertTopK(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr izero, c.ScalarConst(DataType::Int(64), 0));
   KILN_ASSIGN_OR_RETURN(Expr inds, c.Call("where", {sel, ic, izero}));
   KILN_ASSIGN_OR_RETURN(inds, Reduce(c, "sum", inds, {axis}, false));
+  if (run_time_k) {
+    KILN_ASSIGN_OR_RETURN(vals, DynamicSliceAlong(c, vals, axis, *run_time_k));
+    KILN_ASSIGN_OR_RETURN(inds, DynamicSliceAlong(c, inds, axis, *run_time_k));
+  }
   return std::vector<Expr>{vals, inds};
 }
 

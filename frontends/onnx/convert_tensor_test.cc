@@ -389,6 +389,74 @@ TEST(ConvertPad, ModesAndOpsets) {
             {3, 3}, {1, 2, 3, 4, 5, 6, -7, -7, -7});
 }
 
+// Pad's definition, element by element, for a 2-D input: the source
+// coordinate of output (i, j) per mode, or the fill value.
+V NaivePad2D(const V& x, int64_t d0, int64_t d1, const S& pads, const std::string& mode, double fill) {
+  const int64_t o0 = d0 + pads[0] + pads[2], o1 = d1 + pads[1] + pads[3];
+  auto src = [&](int64_t o, int64_t before, int64_t d, bool* outside) {
+    int64_t s = o - before;
+    if (s >= 0 && s < d) return s;
+    if (mode == "constant") *outside = true;
+    if (mode == "edge") return s < 0 ? int64_t{0} : d - 1;
+    while (s < 0 || s >= d) s = s < 0 ? -s : 2 * (d - 1) - s;  // reflect
+    return s;
+  };
+  V out;
+  for (int64_t i = 0; i < o0; ++i)
+    for (int64_t j = 0; j < o1; ++j) {
+      bool outside = false;
+      const int64_t si = src(i, pads[0], d0, &outside), sj = src(j, pads[1], d1, &outside);
+      out.push_back(outside ? fill : x[static_cast<size_t>(si * d1 + sj)]);
+    }
+  return out;
+}
+
+// Pads given as a graph input (known only when the model runs): the same
+// results as the definition for every mode, with negative pads cropping,
+// and for several pad values with one imported model.
+TEST(ConvertPad, PadsFromAGraphInputAreReadAtRunTime) {
+  const V xv = Iota(12, 1);
+  const NamedTensor x = F32In("x", {3, 4}, xv);
+  for (const std::string mode : {"constant", "edge", "reflect"}) {
+    for (const S& pads : {S{1, 2, 0, 1}, S{0, -1, 2, 1}, S{2, 0, -1, 3}}) {
+      std::vector<NamedTensor> in = {x, In("p", kI64, {4}, V(pads.begin(), pads.end()))};
+      std::vector<std::string> names = {"x", "p"};
+      if (mode == "constant") {
+        in.push_back(In("v", kF32, {}, {-5}));
+        names.push_back("v");
+      }
+      const Out y = Exec(11, MakeNode("Pad", names, {"y"}, {AttrString("mode", mode)}), in);
+      ExpectOut(y, {3 + pads[0] + pads[2], 4 + pads[1] + pads[3]},
+                NaivePad2D(xv, 3, 4, pads, mode, -5));
+      if (::testing::Test::HasFailure()) {
+        ADD_FAILURE() << "mode " << mode << " pads " << pads[0] << "," << pads[1] << "," << pads[2] << ","
+                      << pads[3];
+        return;
+      }
+    }
+  }
+  // The pads' length is still checked at import time.
+  const absl::Status st =
+      RunNode(11, MakeNode("Pad", {"x", "p"}, {"y"}), {x, In("p", kI64, {3}, {0, 0, 0})}).status();
+  EXPECT_THAT(st.message(), HasSubstr("pads has 3 entries; expected 4"));
+}
+
+// Tile's repeats as a graph input.
+TEST(ConvertTile, RepeatsFromAGraphInputAreReadAtRunTime) {
+  const NamedTensor x = F32In("x", {2, 3}, Iota(6));
+  for (const S& rep : {S{2, 1}, S{1, 3}, S{2, 2}, S{0, 1}}) {
+    const Out y =
+        Exec(13, MakeNode("Tile", {"x", "r"}, {"y"}), {x, In("r", kI64, {2}, V(rep.begin(), rep.end()))});
+    V want;
+    for (int64_t i = 0; i < 2 * rep[0]; ++i)
+      for (int64_t j = 0; j < 3 * rep[1]; ++j) want.push_back(static_cast<double>((i % 2) * 3 + j % 3));
+    ExpectOut(y, {2 * rep[0], 3 * rep[1]}, want);
+  }
+  const absl::Status st =
+      RunNode(13, MakeNode("Tile", {"x", "r"}, {"y"}), {x, In("r", kI64, {3}, {1, 1, 1})}).status();
+  EXPECT_THAT(st.message(), HasSubstr("repeats has 3 entries; the input has rank 2"));
+}
+
 // ---- masks and scans --------------------------------------------------------------------
 
 TEST(ConvertMasks, OneHot) {
@@ -561,6 +629,30 @@ TEST(ConvertTopK, LargestSmallestTies) {
   ASSERT_EQ(o.size(), 2u);
   ExpectOut(o[0], {2, 1}, {3, 5});
   ExpectOut(o[1], {2, 1}, {0, 1});
+}
+
+// K as a graph input: the output extent along the axis is K's value.
+TEST(ConvertTopK, KFromAGraphInputIsReadAtRunTime) {
+  const NamedTensor x = F32In("x", {2, 4}, {3, 1, 3, 2, -1, 5, 0, 5});
+  // Both rows sorted descending (ties: lower index first), as indices.
+  const std::vector<S> order = {{0, 2, 3, 1}, {1, 3, 2, 0}};
+  const V xv = {3, 1, 3, 2, -1, 5, 0, 5};
+  for (int64_t k : {0, 1, 3, 4}) {
+    std::vector<Out> o = ExecAll(11, MakeNode("TopK", {"x", "k"}, {"v", "i"}),
+                                 {x, In("k", kI64, {1}, {static_cast<double>(k)})});
+    ASSERT_EQ(o.size(), 2u);
+    V vals, inds;
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t j = 0; j < k; ++j) {
+        inds.push_back(static_cast<double>(order[r][j]));
+        vals.push_back(xv[static_cast<size_t>(r * 4 + order[r][j])]);
+      }
+    ExpectOut(o[0], {2, k}, vals);
+    ExpectOut(o[1], {2, k}, inds);
+  }
+  const absl::Status st =
+      RunNode(11, MakeNode("TopK", {"x", "k"}, {"v", "i"}), {x, In("k", kI64, {2}, {1, 2})}).status();
+  EXPECT_THAT(st.message(), HasSubstr("K must hold one element"));
 }
 
 }  // namespace

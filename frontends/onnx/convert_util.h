@@ -106,6 +106,14 @@ absl::StatusOr<std::vector<Expr>> DynamicSplit(ConvertContext& c, Expr x, int64_
 absl::StatusOr<Expr> DynamicRange(ConvertContext& c);
 // Slice (opset >= 10) with starts, ends or steps at run time (axes constant).
 absl::StatusOr<Expr> DynamicSlice(ConvertContext& c, Expr x, const absl::Status& why);
+// Tile (opset >= 6) with the repeats (input 1) at run time.
+absl::StatusOr<Expr> DynamicTile(ConvertContext& c, Expr x, const absl::Status& why);
+// Pad (opset >= 11) with the pads (input 1) at run time, over `axes`
+// (normalized); mode constant, edge, reflect or wrap; `value` a 0-D tensor.
+absl::StatusOr<Expr> DynamicPad(ConvertContext& c, Expr x, const std::string& mode, Expr value,
+                                const std::vector<int64_t>& axes, const absl::Status& why);
+// x[..., :count, ...] along `axis`; count a 0-D or [1] integer tensor known at run time.
+absl::StatusOr<Expr> DynamicSliceAlong(ConvertContext& c, Expr x, int64_t axis, Expr count);
 
 // ---- parts of the nn and tensor families, registered by RegisterNnConverters
 // and RegisterTensorConverters
