@@ -818,6 +818,7 @@ void RegisterTensorConverters(ConverterRegistry& r) {
   cvt::RegisterShapeConverters(r);
   cvt::RegisterIndexConverters(r);
   cvt::RegisterResizeConverters(r);
+  cvt::RegisterSelectConverters(r);
   cvt::RegisterSampleConverters(r);
 }
 

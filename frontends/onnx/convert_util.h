@@ -122,6 +122,7 @@ void RegisterDenseConverters(ConverterRegistry& r);   // convert_nn_dense.cc
 void RegisterLossConverters(ConverterRegistry& r);    // convert_nn_loss.cc
 void RegisterIndexConverters(ConverterRegistry& r);   // convert_tensor_index.cc
 void RegisterResizeConverters(ConverterRegistry& r);  // convert_tensor_resize.cc
+void RegisterSelectConverters(ConverterRegistry& r);  // convert_select.cc (tensor family)
 void RegisterSampleConverters(ConverterRegistry& r);  // convert_sample.cc (tensor family)
 void RegisterQuantConverters(ConverterRegistry& r);   // convert_quant.cc (nn family)
 void RegisterEinsumConverters(ConverterRegistry& r);  // convert_einsum.cc (nn family)

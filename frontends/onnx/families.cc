@@ -44,12 +44,12 @@ const std::vector<std::string>& FamilyOps(absl::string_view family) {
       }},
       {"tensor",
       {
-       "::BlackmanWindow", "::Concat", "::Constant", "::ConstantOfShape", "::CumSum",
+       "::BlackmanWindow", "::Compress", "::Concat", "::Constant", "::ConstantOfShape", "::CumSum",
        "::DepthToSpace", "::Expand", "::EyeLike", "::Flatten", "::Gather", "::GatherElements",
-       "::GatherND", "::GridSample", "::HammingWindow", "::HannWindow", "::Identity", "::MaxUnpool", "::OneHot", "::Pad", "::Range", "::Reshape", "::Resize",
+       "::GatherND", "::GridSample", "::HammingWindow", "::HannWindow", "::Identity", "::MaxUnpool", "::NonZero", "::OneHot", "::Pad", "::Range", "::Reshape", "::Resize",
        "::ReverseSequence", "::RoiAlign", "::Scatter", "::ScatterElements", "::ScatterND",
        "::Shape", "::Size", "::Slice", "::SpaceToDepth", "::Split", "::Squeeze", "::Tile",
-       "::TopK", "::Transpose", "::Trilu", "::Unsqueeze", "::Upsample"
+       "::TopK", "::Transpose", "::Trilu", "::Unique", "::Unsqueeze", "::Upsample"
       }},
       {"reduce",
       {
