@@ -1,7 +1,7 @@
 // File: frontends/onnx/convert_select.cc
 //
 // The ONNX operators whose output extent is a count of the input's values:
-// NonZero, Compress and Unique. Their outputs have a `?` extent; the model
+// NonZero, Compress, Unique and NonMaxSuppression. Their outputs have a `?` extent; the model
 // compiles for the VM, which computes it from the count when it runs
 // (dyn.arange(0, count, 1) gives the output slots, lowering/vm/shape_func.h).
 //
@@ -28,6 +28,19 @@
 //                      (take of their first positions), those positions,
 //                      every element's unique (inverse_indices) and the
 //                      count of each unique
+//   NonMaxSuppression  per batch and class, box j comes before box i when
+//                      its score is higher (ties: the lower index) and
+//                      blocks i when it also overlaps i by more than
+//                      iou_threshold; the greedy selection (a box is kept
+//                      when it passes score_threshold and no kept box
+//                      blocks it) is the fixed point of
+//                      kept' = candidate & !any(kept & blocks), reached in N
+//                      steps (box k's state is final after k + 1): a local
+//                      recursive function of N calls, as ONNX Loop becomes
+//                      (convert_control.cc). The first
+//                      max_output_boxes_per_class kept boxes of each class
+//                      are the output, [batch, class, box] in batch, class,
+//                      score order.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -285,9 +298,203 @@ Outs ConvertUnique(ConvertContext& c) {
   return std::vector<Expr>{y, indices, inverse, counts};
 }
 
+// A 0-D tensor of `dtype` from input i (0-D or [1]), or `def` when absent.
+absl::StatusOr<Expr> ScalarInput(ConvertContext& c, int i, DataType dtype, double def,
+                                 absl::string_view what) {
+  if (!c.HasInput(i)) return c.ScalarConst(dtype, def);
+  KILN_ASSIGN_OR_RETURN(Expr v, c.Input(i));
+  KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(i));
+  const bool one =
+      t->ndim() == 0 || (t->ndim() == 1 && t->shape[0].is_static() && t->shape[0].value() == 1);
+  if (!one)
+    return c.Invalid(absl::StrCat(what, " (input ", i, ") must hold one element; it is ",
+                                  TypeToString(Type(t))));
+  if (t->ndim() == 1) {
+    KILN_ASSIGN_OR_RETURN(v, Reshape(c, v, {}));
+  }
+  return Cast(c, v, dtype);
+}
+
+Var TypedVar(const std::string& name, const Expr& like) {
+  Var v = MakeVar(name, like->checked_type());
+  v->set_checked_type(like->checked_type());
+  return v;
+}
+
+Outs ConvertNonMaxSuppression(ConvertContext& c) {
+  KILN_ASSIGN_OR_RETURN(Expr boxes, c.Input(0));
+  KILN_ASSIGN_OR_RETURN(TensorType bt, c.InputType(0));
+  KILN_ASSIGN_OR_RETURN(Expr scores, c.Input(1));
+  KILN_ASSIGN_OR_RETURN(TensorType st, c.InputType(1));
+  if (bt->ndim() != 3)
+    return c.Invalid(
+        absl::StrCat("boxes must be [batch, boxes, 4]; it is ", TypeToString(Type(bt))));
+  if (st->ndim() != 3)
+    return c.Invalid(
+        absl::StrCat("scores must be [batch, classes, boxes]; it is ", TypeToString(Type(st))));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> bd, StaticDims(c, bt, "boxes"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sd, StaticDims(c, st, "scores"));
+  const int64_t B = bd[0], N = bd[1], C = sd[1];
+  if (bd[2] != 4) return c.Invalid(absl::StrCat("boxes' last extent must be 4; it is ", bd[2]));
+  if (sd[0] != B || sd[2] != N)
+    return c.Invalid(absl::StrCat("scores ", ShapeToString(st->shape), " do not match boxes ",
+                                  ShapeToString(bt->shape), " (expected [", B, ", classes, ", N,
+                                  "])"));
+  if (!bt->dtype.is_float() || bt->dtype != st->dtype)
+    return c.Invalid(absl::StrCat("boxes and scores must be one float dtype; they are ",
+                                  TypeToString(Type(bt)), " and ", TypeToString(Type(st))));
+  KILN_ASSIGN_OR_RETURN(int64_t center, c.AttrInt("center_point_box", 0));
+  if (center != 0 && center != 1)
+    return c.Invalid(absl::StrCat("center_point_box ", center, " is not 0 or 1"));
+  KILN_RETURN_IF_ERROR(
+      CheckPairs(c, B * C * N * N, absl::StrCat("NonMaxSuppression over ", N, " boxes")));
+  const DataType ft = bt->dtype, kBool = DataType::Bool();
+  KILN_ASSIGN_OR_RETURN(Expr max_out, ScalarInput(c, 2, kI64, 0, "max_output_boxes_per_class"));
+  KILN_ASSIGN_OR_RETURN(Expr iou_thr, ScalarInput(c, 3, ft, 0, "iou_threshold"));
+  // Corners [B, N] each: y_min, x_min, y_max, x_max.
+  Expr coord[4];
+  for (int64_t k = 0; k < 4; ++k) {
+    KILN_ASSIGN_OR_RETURN(Expr part, SliceAxis(c, boxes, 2, k, k + 1, 1));
+    KILN_ASSIGN_OR_RETURN(coord[k], Reshape(c, part, {B, N}));
+  }
+  Expr lo[2], hi[2];  // [0]: y, [1]: x
+  if (center == 1) {  // [x_center, y_center, width, height]
+    KILN_ASSIGN_OR_RETURN(Expr half, c.ScalarConst(ft, 0.5));
+    for (int a = 0; a < 2; ++a) {
+      const Expr& mid = coord[a == 0 ? 1 : 0];
+      KILN_ASSIGN_OR_RETURN(Expr ext, c.Call("multiply", {coord[a == 0 ? 3 : 2], half}));
+      KILN_ASSIGN_OR_RETURN(lo[a], c.Call("subtract", {mid, ext}));
+      KILN_ASSIGN_OR_RETURN(hi[a], c.Call("add", {mid, ext}));
+    }
+  } else {  // [y1, x1, y2, x2], any diagonal
+    for (int a = 0; a < 2; ++a) {
+      KILN_ASSIGN_OR_RETURN(lo[a], c.Call("minimum", {coord[a], coord[a + 2]}));
+      KILN_ASSIGN_OR_RETURN(hi[a], c.Call("maximum", {coord[a], coord[a + 2]}));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Expr zero_f, c.ScalarConst(ft, 0));
+  KILN_ASSIGN_OR_RETURN(Expr one_f, c.ScalarConst(ft, 1));
+  // Pairwise intersection [B, N, N] (i along axis 1, j along axis 2).
+  Expr inter, area[2];
+  for (int a = 0; a < 2; ++a) {
+    KILN_ASSIGN_OR_RETURN(Expr loi, ExpandDims(c, lo[a], 2));
+    KILN_ASSIGN_OR_RETURN(Expr loj, ExpandDims(c, lo[a], 1));
+    KILN_ASSIGN_OR_RETURN(Expr hii, ExpandDims(c, hi[a], 2));
+    KILN_ASSIGN_OR_RETURN(Expr hij, ExpandDims(c, hi[a], 1));
+    KILN_ASSIGN_OR_RETURN(Expr top, c.Call("minimum", {hii, hij}));
+    KILN_ASSIGN_OR_RETURN(Expr bottom, c.Call("maximum", {loi, loj}));
+    KILN_ASSIGN_OR_RETURN(Expr len, c.Call("subtract", {top, bottom}));
+    KILN_ASSIGN_OR_RETURN(len, c.Call("maximum", {len, zero_f}));
+    if (a == 0) {
+      inter = len;
+    } else {
+      KILN_ASSIGN_OR_RETURN(inter, c.Call("multiply", {inter, len}));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Expr hy, c.Call("subtract", {hi[0], lo[0]}));
+  KILN_ASSIGN_OR_RETURN(Expr wx, c.Call("subtract", {hi[1], lo[1]}));
+  KILN_ASSIGN_OR_RETURN(Expr ar, c.Call("multiply", {hy, wx}));  // [B, N]
+  KILN_ASSIGN_OR_RETURN(area[0], ExpandDims(c, ar, 2));
+  KILN_ASSIGN_OR_RETURN(area[1], ExpandDims(c, ar, 1));
+  KILN_ASSIGN_OR_RETURN(Expr both, c.Call("add", {area[0], area[1]}));
+  KILN_ASSIGN_OR_RETURN(Expr uni, c.Call("subtract", {both, inter}));
+  // Boxes of no area overlap nothing.
+  KILN_ASSIGN_OR_RETURN(Expr pos_i, c.Call("greater", {area[0], zero_f}));
+  KILN_ASSIGN_OR_RETURN(Expr pos_j, c.Call("greater", {area[1], zero_f}));
+  KILN_ASSIGN_OR_RETURN(Expr real, c.Call("logical_and", {pos_i, pos_j}));
+  KILN_ASSIGN_OR_RETURN(Expr meets, c.Call("greater", {inter, zero_f}));
+  KILN_ASSIGN_OR_RETURN(real, c.Call("logical_and", {real, meets}));
+  KILN_ASSIGN_OR_RETURN(Expr safe, c.Call("where", {real, uni, one_f}));
+  KILN_ASSIGN_OR_RETURN(Expr iou, c.Call("divide", {inter, safe}));
+  KILN_ASSIGN_OR_RETURN(Expr over, c.Call("greater", {iou, iou_thr}));
+  KILN_ASSIGN_OR_RETURN(over, c.Call("logical_and", {over, real}));
+  KILN_ASSIGN_OR_RETURN(over, ExpandDims(c, over, 1));  // [B, 1, N, N]
+  // before[b, c, i, j]: box j is ranked before box i.
+  KILN_ASSIGN_OR_RETURN(Expr si, ExpandDims(c, scores, 3));
+  KILN_ASSIGN_OR_RETURN(Expr sj, ExpandDims(c, scores, 2));
+  KILN_ASSIGN_OR_RETURN(Expr higher, c.Call("greater", {sj, si}));
+  KILN_ASSIGN_OR_RETURN(Expr tie, c.Call("equal", {sj, si}));
+  KILN_ASSIGN_OR_RETURN(Expr earlier, Earlier(c, N));
+  KILN_ASSIGN_OR_RETURN(tie, c.Call("logical_and", {tie, earlier}));
+  KILN_ASSIGN_OR_RETURN(Expr before, c.Call("logical_or", {higher, tie}));  // [B, C, N, N]
+  KILN_ASSIGN_OR_RETURN(Expr blocks, c.Call("logical_and", {before, over}));
+  Expr cand;
+  if (c.HasInput(4)) {
+    KILN_ASSIGN_OR_RETURN(Expr score_thr, ScalarInput(c, 4, ft, 0, "score_threshold"));
+    KILN_ASSIGN_OR_RETURN(cand, c.Call("greater", {scores, score_thr}));
+  } else {
+    KILN_ASSIGN_OR_RETURN(cand, ConstOf(c, kBool, {B, C, N},
+                                        std::vector<double>(static_cast<size_t>(B * C * N), 1.0)));
+  }
+  // The recursion: step(t, kept, cand, blocks) = t < N ? step(t + 1, next(kept), ...) : (kept,).
+  KILN_ASSIGN_OR_RETURN(Expr t0, c.ScalarConst(kI64, 0));
+  const Var t = TypedVar("t", t0), kept = TypedVar("kept", cand), cv = TypedVar("cand", cand),
+            bv = TypedVar("blocks", blocks);
+  KILN_ASSIGN_OR_RETURN(Expr n_c, c.ScalarConst(kI64, static_cast<double>(N)));
+  KILN_ASSIGN_OR_RETURN(Expr go, c.Call("less", {t, n_c}));
+  KILN_ASSIGN_OR_RETURN(Expr one_i, c.ScalarConst(kI64, 1));
+  KILN_ASSIGN_OR_RETURN(Expr t1, c.Call("add", {t, one_i}));
+  KILN_ASSIGN_OR_RETURN(Expr kj, ExpandDims(c, kept, 2));  // [B, C, 1, N]
+  KILN_ASSIGN_OR_RETURN(Expr hit, c.Call("logical_and", {bv, kj}));
+  KILN_ASSIGN_OR_RETURN(Expr hit64, Cast(c, hit, kI64));
+  KILN_ASSIGN_OR_RETURN(Expr nhit, Reduce(c, "sum", hit64, {3}, false));
+  KILN_ASSIGN_OR_RETURN(Expr zero_i, c.ScalarConst(kI64, 0));
+  KILN_ASSIGN_OR_RETURN(Expr free, c.Call("equal", {nhit, zero_i}));
+  KILN_ASSIGN_OR_RETURN(Expr next, c.Call("logical_and", {cv, free}));
+  std::vector<Type> pts = {t->checked_type(), kept->checked_type(), cv->checked_type(),
+                           bv->checked_type()};
+  Type ret = MakeTupleType({kept->checked_type()});
+  KILN_ASSIGN_OR_RETURN(FuncType fty, MakeFuncType(pts, ret));
+  Var loop = MakeVar("nms_step", fty);
+  loop->set_checked_type(fty);
+  KILN_ASSIGN_OR_RETURN(Call again, MakeCall(loop, {t1, next, cv, bv}));
+  KILN_ASSIGN_OR_RETURN(Tuple done, MakeTuple({Expr(kept)}));
+  KILN_ASSIGN_OR_RETURN(If branch, MakeIf(go, again, done));
+  KILN_ASSIGN_OR_RETURN(Function fn, MakeFunction({t, kept, cv, bv}, branch, ret));
+  KILN_ASSIGN_OR_RETURN(Call first, MakeCall(loop, {t0, cand, cand, blocks}));
+  KILN_ASSIGN_OR_RETURN(Let let, MakeLet(loop, fn, first));
+  KILN_ASSIGN_OR_RETURN(Expr sel, c.TupleGet(Expr(let), 0));  // [B, C, N] bool
+  // The first max_out kept boxes of each class.
+  KILN_ASSIGN_OR_RETURN(Expr sel64, Cast(c, sel, kI64));
+  KILN_ASSIGN_OR_RETURN(Expr sel_j, ExpandDims(c, sel64, 2));
+  KILN_ASSIGN_OR_RETURN(Expr ahead, c.Call("where", {before, sel_j, zero_i}));
+  KILN_ASSIGN_OR_RETURN(Expr rank, Reduce(c, "sum", ahead, {3}, false));  // [B, C, N]
+  KILN_ASSIGN_OR_RETURN(Expr within, c.Call("less", {rank, max_out}));
+  KILN_ASSIGN_OR_RETURN(Expr keep, c.Call("logical_and", {sel, within}));
+  // Place in the output: the boxes kept in earlier (batch, class) groups, then rank.
+  const int64_t G = B * C;
+  KILN_ASSIGN_OR_RETURN(Expr keep64, Cast(c, keep, kI64));
+  KILN_ASSIGN_OR_RETURN(Expr per, Reduce(c, "sum", keep64, {2}, false));  // [B, C]
+  KILN_ASSIGN_OR_RETURN(Expr per_g, Reshape(c, per, {G}));
+  KILN_ASSIGN_OR_RETURN(Expr groups_before, Earlier(c, G));
+  KILN_ASSIGN_OR_RETURN(Expr offset, CountWhere(c, groups_before, per_g));  // [G]
+  KILN_ASSIGN_OR_RETURN(Expr off_col, Reshape(c, offset, {G, 1}));
+  KILN_ASSIGN_OR_RETURN(Expr rank_g, Reshape(c, rank, {G, N}));
+  KILN_ASSIGN_OR_RETURN(Expr place, c.Call("add", {off_col, rank_g}));
+  KILN_ASSIGN_OR_RETURN(place, Reshape(c, place, {G * N}));
+  KILN_ASSIGN_OR_RETURN(Expr chosen, Reshape(c, keep, {G * N}));
+  KILN_ASSIGN_OR_RETURN(auto slots, Slots(c, chosen, place));
+  std::vector<int64_t> table(static_cast<size_t>(3 * G * N));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < C; ++k)
+      for (int64_t i = 0; i < N; ++i) {
+        const int64_t f = (b * C + k) * N + i;
+        table[static_cast<size_t>(f)] = b;
+        table[static_cast<size_t>(G * N + f)] = k;
+        table[static_cast<size_t>(2 * G * N + f)] = i;
+      }
+  KILN_ASSIGN_OR_RETURN(Expr tab, ConstI64(c, {3, 1, G * N}, table));
+  KILN_ASSIGN_OR_RETURN(Expr sel3, ExpandDims(c, slots.second, 0));  // [1, ?, G*N]
+  KILN_ASSIGN_OR_RETURN(Expr picked, c.Call("where", {sel3, tab, zero_i}));
+  KILN_ASSIGN_OR_RETURN(Expr cols, Reduce(c, "sum", picked, {2}, false));  // [3, ?]
+  KILN_ASSIGN_OR_RETURN(Expr y, Transpose(c, cols, {1, 0}));
+  return std::vector<Expr>{y};
+}
+
 }  // namespace
 
 void RegisterSelectConverters(ConverterRegistry& r) {
+  for (int v : {10, 11}) r.Add("NonMaxSuppression", v, ConvertNonMaxSuppression);
   for (int v : {9, 13}) r.Add("NonZero", v, ConvertNonZero);
   r.Add("Compress", 9, ConvertCompress);
   r.Add("Compress", 11, ConvertCompress);

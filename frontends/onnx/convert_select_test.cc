@@ -2,6 +2,8 @@
 // and run by the interpreter on inputs with different numbers of selected
 // elements, against loops written here from ONNX's definitions (the output
 // extent is a count of the values, so every run has its own output shape).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -179,6 +181,106 @@ TEST(ConvertUnique, TooManyPairsIsUnsupported) {
       RunNode(11, MakeNode("Unique", {"x"}, {"y"}), {F32In("x", {5000}, V(5000, 1.0))}).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
   EXPECT_THAT(st.message(), HasSubstr("Unique over 5000 slices"));
+}
+
+// Greedy NMS written from ONNX's description (as ONNX Runtime orders it):
+// per batch and class, boxes by score (ties: lower index), each kept when it
+// scores above score_threshold and overlaps no kept box by more than
+// iou_threshold, at most max_out per class.
+V NaiveNms(const V& boxes, const V& scores, int64_t B, int64_t C, int64_t N, int64_t max_out,
+           double iou_thr, double score_thr, bool center, int64_t* rows) {
+  auto corners = [&](int64_t b, int64_t i, double* y0, double* x0, double* y1, double* x1) {
+    const double* p = &boxes[static_cast<size_t>((b * N + i) * 4)];
+    if (center) {
+      *x0 = p[0] - p[2] / 2, *x1 = p[0] + p[2] / 2, *y0 = p[1] - p[3] / 2, *y1 = p[1] + p[3] / 2;
+    } else {
+      *y0 = std::min(p[0], p[2]), *y1 = std::max(p[0], p[2]), *x0 = std::min(p[1], p[3]),
+      *x1 = std::max(p[1], p[3]);
+    }
+  };
+  auto iou = [&](int64_t b, int64_t i, int64_t j) {
+    double a[4], d[4];
+    corners(b, i, &a[0], &a[1], &a[2], &a[3]);
+    corners(b, j, &d[0], &d[1], &d[2], &d[3]);
+    const double ai = (a[2] - a[0]) * (a[3] - a[1]), aj = (d[2] - d[0]) * (d[3] - d[1]);
+    const double h = std::max(0.0, std::min(a[2], d[2]) - std::max(a[0], d[0]));
+    const double w = std::max(0.0, std::min(a[3], d[3]) - std::max(a[1], d[1]));
+    if (ai <= 0 || aj <= 0 || h * w <= 0) return 0.0;
+    return h * w / (ai + aj - h * w);
+  };
+  V out;
+  *rows = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < C; ++k) {
+      std::vector<int64_t> order(static_cast<size_t>(N));
+      for (int64_t i = 0; i < N; ++i) order[static_cast<size_t>(i)] = i;
+      const double* s = &scores[static_cast<size_t>((b * C + k) * N)];
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t x, int64_t y) { return s[x] > s[y]; });
+      std::vector<int64_t> kept;
+      for (int64_t i : order) {
+        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        if (!(s[i] > score_thr)) continue;
+        bool ok = true;
+        for (int64_t j : kept) ok = ok && !(iou(b, i, j) > iou_thr);
+        if (ok) kept.push_back(i);
+      }
+      for (int64_t i : kept) {
+        out.insert(out.end(),
+                   {static_cast<double>(b), static_cast<double>(k), static_cast<double>(i)});
+        ++*rows;
+      }
+    }
+  return out;
+}
+
+TEST(ConvertNonMaxSuppression, GreedySelectionPerBatchAndClass) {
+  const int64_t B = 2, C = 3, N = 7;
+  uint32_t seed = 12345;
+  auto next = [&seed] {
+    seed = seed * 1103515245u + 12345u;
+    return static_cast<double>((seed >> 8) % 1000) / 1000.0;
+  };
+  for (int trial = 0; trial < 6; ++trial) {
+    const bool center = trial % 2 == 1;
+    V boxes, scores;
+    for (int64_t i = 0; i < B * N; ++i) {
+      const double a = next() * 4, b = next() * 4;
+      // Corners in either order (flipped boxes), or center and size.
+      if (center) {
+        boxes.insert(boxes.end(), {a, b, 0.5 + next() * 2, 0.5 + next() * 2});
+      } else {
+        boxes.insert(boxes.end(), {a, b, a + (next() - 0.3) * 3, b + (next() - 0.3) * 3});
+      }
+    }
+    for (int64_t i = 0; i < B * C * N; ++i) scores.push_back(std::round(next() * 8) / 8);  // ties
+    const int64_t max_out = 1 + trial % 4;
+    const double iou_thr = 0.1 + 0.15 * trial, score_thr = trial < 3 ? 0.2 : 0.0;
+    int64_t rows = 0;
+    const V want = NaiveNms(boxes, scores, B, C, N, max_out, iou_thr, score_thr, center, &rows);
+    const NodeOutput y = Exec(11,
+                              MakeNode("NonMaxSuppression", {"boxes", "scores", "m", "iou", "sth"},
+                                       {"sel"}, {AttrInt("center_point_box", center ? 1 : 0)}),
+                              {F32In("boxes", {B, N, 4}, boxes), F32In("scores", {B, C, N}, scores),
+                               In("m", kI64, {1}, {static_cast<double>(max_out)}),
+                               F32In("iou", {1}, {iou_thr}), F32In("sth", {1}, {score_thr})});
+    EXPECT_EQ(y.dtype, kI64);
+    ExpectOut(y, {rows, 3}, want);
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "trial " << trial;
+      return;
+    }
+  }
+  // Without max_output_boxes_per_class nothing is selected.
+  const NodeOutput none =
+      Exec(11, MakeNode("NonMaxSuppression", {"boxes", "scores"}, {"sel"}),
+           {F32In("boxes", {1, 1, 4}, {0, 0, 1, 1}), F32In("scores", {1, 1, 1}, {0.5})});
+  ExpectOut(none, {0, 3}, {});
+  const absl::Status st =
+      RunNode(11, MakeNode("NonMaxSuppression", {"boxes", "scores"}, {"sel"}),
+              {F32In("boxes", {1, 2, 4}, V(8, 0)), F32In("scores", {1, 1, 3}, V(3, 0))})
+          .status();
+  EXPECT_THAT(st.message(), HasSubstr("do not match boxes"));
 }
 
 }  // namespace

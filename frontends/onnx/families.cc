@@ -46,7 +46,7 @@ const std::vector<std::string>& FamilyOps(absl::string_view family) {
       {
        "::BlackmanWindow", "::Compress", "::Concat", "::Constant", "::ConstantOfShape", "::CumSum",
        "::DepthToSpace", "::Expand", "::EyeLike", "::Flatten", "::Gather", "::GatherElements",
-       "::GatherND", "::GridSample", "::HammingWindow", "::HannWindow", "::Identity", "::MaxUnpool", "::NonZero", "::OneHot", "::Pad", "::Range", "::Reshape", "::Resize",
+       "::GatherND", "::GridSample", "::HammingWindow", "::HannWindow", "::Identity", "::MaxUnpool", "::NonMaxSuppression", "::NonZero", "::OneHot", "::Pad", "::Range", "::Reshape", "::Resize",
        "::ReverseSequence", "::RoiAlign", "::Scatter", "::ScatterElements", "::ScatterND",
        "::Shape", "::Size", "::Slice", "::SpaceToDepth", "::Split", "::Squeeze", "::Tile",
        "::TopK", "::Transpose", "::Trilu", "::Unique", "::Unsqueeze", "::Upsample"
