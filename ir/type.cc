@@ -164,9 +164,21 @@ std::string TypeToString(const Type& t) {
 
 namespace {
 
+// `Seq[]` (a TypeCall without arguments, what a constructor of an ADT
+// without type parameters returns) is the type `Seq` names.
+const Type& WithoutEmptyCall(const Type& t) {
+  if (t && t->kind == TypeKind::kTypeCall) {
+    const auto* c = static_cast<const TypeCallNode*>(t.get());
+    if (c->args.empty() && c->func && c->func->kind == TypeKind::kGlobalTypeVar) return c->func;
+  }
+  return t;
+}
+
 class TypeEq {
  public:
-  bool Eq(const Type& a, const Type& b) {
+  bool Eq(const Type& a0, const Type& b0) {
+    const Type& a = WithoutEmptyCall(a0);
+    const Type& b = WithoutEmptyCall(b0);
     if (a.get() == b.get()) return true;
     if (!a || !b || a->kind != b->kind) return false;
     switch (a->kind) {

@@ -219,6 +219,13 @@ class Solver : public TypeReporter {
         binding_[static_cast<const IncompleteTypeNode*>(y.get())->id] = x;
         continue;
       }
+      // `Seq[]` and `Seq`: an ADT without type parameters, called or named.
+      for (Type* t : {&x, &y}) {
+        if ((*t)->kind != TypeKind::kTypeCall) continue;
+        const auto* c = t->as<TypeCallNode>();
+        if (c->args.empty() && c->func && c->func->kind == TypeKind::kGlobalTypeVar) *t = c->func;
+      }
+      if (x.get() == y.get()) continue;
       if (x->kind != y->kind) return Mismatch(a, b, "");
       switch (x->kind) {
         case TypeKind::kTensor: {

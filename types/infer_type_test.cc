@@ -113,6 +113,41 @@ def @main(%k: Tensor[(), int32]) { @sum_to(%k) }
             "fn (Tensor[(), int32]) -> Tensor[(), int32]");
 }
 
+// An ADT without type parameters: `Seq` (as the constructors' fields and the
+// annotations name it) and `Seq[]` (what a constructor returns) are one type.
+TEST(InferTypeTest, AdtWithoutTypeParametersNamedOrCalled) {
+  EXPECT_EQ(MainType(R"(
+type Seq {
+  SCons(Tensor[(?), float32], Seq),
+  SNil,
+}
+def @main(%x: Tensor[(3), float32], %s: Seq) -> Seq {
+  SCons(%x, SCons(%x, %s))
+}
+)"),
+            "fn (Tensor[(3,), float32], Seq) -> Seq");
+  EXPECT_EQ(MainType(R"(
+type Seq {
+  SCons(Tensor[(?), float32], Seq),
+  SNil,
+}
+def @main(%x: Tensor[(2), float32]) -> Seq[] { SCons(%x, SNil()) }
+)"),
+            "fn (Tensor[(2,), float32]) -> Seq[]");
+  // A different ADT is still a mismatch.
+  EXPECT_THAT(TypeErrorOf(R"(
+type Seq {
+  SCons(Tensor[(?), float32], Seq),
+  SNil,
+}
+type Other {
+  O,
+}
+def @main(%x: Tensor[(2), float32]) -> Seq { SCons(%x, O()) }
+)"),
+              HasSubstr("type mismatch"));
+}
+
 TEST(InferTypeTest, MutualRecursionWithoutReturnAnnotations) {
   EXPECT_EQ(MainType(R"(
 def @even(%n: Tensor[(), int32]) {

@@ -468,6 +468,61 @@ absl::StatusOr<Expr> NodeContext::TupleGet(Expr tuple, int index) {
   return Expr(g);
 }
 
+// ---- sequences ----------------------------------------------------------------
+
+absl::StatusOr<SequenceAdt> SequenceRegistry::Get(DataType dtype, int64_t rank) {
+  if (rank < 0 || rank > 32) {
+    return absl::InvalidArgumentError(absl::StrCat("a sequence of rank-", rank, " tensors"));
+  }
+  const std::string key = absl::StrCat(dtype.ToString(), "_", rank);
+  const std::string name = absl::StrCat("Sequence_", key);
+  if (auto it = adts.find(name); it != adts.end()) return it->second;
+  SequenceAdt a;
+  GlobalTypeVar header = MakeGlobalTypeVar(name);
+  a.type = header;
+  Shape any(static_cast<size_t>(rank), Dim::Any());
+  a.elem = MakeTensorType(std::move(any), dtype);
+  KILN_ASSIGN_OR_RETURN(a.cons, MakeConstructor(absl::StrCat("SeqCons_", key), {a.elem, a.type}, header, 0));
+  KILN_ASSIGN_OR_RETURN(a.nil, MakeConstructor(absl::StrCat("SeqNil_", key), {}, header, 1));
+  KILN_ASSIGN_OR_RETURN(a.data, MakeTypeData(header, {}, {a.cons, a.nil}));
+  adts.emplace(name, a);
+  return a;
+}
+
+std::optional<SequenceAdt> SequenceRegistry::Find(const Type& t) const {
+  if (!t) return std::nullopt;
+  const TypeNode* n = t.get();
+  if (n->kind == TypeKind::kTypeCall) {
+    const auto* call = static_cast<const TypeCallNode*>(n);
+    if (!call->args.empty() || !call->func) return std::nullopt;
+    n = call->func.get();
+  }
+  if (n->kind != TypeKind::kGlobalTypeVar) return std::nullopt;
+  auto it = adts.find(static_cast<const GlobalTypeVarNode*>(n)->name);
+  if (it == adts.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<SequenceAdt> NodeContext::Sequence(DataType dtype, int64_t rank) {
+  if (state_->sequences == nullptr) return ConvertContext::Sequence(dtype, rank);
+  absl::StatusOr<SequenceAdt> a = state_->sequences->Get(dtype, rank);
+  if (!a.ok()) return Invalid(a.status().message());
+  return a;
+}
+
+std::optional<SequenceAdt> NodeContext::AsSequence(const Type& t) {
+  if (state_->sequences == nullptr) return std::nullopt;
+  return state_->sequences->Find(t);
+}
+
+void NodeContext::MarkRankPending(const Expr& nil) {
+  if (state_->sequences != nullptr && nil) state_->sequences->pending_empty.emplace(nil.get(), DataType());
+}
+
+bool NodeContext::IsRankPending(const Expr& e) const {
+  return state_->sequences != nullptr && e && state_->sequences->pending_empty.contains(e.get());
+}
+
 absl::Status NodeContext::Invalid(absl::string_view message) const {
   return absl::InvalidArgumentError(absl::StrCat(where_, ": ", message));
 }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,17 @@
 #include "frontends/onnx/tensor_proto.h"
 
 namespace kiln::onnx_frontend::internal {
+
+// The sequence ADTs of one import (ConvertContext::Sequence), by name.
+struct SequenceRegistry {
+  std::map<std::string, SequenceAdt> adts;
+  // SequenceEmpty's results (a nil of rank 0) whose rank the first
+  // SequenceInsert decides (convert_sequence.cc); the Expr keeps the node alive.
+  absl::flat_hash_map<const ExprNode*, DataType> pending_empty;
+
+  absl::StatusOr<SequenceAdt> Get(DataType dtype, int64_t rank);
+  std::optional<SequenceAdt> Find(const Type& t) const;
+};
 
 struct ImportState {
   // The expression of each ONNX value defined so far (all typed).
@@ -42,6 +54,8 @@ struct ImportState {
   // Outputs of the model graph's nodes that were not converted.
   const absl::flat_hash_set<std::string>* unknown = nullptr;
   int depth = 0;  // how many subgraphs deep (0: the model's graph)
+  // The import's sequence ADTs (shared by its subgraphs); null: none allowed.
+  SequenceRegistry* sequences = nullptr;
   // Subgraphs imported so far under the model's graph (kept there; a body is
   // imported again when a carried shape changes, once per batch entry by
   // opset-8 Scan), bounded by kMaxSubgraphImports.
@@ -134,6 +148,11 @@ class NodeContext final : public ConvertContext {
   absl::StatusOr<std::vector<Expr>> ImportSubgraph(const onnx::GraphProto& graph,
                                                    const std::vector<Expr>& inputs,
                                                    std::vector<Capture>* captures) override;
+
+  absl::StatusOr<SequenceAdt> Sequence(DataType dtype, int64_t rank) override;
+  std::optional<SequenceAdt> AsSequence(const Type& t) override;
+  void MarkRankPending(const Expr& nil) override;
+  bool IsRankPending(const Expr& e) const override;
 
  private:
   // The attribute named `name`, or null.

@@ -731,7 +731,10 @@ Outs ConvertScan8(ConvertContext& c) {
 
 }  // namespace
 
+void RegisterSequenceConverters(ConverterRegistry& r);  // convert_sequence.cc
+
 void RegisterControlConverters(ConverterRegistry& r) {
+  RegisterSequenceConverters(r);
   r.Add("If", 1, ConvertIf);
   r.Add("Loop", 1, ConvertLoop);
   r.Add("Scan", 8, ConvertScan8);

@@ -42,6 +42,18 @@ class GraphProto;
 
 namespace kiln::onnx_frontend {
 
+// An ONNX sequence of tensors of one dtype and rank, as the graph IR's ADT
+//   type Sequence_<dtype>_<rank> { SeqCons_..(Tensor[(?, ..), dtype], Sequence_..), SeqNil_.. }
+// (elements may differ in extents, so every dim is `?`); the importer adds
+// each one the model uses to the module (convert_sequence.cc builds on it).
+struct SequenceAdt {
+  TypeData data;
+  Type type;         // the ADT, as its global type var
+  TensorType elem;   // Tensor[(?, ..., ?), dtype]
+  Constructor cons;  // tag 0: (elem, sequence)
+  Constructor nil;   // tag 1
+};
+
 class ConvertContext {
  public:
   virtual ~ConvertContext() = default;
@@ -122,6 +134,18 @@ class ConvertContext {
   virtual absl::StatusOr<std::vector<Expr>> ImportSubgraph(const onnx::GraphProto& graph,
                                                            const std::vector<Expr>& inputs,
                                                            std::vector<Capture>* captures);
+
+  // ---- sequences
+  // The sequence ADT of `dtype` tensors of rank `rank` (made once per import
+  // and added to the module). Unimplemented where sequences are not
+  // supported (the default).
+  virtual absl::StatusOr<SequenceAdt> Sequence(DataType dtype, int64_t rank);
+  // The sequence ADT `t` is, if it is one.
+  virtual std::optional<SequenceAdt> AsSequence(const Type& t);
+  // SequenceEmpty's result (a SeqNil of rank 0) whose element rank the first
+  // SequenceInsert decides, marked and asked about.
+  virtual void MarkRankPending(const Expr& /*nil*/) {}
+  virtual bool IsRankPending(const Expr& /*e*/) const { return false; }
 };
 
 using Converter = std::function<absl::StatusOr<std::vector<Expr>>(ConvertContext&)>;

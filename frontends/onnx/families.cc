@@ -59,7 +59,9 @@ const std::vector<std::string>& FamilyOps(absl::string_view family) {
       }},
       {"control",
       {
-       "::If", "::Loop", "::Scan"
+       "::ConcatFromSequence", "::If", "::Loop", "::Scan", "::SequenceAt", "::SequenceConstruct",
+       "::SequenceEmpty", "::SequenceErase", "::SequenceInsert", "::SequenceLength", "::SequenceMap",
+       "::SplitToSequence"
       }},
       // END GENERATED
   };

@@ -30,6 +30,7 @@
 namespace kiln::onnx_frontend {
 namespace {
 
+using internal::SequenceRegistry;
 using internal::ImportState;
 using internal::NodeContext;
 using internal::NodeWhere;
@@ -80,6 +81,7 @@ class GraphImporter {
     state_.tensor_options.base_dir = std::move(base_dir);
     state_.tensor_options.model_real_dir = std::move(model_real_dir);
     state_.tensor_options.warnings = options.warnings;
+    state_.sequences = &sequences_;
     state_.opsets = &opsets_;  // the nodes of subgraphs read them (subgraph.cc)
     state_.unknown = &unknown_;
   }
@@ -105,6 +107,7 @@ class GraphImporter {
     KILN_ASSIGN_OR_RETURN(Function main, MakeFunction(params_, body, nullptr, {},
                                                       MakeDictAttrs({{"output_names", names}})));
     Module module;
+    for (const auto& [name, adt] : sequences_.adts) KILN_RETURN_IF_ERROR(module.AddTypeDef(adt.data));
     KILN_RETURN_IF_ERROR(module.AddFunction("main", main).status());
     if (!options_.type_check) return module;
     absl::StatusOr<Module> typed = types::InferType(module);
@@ -413,6 +416,42 @@ class GraphImporter {
     return MakeTensorType(std::move(shape), *dtype);
   }
 
+  // A sequence graph input: its elements' dtype, and their rank from the
+  // declared element shape or from input_shapes (one element's shape; the
+  // extents may differ from element to element, so every dim is `?`).
+  absl::StatusOr<Type> SequenceInputType(const onnx::ValueInfoProto& in) {
+    const std::string what = absl::StrCat("graph input '", in.name(), "'");
+    const onnx::TypeProto& elem = in.type().sequence_type().elem_type();
+    if (elem.value_case() != onnx::TypeProto::kTensorType) {
+      return absl::UnimplementedError(
+          absl::StrCat(what, " is a sequence of non-tensors (sequences, maps or optionals)"));
+    }
+    const onnx::TypeProto::Tensor& tt = elem.tensor_type();
+    absl::StatusOr<DataType> dtype = FromOnnxDataType(tt.elem_type());
+    if (!dtype.ok()) {
+      return absl::Status(dtype.status().code(), absl::StrCat(what, ": ", dtype.status().message()));
+    }
+    std::optional<int64_t> rank;
+    if (tt.has_shape()) rank = tt.shape().dim_size();
+    if (auto given = options_.input_shapes.find(in.name()); given != options_.input_shapes.end()) {
+      const int64_t g = static_cast<int64_t>(given->second.size());
+      if (rank && *rank != g) {
+        return absl::InvalidArgumentError(absl::StrCat("input_shapes['", in.name(), "'] has rank ", g,
+                                                       " but the elements of the model's ", what,
+                                                       " have rank ", *rank));
+      }
+      rank = g;
+    }
+    if (!rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is a sequence whose elements declare no shape (unknown rank); give one element's "
+                "shape with ImportOptions::input_shapes (kiln compile --input-shape)"));
+    }
+    absl::StatusOr<SequenceAdt> adt = sequences_.Get(*dtype, *rank);
+    if (!adt.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", adt.status().message()));
+    return adt->type;
+  }
+
   // One symbolic-dim name per distinct dim_param (same name, same variable).
   std::string SymbolicDimName(const std::string& raw) {
     auto it = dim_names_.find(raw);
@@ -464,6 +503,15 @@ class GraphImporter {
         KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(f->second, name));
         c->set_checked_type(c->tensor_type());
         state_.values.insert_or_assign(name, c);
+        continue;
+      }
+      if (in.has_type() && in.type().value_case() == onnx::TypeProto::kSequenceType) {
+        KILN_ASSIGN_OR_RETURN(Type seq, SequenceInputType(in));
+        Var v = MakeVar(name, seq);
+        v->set_checked_type(seq);
+        state_.input_names.emplace(v.get(), name);
+        state_.values.emplace(name, v);
+        params_.push_back(v);
         continue;
       }
       TensorType type;
@@ -723,6 +771,7 @@ class GraphImporter {
   const bool had_graph_;  // before graph_ below makes one
   onnx::GraphProto& graph_;
   const ImportOptions& options_;
+  SequenceRegistry sequences_;
   ImportState state_;
 
   absl::flat_hash_map<std::string, int64_t> opsets_;         // domain ("" default) -> version

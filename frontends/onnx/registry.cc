@@ -30,6 +30,12 @@ absl::StatusOr<std::vector<Expr>> ConvertContext::ImportSubgraph(
   return Unsupported("subgraphs (If, Loop, Scan bodies) cannot be imported in this context");
 }
 
+absl::StatusOr<SequenceAdt> ConvertContext::Sequence(DataType /*dtype*/, int64_t /*rank*/) {
+  return Unsupported("sequences cannot be built in this context");
+}
+
+std::optional<SequenceAdt> ConvertContext::AsSequence(const Type& /*t*/) { return std::nullopt; }
+
 ConverterRegistry& ConverterRegistry::Global() {
   static ConverterRegistry* const registry = new ConverterRegistry();
   return *registry;

@@ -55,6 +55,7 @@ absl::StatusOr<std::vector<Expr>> ImportSubgraphIn(ImportState* parent, absl::st
   sub.captures = captures;
   sub.opsets = parent->opsets;
   sub.depth = parent->depth + 1;
+  sub.sequences = parent->sequences;
   sub.tensor_options = parent->tensor_options;
   for (int k = 0; k < graph.input_size(); ++k) {
     const std::string& name = graph.input(k).name();
