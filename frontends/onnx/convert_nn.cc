@@ -532,6 +532,9 @@ void RegisterWindows(ConverterRegistry& r) {
 
 Outs ConvertConvNode(ConvertContext& c) { return ConvertConv(c); }
 
+// DFT, STFT, MelWeightMatrix, TfIdfVectorizer (convert_signal.cc).
+void RegisterSignalConverters(ConverterRegistry& r);
+
 }  // namespace cvt
 
 void RegisterNnConverters(ConverterRegistry& r) {
@@ -542,6 +545,7 @@ void RegisterNnConverters(ConverterRegistry& r) {
   cvt::RegisterNormConverters(r);
   cvt::RegisterDenseConverters(r);
   cvt::RegisterLossConverters(r);
+  cvt::RegisterSignalConverters(r);
 }
 
 }  // namespace kiln::onnx_frontend

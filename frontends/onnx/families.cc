@@ -36,11 +36,13 @@ const std::vector<std::string>& FamilyOps(absl::string_view family) {
       {"nn",
       {
        "::AveragePool", "::BatchNormalization", "::Conv", "::ConvInteger", "::ConvTranspose",
-       "::DequantizeLinear", "::Det", "::Dropout", "::DynamicQuantizeLinear", "::Einsum", "::GRU",
-       "::Gemm", "::GlobalAveragePool", "::GlobalMaxPool", "::Hardmax", "::InstanceNormalization",
-       "::LRN", "::LSTM", "::LayerNormalization", "::LogSoftmax", "::MatMul", "::MatMulInteger",
-       "::MaxPool", "::MeanVarianceNormalization", "::NegativeLogLikelihoodLoss", "::QLinearConv",
-       "::QLinearMatMul", "::QuantizeLinear", "::RNN", "::Softmax", "::SoftmaxCrossEntropyLoss"
+       "::DFT", "::DequantizeLinear", "::Det", "::Dropout", "::DynamicQuantizeLinear", "::Einsum",
+       "::GRU", "::Gemm", "::GlobalAveragePool", "::GlobalMaxPool", "::Hardmax",
+       "::InstanceNormalization", "::LRN", "::LSTM", "::LayerNormalization", "::LogSoftmax",
+       "::MatMul", "::MatMulInteger", "::MaxPool", "::MeanVarianceNormalization",
+       "::MelWeightMatrix", "::NegativeLogLikelihoodLoss", "::QLinearConv", "::QLinearMatMul",
+       "::QuantizeLinear", "::RNN", "::STFT", "::Softmax", "::SoftmaxCrossEntropyLoss",
+       "::TfIdfVectorizer"
       }},
       {"tensor",
       {
