@@ -18,6 +18,7 @@
 #include "ir/status_macros.h"
 #include "ir/tir_printer.h"
 #include "lowering/lower.h"
+#include "lowering/vm/compiler.h"
 #include "passes/infra/pass.h"
 #include "passes/registry/register_passes.h"
 
@@ -42,11 +43,17 @@ absl::StatusOr<kiln::compiler::CompileOptions> CompileOptionsFromC(const KilnMod
   if (!model->has_main) {
     return absl::InvalidArgumentError("the model has no function 'main' to compile");
   }
-  for (const KilnTensorSignature& in : model->inputs) {
-    if (!in.is_tensor) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", in.name, "' is not a tensor; only tensor inputs compile"));
+  absl::StatusOr<kiln::Function> main = model->module.Lookup("main");
+  if (!main.ok()) return main.status();
+  for (const kiln::Var& p : (*main)->params) {
+    const kiln::Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+    if (t && (t.as<kiln::TensorTypeNode>() != nullptr ||
+              kiln::lowering::vm::SequenceElementType(model->module, t) != nullptr)) {
+      continue;
     }
+    return absl::InvalidArgumentError(
+        absl::StrCat("input '", p->name_hint,
+                     "' is not a tensor or a sequence of tensors; only those inputs compile"));
   }
   if (o.opt_level < 0 || o.opt_level > 3) {
     return absl::InvalidArgumentError(

@@ -28,6 +28,7 @@
 #include "runtime_c/artifact_blob.h"
 #include "runtime_c/handles.h"
 #include "runtime_c/runtime_internal.h"
+#include "runtime_c/vm.h"
 
 /* ------------------------------------------------------------------------ */
 /* Create / release                                                          */
@@ -441,6 +442,27 @@ KilnStatus* kiln_session_set_input_index(KilnSession* session, int32_t index,
   return set_input(session, index, tensor, 0, fn);
 }
 
+KilnStatus* kiln_session_set_input_sequence(KilnSession* session, const char* name,
+                                            const DLTensor* elements, int32_t count) {
+  static const char fn[] = "kiln_session_set_input_sequence";
+  if (session == NULL || name == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : "name");
+  }
+  KilnStatus* st = kiln_session_check_live(session, fn);
+  if (st != NULL) return st;
+  int32_t index = -1;
+  st = kiln_artifact_find_input(session->artifact, name, &index);
+  if (st != NULL) return st;
+  if (session->vm == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: input '%s' is a tensor (the artifact runs on the graph executor, "
+                              "which has no sequences); set it with kiln_session_set_input",
+                              fn, name);
+  }
+  return kiln_vm_session_set_input_sequence(session, index, elements, count, fn);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Run                                                                       */
 /* ------------------------------------------------------------------------ */
@@ -506,6 +528,62 @@ KilnStatus* kiln_session_get_output(KilnSession* session, int32_t index, const D
   }
   if (session->vm != NULL) return kiln_vm_session_output(session, index, "kiln_session_get_output", out);
   *out = &session->tensors[session->artifact->outputs[index].entry_id];
+  return NULL;
+}
+
+/* Sequence output `index` of a VM session that has run, or a status. */
+static KilnStatus* sequence_output(KilnSession* session, int32_t index, const char* fn) {
+  if (session == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: session is NULL", fn);
+  KilnStatus* dead = kiln_session_check_live(session, fn);
+  if (dead != NULL) return dead;
+  if (index < 0 || index >= session->artifact->num_outputs) {
+    return kiln_status_create(KILN_OUT_OF_RANGE, "%s: output index %d out of range (the model has %d outputs)",
+                              fn, (int)index, (int)session->artifact->num_outputs);
+  }
+  if (session->vm == NULL || !session->artifact->vm->outputs[index].sequence) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: output %d ('%s') is a tensor, not a sequence; read it with "
+                              "kiln_session_get_output",
+                              fn, (int)index, session->artifact->outputs[index].name);
+  }
+  if (kiln_vm_output_sequence_length(session->vm, (uint32_t)index) < 0) {
+    return kiln_status_create(KILN_FAILED_PRECONDITION,
+                              "%s: output %d has no value: the session has not run successfully since "
+                              "its inputs were set",
+                              fn, (int)index);
+  }
+  return NULL;
+}
+
+KilnStatus* kiln_session_get_output_sequence_length(KilnSession* session, int32_t index,
+                                                    int32_t* count) {
+  static const char fn[] = "kiln_session_get_output_sequence_length";
+  if (count != NULL) *count = 0;
+  if (count == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: count is NULL", fn);
+  KilnStatus* st = sequence_output(session, index, fn);
+  if (st != NULL) return st;
+  const int64_t n = kiln_vm_output_sequence_length(session->vm, (uint32_t)index);
+  if (n > INT32_MAX) {
+    return kiln_status_create(KILN_OUT_OF_RANGE, "%s: output %d holds %lld tensors (more than INT32_MAX)", fn,
+                              (int)index, (long long)n);
+  }
+  *count = (int32_t)n;
+  return NULL;
+}
+
+KilnStatus* kiln_session_get_output_sequence_element(KilnSession* session, int32_t index, int32_t k,
+                                                     const DLTensor** out) {
+  static const char fn[] = "kiln_session_get_output_sequence_element";
+  if (out != NULL) *out = NULL;
+  if (out == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: out is NULL", fn);
+  KilnStatus* st = sequence_output(session, index, fn);
+  if (st != NULL) return st;
+  const int64_t n = kiln_vm_output_sequence_length(session->vm, (uint32_t)index);
+  if (k < 0 || k >= n) {
+    return kiln_status_create(KILN_OUT_OF_RANGE, "%s: element %d of output %d, which holds %lld", fn, (int)k,
+                              (int)index, (long long)n);
+  }
+  *out = kiln_vm_output_sequence_element(session->vm, (uint32_t)index, (uint64_t)k);
   return NULL;
 }
 

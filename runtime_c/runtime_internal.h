@@ -186,6 +186,9 @@ struct KilnSession {
   int64_t* vm_input_shapes; /* 32 per input */
   void** vm_input_buffers;  /* owned copies */
   uint64_t* vm_input_capacity;
+  /* Per sequence input: its elements (copies in one buffer, each 64-byte
+   * aligned), what kiln_session_set_input_sequence last set. */
+  struct KilnVmSeqInput* vm_seq_inputs;
 
   /* A session on a CUDA device (cuda_session.c): every tensor's data is a
    * device address; memory is NULL and the steps have no fn. NULL on the
@@ -259,6 +262,9 @@ KILN_RT_HIDDEN KilnStatus* kiln_vm_session_set_input(KilnSession* session, int32
                                                      const DLTensor* tensor, int zero_copy,
                                                      const char* fn);
 KILN_RT_HIDDEN KilnStatus* kiln_vm_session_run(KilnSession* session);
+KILN_RT_HIDDEN KilnStatus* kiln_vm_session_set_input_sequence(KilnSession* session, int32_t index,
+                                                              const DLTensor* elements,
+                                                              int32_t count, const char* fn);
 /* Output `index` of the last run, or KILN_FAILED_PRECONDITION before one. */
 KILN_RT_HIDDEN KilnStatus* kiln_vm_session_output(const KilnSession* session, int32_t index,
                                                   const char* fn, const DLTensor** view);

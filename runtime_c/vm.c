@@ -89,6 +89,10 @@ struct KilnVm {
 
   Obj** outputs;
   uint32_t num_outputs;
+  /* Per output of a sequence type: its elements' tensors (views into the
+   * list held by outputs[i]) and how many; NULL / 0 otherwise. */
+  const DLTensor*** seq_elems;
+  uint64_t* seq_counts;
   uint64_t instructions, kernel_calls;
   KilnVmTrace* trace;
   uint64_t run_start_ns;
@@ -418,7 +422,12 @@ KilnStatus* kiln_vm_create(const KilnVmProgram* program, const DLTensor* constan
   vm->ctx = ctx;
   snprintf(vm->what, sizeof vm->what, "%s", what != NULL ? what : "VM");
   vm->outputs = (Obj**)calloc(program->num_outputs, sizeof(Obj*));
-  if (vm->outputs == NULL) {
+  vm->seq_elems = (const DLTensor***)calloc(program->num_outputs, sizeof(const DLTensor**));
+  vm->seq_counts = (uint64_t*)calloc(program->num_outputs, sizeof(uint64_t));
+  if (vm->outputs == NULL || vm->seq_elems == NULL || vm->seq_counts == NULL) {
+    free(vm->outputs);
+    free((void*)vm->seq_elems);
+    free(vm->seq_counts);
     free(vm);
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
   }
@@ -430,6 +439,11 @@ static void drop_outputs(KilnVm* vm) {
   for (uint32_t i = 0; i < vm->num_outputs; ++i) {
     obj_release(vm, vm->outputs[i]);
     vm->outputs[i] = NULL;
+    if (vm->seq_elems != NULL) {
+      free((void*)vm->seq_elems[i]);
+      vm->seq_elems[i] = NULL;
+      vm->seq_counts[i] = 0;
+    }
   }
   vm->num_outputs = 0;
 }
@@ -439,6 +453,8 @@ void kiln_vm_free(KilnVm* vm) {
   unwind(vm);
   drop_outputs(vm);
   free(vm->outputs);
+  free((void*)vm->seq_elems);
+  free(vm->seq_counts);
   free(vm->regs);
   free(vm->frames);
   free(vm->kargs);
@@ -449,7 +465,22 @@ void kiln_vm_free(KilnVm* vm) {
 
 const DLTensor* kiln_vm_output(const KilnVm* vm, uint32_t index) {
   if (vm == NULL || index >= vm->num_outputs || vm->outputs[index] == NULL) return NULL;
+  if (vm->p->outputs[index].sequence) return NULL;
   return &((const Tensor*)vm->outputs[index])->t;
+}
+
+int64_t kiln_vm_output_sequence_length(const KilnVm* vm, uint32_t index) {
+  if (vm == NULL || index >= vm->num_outputs || vm->outputs[index] == NULL ||
+      !vm->p->outputs[index].sequence) {
+    return -1;
+  }
+  return (int64_t)vm->seq_counts[index];
+}
+
+const DLTensor* kiln_vm_output_sequence_element(const KilnVm* vm, uint32_t index, uint64_t k) {
+  const int64_t n = kiln_vm_output_sequence_length(vm, index);
+  if (n < 0 || k >= (uint64_t)n) return NULL;
+  return vm->seq_elems[index][k];
 }
 
 void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* kernel_calls) {
@@ -654,13 +685,67 @@ static void pass_args(KilnVm* vm, uint64_t caller_base, Obj* const* prefix, int3
   }
 }
 
+/* Output i is a sequence: the list `o` walked (no recursion) into
+ * vm->seq_elems[i], each element checked against the signature. */
+static KilnStatus* index_sequence_output(KilnVm* vm, uint32_t i, const Obj* o) {
+  const KilnVmType* want = &vm->p->outputs[i];
+  uint64_t count = 0, cap = 0;
+  const DLTensor** elems = NULL;
+  for (const Obj* at = o;; ++count) {
+    if (at == NULL || at->kind != OBJ_ADT) {
+      free((void*)elems);
+      return kiln_status_create(KILN_INTERNAL, "%s: VM: output %u (a sequence) holds %s at element %llu",
+                                vm->what, i, kind_name(at), (unsigned long long)count);
+    }
+    const Adt* a = (const Adt*)at;
+    if (a->tag == KILN_VM_SEQ_NIL_TAG && a->n == 0) break;
+    if (a->tag != KILN_VM_SEQ_CONS_TAG || a->n != 2 || a->fields[0] == NULL ||
+        a->fields[0]->kind != OBJ_TENSOR) {
+      free((void*)elems);
+      return kiln_status_create(KILN_INTERNAL,
+                                "%s: VM: output %u (a sequence): element %llu is not a list cell of a "
+                                "tensor (tag %d, %d fields)",
+                                vm->what, i, (unsigned long long)count, (int)a->tag, (int)a->n);
+    }
+    const DLTensor* t = &((const Tensor*)a->fields[0])->t;
+    if (t->dtype.code != want->dtype.code || t->dtype.bits != want->dtype.bits || t->ndim != want->ndim) {
+      char x[256], y[640];
+      kiln_vm_format_type(vm->p, want, x, sizeof x);
+      kiln_format_tensor_type(t->dtype, t->ndim, t->shape, y, sizeof y);
+      free((void*)elems);
+      return kiln_status_create(KILN_INTERNAL, "%s: VM: output %u: element %llu is %s, the signature says %s",
+                                vm->what, i, (unsigned long long)count, y, x);
+    }
+    if (count == cap) {
+      uint64_t c = cap ? cap * 2 : 8;
+      const DLTensor** grown = (const DLTensor**)realloc((void*)elems, c * sizeof(DLTensor*));
+      if (grown == NULL) {
+        free((void*)elems);
+        return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
+      }
+      elems = grown;
+      cap = c;
+    }
+    elems[count] = t;
+    at = a->fields[1];
+  }
+  free((void*)vm->seq_elems[i]);
+  vm->seq_elems[i] = elems;
+  vm->seq_counts[i] = count;
+  return NULL;
+}
+
 /* Copies the tensor object for output i out of main's result. */
 static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
   const KilnVmProgram* p = vm->p;
   Obj* one[1] = {result};
   Obj* const* items = one;
   uint32_t n = 1;
-  if (result != NULL && result->kind == OBJ_ADT) {
+  /* A tuple unpacked; but a lone sequence output is the list itself (a cell
+   * of 2 fields or the end of 0; a tuple of one sequence has 1 field). */
+  const int lone_sequence = p->num_outputs == 1 && p->outputs[0].sequence && result != NULL &&
+                            result->kind == OBJ_ADT && ((Adt*)result)->n != 1;
+  if (result != NULL && result->kind == OBJ_ADT && !lone_sequence) {
     items = ((Adt*)result)->fields;
     n = (uint32_t)((Adt*)result)->n;
   }
@@ -669,6 +754,11 @@ static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
                               vm->what, n, p->num_outputs);
   }
   for (uint32_t i = 0; i < n; ++i) {
+    if (p->outputs[i].sequence) {
+      KilnStatus* st = index_sequence_output(vm, i, items[i]);
+      if (st != NULL) return st;
+      continue;
+    }
     const Obj* o = items[i];
     if (o == NULL || o->kind != OBJ_TENSOR) {
       return kiln_status_create(KILN_INTERNAL, "%s: VM: output %u is %s, not a tensor", vm->what, i,
@@ -698,6 +788,41 @@ static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
 }
 
 KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
+  return kiln_vm_run_with(vm, inputs, NULL);
+}
+
+/* A list (tag KILN_VM_SEQ_CONS_TAG cells ending in KILN_VM_SEQ_NIL_TAG) of
+ * read-only tensors over the sequence's elements, or NULL (out of memory). */
+static Obj* build_sequence(KilnVm* vm, const KilnVmSequence* seq) {
+  Adt* nil = (Adt*)calloc(1, sizeof(Adt));
+  if (nil == NULL) return NULL;
+  nil->h.kind = OBJ_ADT;
+  nil->h.refs = 1;
+  nil->tag = KILN_VM_SEQ_NIL_TAG;
+  Obj* list = &nil->h;
+  for (uint32_t k = seq->count; k-- > 0;) {
+    const DLTensor* x = &seq->elements[k];
+    Tensor* t = new_tensor(x->dtype, x->ndim, x->shape);
+    Adt* cell = t == NULL ? NULL : (Adt*)calloc(1, sizeof(Adt) + 2 * sizeof(Obj*));
+    if (cell == NULL) {
+      free(t);
+      obj_release(vm, list);
+      return NULL;
+    }
+    t->t.data = (uint8_t*)x->data + x->byte_offset;
+    t->readonly = 1;
+    cell->h.kind = OBJ_ADT;
+    cell->h.refs = 1;
+    cell->tag = KILN_VM_SEQ_CONS_TAG;
+    cell->n = 2;
+    cell->fields[0] = &t->h;
+    cell->fields[1] = list; /* the cell takes the list's reference */
+    list = &cell->h;
+  }
+  return list;
+}
+
+KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs, const KilnVmSequence* sequences) {
   const KilnVmProgram* p = vm->p;
   drop_outputs(vm);
   vm->instructions = 0;
@@ -712,6 +837,15 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
   for (uint32_t i = 0; i < p->num_inputs && st == NULL; ++i) {
     char name[32];
     snprintf(name, sizeof name, "#%u", i);
+    if (p->inputs[i].sequence) {
+      if (sequences == NULL || (sequences[i].count > 0 && sequences[i].elements == NULL)) {
+        return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: input %u (a sequence) is not set", vm->what, i);
+      }
+      for (uint32_t k = 0; k < sequences[i].count && st == NULL; ++k) {
+        st = kiln_vm_signature_check_element(p, i, k, &sequences[i].elements[k], name);
+      }
+      continue;
+    }
     if (inputs[i] == NULL) {
       return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: input %u is not set", vm->what, i);
     }
@@ -722,6 +856,15 @@ KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
   st = push_frame(vm, p->main, -1);
   if (st != NULL) return st;
   for (uint32_t i = 0; i < p->num_inputs; ++i) {
+    if (p->inputs[i].sequence) {
+      Obj* list = build_sequence(vm, &sequences[i]);
+      if (list == NULL) {
+        unwind(vm);
+        return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
+      }
+      set_reg(vm, (int32_t)i, list);
+      continue;
+    }
     Tensor* t = new_tensor(inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape);
     if (t == NULL) {
       unwind(vm);

@@ -53,8 +53,26 @@ KILN_VM_HIDDEN KilnStatus* kiln_vm_check_input(const KilnVm* vm, uint32_t index,
  * variable N has one value. The previous run's outputs are dropped first. */
 KILN_VM_HIDDEN KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs);
 
-/* Output `index` of the last successful run (NULL before one). */
+/* A sequence input: `count` CPU tensors (read in place during the run). */
+typedef struct {
+  const DLTensor* elements;
+  uint32_t count;
+} KilnVmSequence;
+
+/* kiln_vm_run with sequence inputs: sequences[i] for each input i whose type
+ * is a sequence (inputs[i] is not read then); sequences may be NULL when
+ * there is none. Each element is checked against the element type. */
+KILN_VM_HIDDEN KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs,
+                                            const KilnVmSequence* sequences);
+
+/* Output `index` of the last successful run (NULL before one, and for a
+ * sequence output). */
 KILN_VM_HIDDEN const DLTensor* kiln_vm_output(const KilnVm* vm, uint32_t index);
+/* A sequence output of the last successful run: its length (-1 before one,
+ * or when the output is not a sequence) and element k (NULL out of range). */
+KILN_VM_HIDDEN int64_t kiln_vm_output_sequence_length(const KilnVm* vm, uint32_t index);
+KILN_VM_HIDDEN const DLTensor* kiln_vm_output_sequence_element(const KilnVm* vm, uint32_t index,
+                                                               uint64_t k);
 
 /* Instructions executed and kernels called by the last run. */
 KILN_VM_HIDDEN void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* kernel_calls);

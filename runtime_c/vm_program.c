@@ -463,8 +463,8 @@ static KilnStatus* oom(const char* what) {
 
 /* Reads the signature types from types_offset; *cursor advances. */
 static KilnStatus* read_types(const uint8_t* sec, uint64_t size, uint64_t* cursor, uint32_t count,
-                              uint32_t num_dim_vars, KilnVmType* types, int64_t** dims_cursor,
-                              const char* what, const char* kind) {
+                              uint32_t num_dim_vars, uint32_t version, KilnVmType* types,
+                              int64_t** dims_cursor, const char* what, const char* kind) {
   for (uint32_t i = 0; i < count; ++i) {
     if (*cursor > size || size - *cursor < 8) {
       return corrupt(what, "%s %u: its type exceeds the section", kind, i);
@@ -476,6 +476,11 @@ static KilnStatus* read_types(const uint8_t* sec, uint64_t size, uint64_t* curso
                      (unsigned)(rd32(h) >> 16));
     }
     int32_t ndim = (int32_t)rd32(h + 4);
+    types[i].sequence = 0;
+    if (version >= 2 && ndim >= 0 && (ndim & KILN_VM_TYPE_SEQUENCE) != 0) {
+      types[i].sequence = 1;
+      ndim &= ~KILN_VM_TYPE_SEQUENCE;
+    }
     if (ndim < 0 || ndim > 32) return corrupt(what, "%s %u: ndim %d is outside [0, 32]", kind, i, ndim);
     *cursor += 8;
     if ((uint64_t)ndim * 8 > size - *cursor) {
@@ -677,8 +682,8 @@ KilnStatus* kiln_vm_program_parse(const uint8_t* sec, uint64_t size, uint64_t nu
   }
   int64_t* dims_cursor = p->dims;
   uint64_t cursor = to;
-  if (st == NULL) st = read_types(sec, size, &cursor, ni, nv, p->inputs, &dims_cursor, what, "input");
-  if (st == NULL) st = read_types(sec, size, &cursor, no, nv, p->outputs, &dims_cursor, what, "output");
+  if (st == NULL) st = read_types(sec, size, &cursor, ni, nv, version, p->inputs, &dims_cursor, what, "input");
+  if (st == NULL) st = read_types(sec, size, &cursor, no, nv, version, p->outputs, &dims_cursor, what, "output");
 
   /* Instructions. */
   for (uint32_t f = 0; f < nf && st == NULL; ++f) {

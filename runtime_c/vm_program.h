@@ -84,6 +84,7 @@ typedef struct {
   DLDataType dtype;
   int32_t ndim;
   const int64_t* dims;
+  int32_t sequence; /* a sequence of such tensors (KILN_VM_TYPE_SEQUENCE) */
 } KilnVmType;
 
 typedef struct KilnVmProgram {

@@ -7,6 +7,8 @@
  */
 #include <stdio.h>
 
+#include "kiln/vm_format.h"
+
 #include "runtime_c/artifact_blob.h"
 #include "runtime_c/runtime_internal.h"
 #include "runtime_c/vm_signature.h"
@@ -50,6 +52,13 @@ KilnStatus* kiln_vm_signature_check_input(const KilnVmProgram* p, uint32_t index
   return NULL;
 }
 
+KilnStatus* kiln_vm_signature_check_element(const KilnVmProgram* p, uint32_t index, uint32_t k,
+                                            const DLTensor* x, const char* name) {
+  char elem[300];
+  snprintf(elem, sizeof elem, "%s' element '%u", name, k);
+  return kiln_vm_signature_check_input(p, index, x, elem);
+}
+
 KilnStatus* kiln_vm_signature_check_dims(const KilnVmProgram* p, const DLTensor* const* inputs,
                                          const char* what) {
   int64_t values[KILN_VM_MAX_IO];
@@ -57,6 +66,7 @@ KilnStatus* kiln_vm_signature_check_dims(const KilnVmProgram* p, const DLTensor*
   for (uint32_t v = 0; v < p->num_dim_vars; ++v) from_input[v] = -1;
   for (uint32_t i = 0; i < p->num_inputs; ++i) {
     const KilnVmType* t = &p->inputs[i];
+    if (t->sequence) continue; /* its elements' dims are their own */
     for (int32_t d = 0; d < t->ndim; ++d) {
       int64_t dim = t->dims[d];
       if (dim >= 0 || dim == KILN_VM_DIM_ANY) continue;

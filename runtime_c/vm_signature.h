@@ -21,6 +21,10 @@ extern "C" {
 KILN_VM_HIDDEN KilnStatus* kiln_vm_signature_check_input(const KilnVmProgram* program,
                                                          uint32_t index, const DLTensor* tensor,
                                                          const char* name);
+/* Element k of sequence input `index` against the element type. */
+KILN_VM_HIDDEN KilnStatus* kiln_vm_signature_check_element(const KilnVmProgram* program,
+                                                           uint32_t index, uint32_t k,
+                                                           const DLTensor* tensor, const char* name);
 /* Every input's symbolic dims agree (inputs already checked one by one);
  * `what` names the artifact in the message. */
 KILN_VM_HIDDEN KilnStatus* kiln_vm_signature_check_dims(const KilnVmProgram* program,

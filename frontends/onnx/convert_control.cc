@@ -351,8 +351,16 @@ Outs ConvertLoop(ConvertContext& c) {
   }
   std::vector<Expr> v_init;
   std::vector<TensorType> v_types;
+  // A loop-carried sequence (convert_sequence.cc): its ADT; null for a tensor.
+  std::vector<std::optional<SequenceAdt>> v_seq(static_cast<size_t>(n));
   for (int k = 0; k < n; ++k) {
     KILN_ASSIGN_OR_RETURN(Expr v, c.Input(2 + k));
+    if (std::optional<SequenceAdt> a = c.AsSequence(v->checked_type())) {
+      v_seq[static_cast<size_t>(k)] = *a;
+      v_init.push_back(std::move(v));
+      v_types.push_back(a->elem);  // unused for a sequence
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(TensorType t, c.InputType(2 + k));
     v_init.push_back(std::move(v));
     v_types.push_back(std::move(t));
@@ -377,13 +385,36 @@ Outs ConvertLoop(ConvertContext& c) {
     }
     body_in = {iter, cond_in};
     for (int k = 0; k < n; ++k) {
-      vs.push_back(TypedVar(body->input(2 + k).name(), v_types[static_cast<size_t>(k)]));
+      const std::optional<SequenceAdt>& seq = v_seq[static_cast<size_t>(k)];
+      vs.push_back(TypedVar(body->input(2 + k).name(), seq ? seq->type : Type(v_types[static_cast<size_t>(k)])));
+      // An empty sequence whose rank the body's first insert decides: so
+      // may the state's (the body is imported again with that rank).
+      if (seq && c.IsRankPending(v_init[static_cast<size_t>(k)])) c.MarkRankPending(vs.back());
       body_in.push_back(vs.back());
     }
     KILN_ASSIGN_OR_RETURN(outs, c.ImportSubgraph(*body, body_in, &caps));
     bool changed = false;
     for (int k = 0; k < n; ++k) {
       const Type& got = outs[static_cast<size_t>(1 + k)]->checked_type();
+      if (std::optional<SequenceAdt>& seq = v_seq[static_cast<size_t>(k)]) {
+        std::optional<SequenceAdt> got_seq = c.AsSequence(got);
+        if (!got_seq) {
+          return c.Invalid(absl::StrCat("loop-carried value ", k, " ('", body->output(1 + k).name(),
+                                        "') is a sequence, but the body gives ", TypeToString(got)));
+        }
+        if (TypeEqual(got_seq->type, seq->type)) continue;
+        if (!c.IsRankPending(v_init[static_cast<size_t>(k)])) {
+          return c.Invalid(absl::StrCat("loop-carried value ", k, " ('", body->output(1 + k).name(),
+                                        "') is a sequence of ", TypeToString(Type(seq->elem)),
+                                        ", but the body makes one of ", TypeToString(Type(got_seq->elem))));
+        }
+        KILN_ASSIGN_OR_RETURN(Call nil, MakeCall(got_seq->nil, {}));
+        nil->set_checked_type(got_seq->type);
+        v_init[static_cast<size_t>(k)] = nil;
+        seq = got_seq;
+        changed = true;
+        continue;
+      }
       TensorType& want = v_types[static_cast<size_t>(k)];
       if (SameShape(want, got) && got.as<TensorTypeNode>()->dtype == want->dtype) continue;
       KILN_ASSIGN_OR_RETURN(want, Relax(c, want, got,

@@ -24,6 +24,7 @@
 #include "ir/file.h"
 #include "ir/status_macros.h"
 #include "ir/utf8.h"
+#include "onnx/onnx-data_pb.h"
 #include "onnx/onnx_pb.h"
 #include "types/infer_type.h"
 
@@ -872,6 +873,30 @@ absl::StatusOr<Ref<const HostTensor>> ReadTensorProtoFile(const std::string& pat
     return absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message()));
   }
   return t;
+}
+
+absl::StatusOr<std::vector<Ref<const HostTensor>>> ReadSequenceProtoFile(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, "sequence file"));
+  onnx::SequenceProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' does not parse as an onnx.SequenceProto"));
+  }
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
+      !(proto.elem_type() == onnx::SequenceProto::UNDEFINED && proto.tensor_values_size() == 0)) {
+    return absl::UnimplementedError(absl::StrCat(path, ": a sequence of elem_type ", proto.elem_type(),
+                                                 " (kiln reads sequences of tensors)"));
+  }
+  TensorReadOptions o;
+  o.allow_external = false;
+  std::vector<Ref<const HostTensor>> out;
+  for (int i = 0; i < proto.tensor_values_size(); ++i) {
+    absl::StatusOr<Ref<const HostTensor>> t = TensorFromProto(proto.tensor_values(i), o);
+    if (!t.ok()) {
+      return absl::Status(t.status().code(), absl::StrCat(path, ": element ", i, ": ", t.status().message()));
+    }
+    out.push_back(*std::move(t));
+  }
+  return out;
 }
 
 std::vector<std::string> SupportedOps() {

@@ -96,6 +96,9 @@ inline constexpr char kNeedsConstantPayload[] = "kiln.onnx.needs_constant";
 // A serialized onnx.TensorProto file (the backend test data's input_0.pb) as a
 // host tensor. Strings, complex and external data give errors.
 absl::StatusOr<Ref<const HostTensor>> ReadTensorProtoFile(const std::string& path);
+// A serialized onnx.SequenceProto file of tensors (the test data of a
+// sequence input or output) as its tensors, in order.
+absl::StatusOr<std::vector<Ref<const HostTensor>>> ReadSequenceProtoFile(const std::string& path);
 
 // Names of ONNX op types (default domain) that have a converter, sorted.
 std::vector<std::string> SupportedOps();

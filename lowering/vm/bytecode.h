@@ -45,6 +45,8 @@ struct VmFunction {
 struct VmTensorType {
   DataType dtype;
   std::vector<int64_t> dims;
+  // A sequence of such tensors (KILN_VM_TYPE_SEQUENCE), not one.
+  bool sequence = false;
 };
 
 struct VmProgram {

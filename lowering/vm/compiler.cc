@@ -756,6 +756,38 @@ absl::StatusOr<Function> ProgramCompiler::WithNamedAnyDims(const Function& fn) {
   return out;
 }
 
+// The element type when `t` is a sequence ADT (an ONNX sequence:
+// convert_sequence.cc): no type parameters, tag 0 (Tensor, itself) and tag 1
+// () -- the list the runtime builds from, and reads into, arrays of tensors
+// (KILN_VM_TYPE_SEQUENCE).
+const TensorTypeNode* SequenceElement(const Module& m, const Type& t) {
+  if (!t) return nullptr;
+  const TypeNode* n = t.get();
+  if (const auto* call = t.as<TypeCallNode>()) {
+    if (!call->args.empty() || !call->func) return nullptr;
+    n = call->func.get();
+  }
+  if (n->kind != TypeKind::kGlobalTypeVar) return nullptr;
+  const std::string& name = static_cast<const GlobalTypeVarNode*>(n)->name;
+  absl::StatusOr<TypeData> td = m.LookupTypeDef(name);
+  if (!td.ok() || !(*td)->type_vars.empty() || (*td)->constructors.size() != 2) return nullptr;
+  const Constructor& cons = (*td)->constructors[0];
+  const Constructor& nil = (*td)->constructors[1];
+  if (cons->tag != KILN_VM_SEQ_CONS_TAG || nil->tag != KILN_VM_SEQ_NIL_TAG || !nil->inputs.empty() ||
+      cons->inputs.size() != 2) {
+    return nullptr;
+  }
+  const auto* elem = cons->inputs[0].as<TensorTypeNode>();
+  const Type& rest = cons->inputs[1];
+  const TypeNode* r = rest.get();
+  if (const auto* call = rest.as<TypeCallNode>()) r = call->args.empty() ? call->func.get() : nullptr;
+  if (elem == nullptr || r == nullptr || r->kind != TypeKind::kGlobalTypeVar ||
+      static_cast<const GlobalTypeVarNode*>(r)->name != name) {
+    return nullptr;
+  }
+  return elem;
+}
+
 absl::Status ProgramCompiler::Signature(const Function& main) {
   std::map<std::string, int64_t> var_index;
   auto encode = [&](const TensorTypeNode& t, bool add_vars) {
@@ -780,10 +812,24 @@ absl::Status ProgramCompiler::Signature(const Function& main) {
   for (const Var& p : main->params) {
     const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
     const auto* tt = t ? t.as<TensorTypeNode>() : nullptr;
-    if (tt == nullptr) {
+    const TensorTypeNode* elem = tt == nullptr ? SequenceElement(module_, t) : nullptr;
+    if (tt == nullptr && elem == nullptr) {
       return absl::UnimplementedError(absl::StrCat(
           "VM compiler: main's parameter %", p->name_hint,
-          " is not a tensor; the VM takes tensors as inputs (pass tuples as separate tensors)"));
+          " is not a tensor or a sequence of tensors; the VM takes those as inputs (pass tuples as "
+          "separate tensors)"));
+    }
+    if (elem != nullptr) {
+      if (elem->shape.size() > 32) {
+        return absl::InvalidArgumentError(absl::StrCat("VM compiler: main's parameter %", p->name_hint,
+                                                       " holds tensors of rank ", elem->shape.size(),
+                                                       " (at most 32)"));
+      }
+      VmTensorType v = encode(*elem, true);
+      v.sequence = true;
+      out_.program.inputs.push_back(std::move(v));
+      out_.input_names.push_back(p->name_hint);
+      continue;
     }
     if (tt->shape.size() > 32) {
       return absl::InvalidArgumentError(absl::StrCat("VM compiler: main's parameter %", p->name_hint,
@@ -792,19 +838,32 @@ absl::Status ProgramCompiler::Signature(const Function& main) {
     out_.program.inputs.push_back(encode(*tt, true));
     out_.input_names.push_back(p->name_hint);
   }
-  std::vector<const TensorTypeNode*> outs;
-  if (!FlattenTensorTypes(main->body->checked_type(), &outs) || outs.empty() ||
-      (main->body->checked_type().as<TupleTypeNode>() != nullptr &&
-       outs.size() != main->body->checked_type().as<TupleTypeNode>()->fields.size())) {
-    return absl::UnimplementedError(
-        "VM compiler: main must return a tensor or a tuple of tensors");
+  // A tensor, a sequence, or a tuple of those.
+  std::vector<Type> fields;
+  const Type& body_t = main->body->checked_type();
+  if (const auto* tup = body_t.as<TupleTypeNode>()) {
+    fields = tup->fields;
+  } else {
+    fields = {body_t};
   }
-  for (const TensorTypeNode* t : outs) {
-    if (t->shape.size() > 32) {
+  std::vector<const TensorTypeNode*> outs;
+  for (const Type& f : fields) {
+    const TensorTypeNode* t = f.as<TensorTypeNode>();
+    const TensorTypeNode* elem = t == nullptr ? SequenceElement(module_, f) : nullptr;
+    if (t == nullptr && elem == nullptr) {
+      return absl::UnimplementedError(
+          "VM compiler: main must return a tensor, a sequence of tensors, or a tuple of those");
+    }
+    const TensorTypeNode* shape = t != nullptr ? t : elem;
+    if (shape->shape.size() > 32) {
       return absl::InvalidArgumentError("VM compiler: an output of main has rank above 32");
     }
-    out_.program.outputs.push_back(encode(*t, false));
+    VmTensorType v = encode(*shape, false);
+    v.sequence = elem != nullptr;
+    out_.program.outputs.push_back(std::move(v));
+    outs.push_back(shape);
   }
+  if (outs.empty()) return absl::UnimplementedError("VM compiler: main returns an empty tuple");
   // Names: main's "output_names" when it names each output once, else output<i>.
   std::vector<std::string> names;
   if (const AttrValue* a = main->GetAttr("output_names");
@@ -906,6 +965,8 @@ absl::StatusOr<Module> NameAnyInputDims(const Module& module) {
   return out;
 }
 
+const TensorTypeNode* SequenceElementType(const Module& m, const Type& t) { return SequenceElement(m, t); }
+
 bool NeedsVm(const Module& fused) {
   int globals = 0;
   for (const auto& [gv, f] : fused.functions()) {
@@ -918,6 +979,14 @@ bool NeedsVm(const Module& fused) {
     const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
     const auto* tt = t ? t.as<TensorTypeNode>() : nullptr;
     if (tt != nullptr && !ShapeIsStatic(tt->shape)) return true;
+    if (tt == nullptr && SequenceElement(fused, t) != nullptr) return true;  // an ONNX sequence
+  }
+  {
+    const Type& r = (*main)->body->checked_type();
+    const auto* tup = r.as<TupleTypeNode>();
+    for (const Type& f : tup != nullptr ? tup->fields : std::vector<Type>{r}) {
+      if (SequenceElement(fused, f) != nullptr) return true;
+    }
   }
   bool vm = false;
   PostOrderVisit((*main)->body, [&](const Expr& e) {

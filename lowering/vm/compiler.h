@@ -58,6 +58,11 @@ absl::StatusOr<Module> NameAnyInputDims(const Module& module);
 // global functions, ...). The graph executor takes the rest.
 bool NeedsVm(const Module& fused);
 
+// The element type when `t` is a sequence of tensors in `m` (an ONNX
+// sequence: a list ADT, tag 0 (Tensor, itself), tag 1 ()), else null. The
+// VM takes and returns those (KILN_VM_TYPE_SEQUENCE).
+const TensorTypeNode* SequenceElementType(const Module& m, const Type& t);
+
 }  // namespace kiln::lowering::vm
 
 #endif  // KILN_LOWERING_VM_COMPILER_H_

@@ -100,6 +100,10 @@ struct ModelInfo {
   std::vector<int32_t> input_elem;  // onnx.TensorProto.DataType (0 if not a tensor)
   // The declared shape of each input when every dim has a value.
   std::vector<std::optional<std::vector<int64_t>>> input_static_shape;
+  // Sequence inputs, and those whose elements declare no shape (their rank
+  // is bound from the data: one element's shape through input_shapes).
+  std::vector<bool> input_seq;
+  std::vector<bool> input_seq_needs_rank;
   std::vector<std::string> outputs;
   std::vector<int32_t> output_elem;
   // Features kiln leaves to the VM issue (control flow, sequences, optional
@@ -235,6 +239,11 @@ absl::StatusOr<ModelInfo> ReadModelInfo(const std::string& path) {
       for (const auto& dim : v.type().tensor_type().shape().dim()) shape->push_back(dim.dim_value());
     }
     info.input_static_shape.push_back(std::move(shape));
+    const bool seq = v.type().value_case() == onnx::TypeProto::kSequenceType;
+    info.input_seq.push_back(seq);
+    info.input_seq_needs_rank.push_back(
+        seq && !(v.type().sequence_type().elem_type().has_tensor_type() &&
+                 v.type().sequence_type().elem_type().tensor_type().has_shape()));
     ScanType(v.type(), "input", v.name(), &info.unsupported);
   }
   for (const onnx::ValueInfoProto& v : graph.output()) {
@@ -249,7 +258,8 @@ absl::StatusOr<ModelInfo> ReadModelInfo(const std::string& path) {
 struct DataSet {
   std::string dir;
   int index = 0;
-  std::vector<Ref<const HostTensor>> inputs;
+  std::vector<Ref<const HostTensor>> inputs;  // null for a sequence input
+  std::vector<std::vector<Ref<const HostTensor>>> seq_inputs;  // per input: its elements
   std::vector<std::string> output_files;
 };
 
@@ -389,7 +399,18 @@ class CaseRunner {
     if (sets.empty()) return Fail("no test_data_set_* folder");
     for (DataSet& ds : sets) {
       int num_inputs = CountInputFiles(ds.dir);
+      ds.seq_inputs.resize(static_cast<size_t>(num_inputs));
       for (int k = 0; k < num_inputs; ++k) {
+        if (static_cast<size_t>(k) < info_.input_seq.size() && info_.input_seq[static_cast<size_t>(k)]) {
+          absl::StatusOr<std::vector<Ref<const HostTensor>>> seq =
+              onnx_frontend::ReadSequenceProtoFile(absl::StrCat(ds.dir, "/input_", k, ".pb"));
+          if (!seq.ok()) {
+            return Fail(absl::StrCat(SetPrefix(ds), "input_", k, ".pb: ", StatusText(seq.status())));
+          }
+          ds.seq_inputs[static_cast<size_t>(k)] = *std::move(seq);
+          ds.inputs.push_back(nullptr);
+          continue;
+        }
         absl::StatusOr<Ref<const HostTensor>> t = onnx_frontend::ReadTensorProtoFile(
             absl::StrCat(ds.dir, "/input_", k, ".pb"));
         if (!t.ok()) {
@@ -406,7 +427,7 @@ class CaseRunner {
       }
       for (size_t i = 0; i < ds.inputs.size(); ++i) {
         const auto& declared = info_.input_static_shape[i];
-        if (declared.has_value() && *declared != ds.inputs[i]->shape()) {
+        if (declared.has_value() && ds.inputs[i] && *declared != ds.inputs[i]->shape()) {
           if (!info_.unsupported.empty()) return UnsupportedFeatures();
           return Fail(absl::StrCat(SetPrefix(ds), "test data: input ", i, " '", info_.inputs[i],
                                    "' is ", ShapeString(ds.inputs[i]->shape()),
@@ -445,6 +466,14 @@ class CaseRunner {
               std::map<std::string, Ref<const HostTensor>>* frozen) const {
     for (size_t i = 0; i < info_.inputs.size(); ++i) {
       const std::string& name = info_.inputs[i];
+      if (info_.input_seq[i]) {
+        // The elements' rank, when the model does not declare it: what a
+        // user gives with --input-shape (one element's shape).
+        if (info_.input_seq_needs_rank[i] && !ds.seq_inputs[i].empty()) {
+          (*shapes)[name] = ds.seq_inputs[i][0]->shape();
+        }
+        continue;
+      }
       if (frozen_names_.count(name) != 0) {
         (*frozen)[name] = ds.inputs[i];
       } else if (options_.bind_shapes && info_.input_dynamic[i]) {
@@ -551,6 +580,16 @@ class CaseRunner {
     std::unique_ptr<KilnSession, void (*)(KilnSession*)> guard(session, kiln_session_release);
     for (size_t i = 0; i < info_.inputs.size(); ++i) {
       if (frozen_names_.count(info_.inputs[i]) != 0) continue;
+      if (info_.input_seq[i]) {
+        std::vector<DLTensor> elems;
+        for (const Ref<const HostTensor>& e : ds.seq_inputs[i]) elems.push_back(ToDLTensor(*e));
+        if (KilnStatus* st = kiln_session_set_input_sequence(session, info_.inputs[i].c_str(), elems.data(),
+                                                             static_cast<int32_t>(elems.size()));
+            st != nullptr) {
+          return Fail(absl::StrCat(prefix, "input ", i, " '", info_.inputs[i], "': ", KilnStatusText(st)));
+        }
+        continue;
+      }
       DLTensor t = ToDLTensor(*ds.inputs[i]);
       if (KilnStatus* st = kiln_session_set_input(session, info_.inputs[i].c_str(), &t);
           st != nullptr) {
@@ -569,6 +608,10 @@ class CaseRunner {
                                ds.output_files.size()));
     }
     for (int32_t k = 0; k < num_outputs; ++k) {
+      if (kiln_artifact_output_is_sequence(compiled->artifact, k)) {
+        if (std::optional<Verdict> v = CompareSequence(session, ds, k, prefix); v.has_value()) return v;
+        continue;
+      }
       absl::StatusOr<Ref<const HostTensor>> expected =
           onnx_frontend::ReadTensorProtoFile(ds.output_files[static_cast<size_t>(k)]);
       if (!expected.ok()) {
@@ -604,6 +647,44 @@ class CaseRunner {
                                : "";
         return Fail(absl::StrCat(prefix, "output ", k, name, " ", c.message));
       }
+    }
+    return std::nullopt;
+  }
+
+  // Sequence output k against its SequenceProto: the length, then each
+  // element as a tensor output is compared.
+  std::optional<Verdict> CompareSequence(KilnSession* session, const DataSet& ds, int32_t k,
+                                         const std::string& prefix) const {
+    const std::string name = static_cast<size_t>(k) < info_.outputs.size()
+                                 ? absl::StrCat(" '", info_.outputs[static_cast<size_t>(k)], "'")
+                                 : "";
+    absl::StatusOr<std::vector<Ref<const HostTensor>>> expected =
+        onnx_frontend::ReadSequenceProtoFile(ds.output_files[static_cast<size_t>(k)]);
+    if (!expected.ok()) return Fail(absl::StrCat(prefix, "output_", k, ".pb: ", StatusText(expected.status())));
+    int32_t count = 0;
+    if (KilnStatus* st = kiln_session_get_output_sequence_length(session, k, &count); st != nullptr) {
+      return Fail(absl::StrCat(prefix, "output ", k, name, ": ", KilnStatusText(st)));
+    }
+    if (static_cast<size_t>(count) != expected->size()) {
+      return Fail(absl::StrCat(prefix, "output ", k, name, ": a sequence of ", count, " tensors, expected ",
+                               expected->size()));
+    }
+    for (int32_t e = 0; e < count; ++e) {
+      const DLTensor* y = nullptr;
+      if (KilnStatus* st = kiln_session_get_output_sequence_element(session, k, e, &y); st != nullptr) {
+        return Fail(absl::StrCat(prefix, "output ", k, name, ": ", KilnStatusText(st)));
+      }
+      ArrayView actual;
+      actual.dtype = DataType(static_cast<DTypeCode>(y->dtype.code), y->dtype.bits, y->dtype.lanes);
+      actual.shape.assign(y->shape, y->shape + y->ndim);
+      actual.data = y->data == nullptr ? nullptr : static_cast<const char*>(y->data) + y->byte_offset;
+      const HostTensor& w = *(*expected)[static_cast<size_t>(e)];
+      ArrayView want;
+      want.dtype = w.dtype();
+      want.shape = w.shape();
+      want.data = w.raw_data();
+      Comparison c = CompareArrays(actual, want, tolerance_);
+      if (!c.ok) return Fail(absl::StrCat(prefix, "output ", k, name, " element ", e, " ", c.message));
     }
     return std::nullopt;
   }

@@ -46,7 +46,7 @@ extern "C" {
  * every backward-compatible addition; an incompatible change would get a new
  * library name. Compare with kiln_api_version() to learn whether the loaded
  * library has what the caller was built against. */
-#define KILN_API_VERSION 5
+#define KILN_API_VERSION 6
 
 /* "0.1.0". */
 const char* kiln_runtime_version(void);
@@ -143,6 +143,13 @@ KilnStatus* kiln_artifact_input_index(const KilnArtifact* artifact, const char* 
 KilnStatus* kiln_artifact_output_index(const KilnArtifact* artifact, const char* name,
                                        int32_t* index);
 
+/* 1 when input / output `index` is a sequence of tensors (an ONNX sequence,
+ * docs/vm.md; a VM artifact only), 0 when it is a tensor or `index` is out
+ * of range. A sequence's info (kiln_artifact_input_info) describes one
+ * element: dtype and rank, every dim -1. C ABI version 6. */
+int32_t kiln_artifact_input_is_sequence(const KilnArtifact* artifact, int32_t index);
+int32_t kiln_artifact_output_is_sequence(const KilnArtifact* artifact, int32_t index);
+
 /* Bytes of the intermediate-tensor arena one session allocates (storages that
  * are not inputs, parameters or outputs), and what it would be without
  * storage sharing. */
@@ -199,6 +206,16 @@ KilnStatus* kiln_session_set_input_zero_copy(KilnSession* session, const char* n
 KilnStatus* kiln_session_set_input_index(KilnSession* session, int32_t index,
                                          const DLTensor* tensor);
 
+/* Copies `count` tensors (an array of DLTensors, CPU memory, compact) into
+ * sequence input `name` (kiln_artifact_input_is_sequence): each must have
+ * the elements' dtype and rank (the message names the element); extents may
+ * differ from element to element; count 0 is the empty sequence. Nothing
+ * changes when one element is refused. kiln_session_set_input on a sequence
+ * input, or this on a tensor input, is KILN_INVALID_ARGUMENT. C ABI
+ * version 6. */
+KilnStatus* kiln_session_set_input_sequence(KilnSession* session, const char* name,
+                                            const DLTensor* elements, int32_t count);
+
 /* Runs every node in order. Fails with KILN_FAILED_PRECONDITION naming the
  * first input never set, or KILN_INTERNAL with the node name and the kernel's
  * message. */
@@ -207,6 +224,14 @@ KilnStatus* kiln_session_run(KilnSession* session);
 /* A view of output `index` in session memory, valid until the next run or
  * release. */
 KilnStatus* kiln_session_get_output(KilnSession* session, int32_t index, const DLTensor** out);
+/* Sequence output `index` after a run: how many tensors it holds, and a view
+ * of element k (valid until the next run or release). kiln_session_get_output
+ * and its copying forms refuse a sequence output (KILN_INVALID_ARGUMENT). C
+ * ABI version 6. */
+KilnStatus* kiln_session_get_output_sequence_length(KilnSession* session, int32_t index,
+                                                    int32_t* count);
+KilnStatus* kiln_session_get_output_sequence_element(KilnSession* session, int32_t index,
+                                                     int32_t k, const DLTensor** out);
 /* Copies output `index` into `dst` (CPU, same dtype and shape, compact). */
 KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const DLTensor* dst);
 /* A copy of output `index` as a DLPack managed tensor the caller owns: it

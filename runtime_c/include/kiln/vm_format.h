@@ -39,7 +39,8 @@ extern "C" {
 /* "KILNVM" + two NUL bytes. */
 #define KILN_VM_MAGIC "KILNVM"
 #define KILN_VM_MAGIC_SIZE 8
-#define KILN_VM_FORMAT_VERSION 1u
+/* 2: a signature type may be a sequence (KILN_VM_TYPE_SEQUENCE). */
+#define KILN_VM_FORMAT_VERSION 2u
 
 /* Limits the loader enforces (far above any real program). */
 #define KILN_VM_MAX_FUNCTIONS (1u << 20)
@@ -93,8 +94,16 @@ typedef struct {
   uint8_t code; /* DLPack type code; 6 = bool */
   uint8_t bits;
   uint16_t lanes;
-  int32_t ndim; /* 0 .. 32 */
+  int32_t ndim; /* 0 .. 32, or'ed with KILN_VM_TYPE_SEQUENCE */
 } KilnVmTypeHead;
+
+/* In KilnVmTypeHead.ndim (version >= 2): the input or output is a sequence
+ * of tensors of this dtype and rank (an ONNX sequence), a list ADT whose
+ * tag KILN_VM_SEQ_CONS_TAG has the fields (element, rest) and whose tag
+ * KILN_VM_SEQ_NIL_TAG (no fields) ends it. */
+#define KILN_VM_TYPE_SEQUENCE 0x10000
+#define KILN_VM_SEQ_CONS_TAG 0
+#define KILN_VM_SEQ_NIL_TAG 1
 
 /* Opcodes and their operands (r: a register, f: a function, k: a kernel,
  * c: a constant, n: a count followed by n registers, i64: two words). */
