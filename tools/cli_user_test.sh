@@ -83,8 +83,8 @@ d = json.load(open(sys.argv[1]))
 assert d['target'].startswith('llvm'), d['target']
 assert d['producer'].startswith('kiln '), d['producer']
 assert d['executor'] == 'graph'
-assert d['inputs'] == [{'name': 'input', 'dtype': 'float32', 'shape': [1, 3, 32, 32]}], d['inputs']
-assert d['outputs'] == [{'name': 'softmax_40', 'dtype': 'float32', 'shape': [1, 10]}], d['outputs']
+assert d['inputs'] == [{'name': 'input', 'dtype': 'float32', 'shape': [1, 3, 32, 32], 'sequence': False}], d['inputs']
+assert d['outputs'] == [{'name': 'softmax_40', 'dtype': 'float32', 'shape': [1, 10], 'sequence': False}], d['outputs']
 assert d['kernels'] and all(k['calls'] >= 1 and k['ops'] for k in d['kernels']), d['kernels']
 assert sum(k['calls'] for k in d['kernels']) == d['num_kernel_calls']
 s = d['sizes']
@@ -193,6 +193,38 @@ assert np.allclose(e['output0'], want), e['output0']
 assert np.allclose(r[k], want), r[k]
 " "$tmp/eval.npz" "$tmp/run.npz"
 expect_error 1 "input 'x' (float32[?]) is not given; use --input x=FILE.npy" "$kiln" eval "$tmp/prog.kir" --input "n=$tmp/n.npy"
+
+# ---- 3c. An ONNX model with sequence inputs and outputs (SequenceMap):
+# compiled once, run with sequences of different lengths and extents.
+check "a SequenceMap model" "$py" -c "
+import sys, onnx
+from onnx import helper as h, TensorProto as T
+seq = lambda n: h.make_tensor_sequence_value_info(n, T.FLOAT, ['L'])
+body = h.make_graph([h.make_node('Add', ['a', 'b'], ['c'])], 'body',
+                    [h.make_tensor_value_info('a', T.FLOAT, ['L']), h.make_tensor_value_info('b', T.FLOAT, ['L'])],
+                    [h.make_tensor_value_info('c', T.FLOAT, ['L'])])
+g = h.make_graph([h.make_node('SequenceMap', ['x0', 'x1'], ['y'], body=body)], 'g', [seq('x0'), seq('x1')], [seq('y')])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 17)]), sys.argv[1])
+import numpy as np
+for name, v in [('a', [1, 2, 3]), ('b', [10, 20]), ('c', [0.5, 0.5, 0.5]), ('d', [1, 1])]:
+    np.save(sys.argv[2] + '/' + name + '.npy', np.array(v, np.float32))
+" "$tmp/seqmap.onnx" "$tmp"
+check "compile the sequence model" "$kiln" compile "$tmp/seqmap.onnx" -o "$tmp/seqmap.so"
+grep -qF "runs on the VM" "$tmp/err" || { echo "FAIL: a sequence model runs on the VM:"; cat "$tmp/err"; fail=1; }
+check "run it on two sequences" "$kiln" run "$tmp/seqmap.so" --input "x0=$tmp/a.npy,$tmp/b.npy" \
+  --input "x1=$tmp/c.npy,$tmp/d.npy" --output-dir "$tmp/seqout"
+expect_out "output 0 'y': a sequence of 2 tensors" "run prints a sequence output"
+pycheck "the sequence output's tensors" "
+import sys, numpy as np
+d = sys.argv[1]
+assert np.allclose(np.load(d + '/y_0.npy'), [1.5, 2.5, 3.5]), np.load(d + '/y_0.npy')
+assert np.allclose(np.load(d + '/y_1.npy'), [11, 21]), np.load(d + '/y_1.npy')
+" "$tmp/seqout"
+check "run it on empty sequences" "$kiln" run "$tmp/seqmap.so" --input "x0=[]" --input "x1=[]"
+expect_out "output 0 'y': a sequence of 0 tensors" "an empty sequence"
+expect_error 1 "input 'x1' is a sequence of float32[?] tensors; give its tensors with --input x1=A.npy,B.npy" \
+  "$kiln" run "$tmp/seqmap.so" --input "x0=$tmp/a.npy"
+expect_error 1 "do not broadcast" "$kiln" run "$tmp/seqmap.so" --input "x0=$tmp/a.npy" --input "x1=$tmp/d.npy"
 
 # ---- 4. --json on compile --timing and run.
 check "compile --timing --json" "$kiln" compile "$model" -o "$tmp/j.so" --timing --json

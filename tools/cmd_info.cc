@@ -62,10 +62,14 @@ nlohmann::json Tensors(const KilnArtifact* a, bool inputs, std::string* error) {
     }
     nlohmann::json shape = nlohmann::json::array();
     for (int32_t d = 0; d < info.ndim; ++d) shape.push_back(info.shape[d]);
+    // A sequence input or output (an ONNX sequence): its elements' type.
+    const bool seq = inputs ? kiln_artifact_input_is_sequence(a, i) != 0
+                            : kiln_artifact_output_is_sequence(a, i) != 0;
     out.push_back({{"name", name != nullptr ? name : ""},
                    {"dtype", DtypeText(info.dtype)},
                    {"shape", shape},
-                   {"text", TensorText(info)}});
+                   {"sequence", seq},
+                   {"text", seq ? absl::StrCat("sequence of ", TensorText(info)) : TensorText(info)}});
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "kiln/kiln_runtime.h"
 #include "nlohmann/json.hpp"
 #include "tools/json_text.h"
@@ -42,6 +43,10 @@ const char kRunHelp[] =
     "  --input NAME=FILE.npy   the value of input NAME (repeatable)\n"
     "  --input FILE.npz        every array of FILE.npz (np.savez) sets the input of\n"
     "                          its name\n"
+    "  --input NAME=A.npy,B.npy,...\n"
+    "                          a sequence input (an ONNX sequence): its tensors, in\n"
+    "                          order; NAME=[] is the empty sequence. A sequence output\n"
+    "                          prints each tensor, and writes DIR/<name>_<k>.npy\n"
     "  --random-inputs         inputs not given get random values (seed 0)\n"
     "  --output-dir DIR        write each output as DIR/<output name>.npy\n"
     "  --output-npz FILE.npz   write every output into one .npz, by output name\n"
@@ -281,6 +286,28 @@ int Prepare(const char* command, const std::string& path,
       continue;
     }
     auto it = files.find(name);
+    if (kiln_artifact_input_is_sequence(rt->artifact, i)) {
+      if (it == files.end()) {
+        std::fprintf(stderr,
+                     "kiln %s: error: input '%s' is a sequence of %s tensors; give its tensors with "
+                     "--input %s=A.npy,B.npy,... (or %s=[] for none)\n",
+                     command, name, TensorText(info).c_str(), name, name);
+        return 1;
+      }
+      std::vector<DLTensor> elems;
+      if (it->second != "[]") {
+        for (absl::string_view part : absl::StrSplit(it->second, ',')) {
+          KilnNpyTensor* t = nullptr;
+          st = kiln_npy_read(std::string(part).c_str(), &t);
+          if (st != nullptr) return StatusFail(command, st);
+          rt->npy.push_back(t);
+          elems.push_back(t->tensor);
+        }
+      }
+      st = kiln_session_set_input_sequence(rt->session, name, elems.data(), static_cast<int32_t>(elems.size()));
+      if (st != nullptr) return StatusFail(command, st);
+      continue;
+    }
     if (it != files.end()) {
       KilnNpyTensor* t = nullptr;
       st = kiln_npy_read(it->second.c_str(), &t);
@@ -415,6 +442,53 @@ int Run(const std::vector<std::string>& args) {
     DLTensor info;
     KilnStatus* st = kiln_artifact_output_info(rt.artifact, i, &name, &info);
     if (st != nullptr) return StatusFail("run", st);
+    if (kiln_artifact_output_is_sequence(rt.artifact, i)) {
+      // A sequence of tensors: each one as an output of its own (name_k).
+      int32_t count = 0;
+      st = kiln_session_get_output_sequence_length(rt.session, i, &count);
+      if (st != nullptr) return StatusFail("run", st);
+      nlohmann::json seq = nlohmann::json::array();
+      if (!json && !quiet) std::printf("output %d '%s': a sequence of %d tensors\n", i, name, static_cast<int>(count));
+      for (int32_t k = 0; k < count; ++k) {
+        const DLTensor* e = nullptr;
+        st = kiln_session_get_output_sequence_element(rt.session, i, k, &e);
+        if (st != nullptr) return StatusFail("run", st);
+        const std::string item = absl::StrCat(FileSafe(name), "_", k);
+        if (!out_dir.empty()) {
+          st = kiln_npy_write(absl::StrCat(out_dir, "/", item, ".npy").c_str(), e);
+          if (st != nullptr) return StatusFail("run", st);
+        }
+        if (!out_npz.empty()) {
+          NpzArray a;
+          a.name = item;
+          std::string error;
+          if (!TensorToNpy(*e, tmp, &a.npy, &error)) {
+            std::fprintf(stderr, "kiln run: error: output '%s' element %d: %s\n", name, static_cast<int>(k),
+                         error.c_str());
+            return 1;
+          }
+          npz.push_back(std::move(a));
+        }
+        const int64_t n = NumElements(*e);
+        if (json) {
+          nlohmann::json o = {{"dtype", DtypeText(e->dtype)}, {"shape", ShapeJson(*e)}};
+          if (!quiet) {
+            nlohmann::json values = nlohmann::json::array();
+            for (int64_t v = 0; v < n; ++v) values.push_back(JsonValue(Element(*e, v)));
+            o["values"] = std::move(values);
+          }
+          seq.push_back(std::move(o));
+          continue;
+        }
+        if (quiet) continue;
+        constexpr int64_t kShow = 16;
+        std::printf("  [%d] %s: [", static_cast<int>(k), TensorText(*e).c_str());
+        for (int64_t v = 0; v < n && v < kShow; ++v) std::printf("%s%.6g", v ? ", " : "", Element(*e, v));
+        std::printf("%s]\n", n > kShow ? absl::StrCat(", ... (", n, " values)").c_str() : "");
+      }
+      if (json) doc["outputs"].push_back({{"index", i}, {"name", name}, {"sequence", std::move(seq)}});
+      continue;
+    }
     const DLTensor* out = nullptr;
     st = kiln_session_get_output(rt.session, i, &out);
     if (st != nullptr) return StatusFail("run", st);
