@@ -335,12 +335,18 @@ absl::StatusOr<Expr> DynamicTile(ConvertContext& c, Expr x, const absl::Status& 
 
 absl::StatusOr<Expr> DynamicPad(ConvertContext& c, Expr x, const std::string& mode, Expr value,
                                 const std::vector<int64_t>& axes, const absl::Status& why) {
+  KILN_ASSIGN_OR_RETURN(auto pads, IntVector(c, 1, why));
+  if (pads.second != 2 * static_cast<int64_t>(axes.size())) {
+    return c.Invalid(absl::StrCat("pads has ", pads.second, " entries; expected ", 2 * axes.size()));
+  }
+  return DynamicPadWith(c, std::move(x), mode, std::move(value), axes, pads.first);
+}
+
+absl::StatusOr<Expr> DynamicPadWith(ConvertContext& c, Expr x, const std::string& mode, Expr value,
+                                    const std::vector<int64_t>& axes, Expr pads_vec) {
   KILN_ASSIGN_OR_RETURN(TensorType t, TypeOf(x));
   const int64_t na = static_cast<int64_t>(axes.size());
-  KILN_ASSIGN_OR_RETURN(auto pads, IntVector(c, 1, why));
-  if (pads.second != 2 * na) {
-    return c.Invalid(absl::StrCat("pads has ", pads.second, " entries; expected ", 2 * na));
-  }
+  const std::pair<Expr, int64_t> pads(std::move(pads_vec), 2 * na);
   const DataType i64 = DataType::Int(64);
   KILN_ASSIGN_OR_RETURN(Expr dims, ShapeVector(c, x));
   KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(i64, 0));

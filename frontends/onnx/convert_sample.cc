@@ -478,9 +478,20 @@ Outs ConvertMaxUnpool(ConvertContext& c) {
   for (size_t i = 0; i < sp; ++i)
     inferred.push_back((xd[i + 2] - 1) * strides[i] - pads[i] - pads[i + sp] + kernel[i]);
   std::vector<int64_t> out = inferred;
+  std::optional<Expr> run_time_shape;  // output_shape known only when the model runs
   if (c.HasInput(2)) {
     std::optional<std::vector<int64_t>> os;
-    KILN_ASSIGN_OR_RETURN(os, c.ConstantInts(2));
+    absl::StatusOr<std::optional<std::vector<int64_t>>> os_or = c.ConstantInts(2);
+    if (!os_or.ok() && NeedsValue(os_or.status())) {
+      KILN_ASSIGN_OR_RETURN(TensorType st, c.InputType(2));
+      if (st->ndim() != 1 || !st->shape[0].is_static() || st->shape[0].value() != static_cast<int64_t>(xd.size()))
+        return c.Invalid(absl::StrCat("output_shape needs one entry per input axis; it is ", TypeToString(Type(st))));
+      KILN_ASSIGN_OR_RETURN(Expr v, c.Input(2));
+      KILN_ASSIGN_OR_RETURN(v, Cast(c, v, kI64));
+      run_time_shape = v;
+    } else {
+      KILN_ASSIGN_OR_RETURN(os, std::move(os_or));
+    }
     if (os) {
       if (os->size() != xd.size()) return c.Invalid("output_shape needs one entry per input axis");
       out = *os;
@@ -516,6 +527,29 @@ Outs ConvertMaxUnpool(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr sel, c.Call("where", {eq, xf, zero}));
   KILN_ASSIGN_OR_RETURN(Expr y, Reduce(c, "sum", sel, {0}, false));
   KILN_ASSIGN_OR_RETURN(y, Reshape(c, y, out));
+  if (run_time_shape) {
+    // Zero-padded at the end of each axis to output_shape (an extent below
+    // the inferred one keeps the inferred extent).
+    KILN_ASSIGN_OR_RETURN(Expr inf, ConstI64(c, {static_cast<int64_t>(out.size())}, out));
+    KILN_ASSIGN_OR_RETURN(Expr extra, c.Call("subtract", {*run_time_shape, inf}));
+    KILN_ASSIGN_OR_RETURN(Expr zero_i, c.ScalarConst(kI64, 0));
+    KILN_ASSIGN_OR_RETURN(extra, c.Call("maximum", {extra, zero_i}));
+    KILN_ASSIGN_OR_RETURN(Expr none, ConstI64(c, {static_cast<int64_t>(out.size())},
+                                              std::vector<int64_t>(out.size(), 0)));
+    std::vector<Type> types;
+    for (const Expr& f : {none, extra}) {
+      KILN_ASSIGN_OR_RETURN(TensorType ft, TypeOf(f));
+      types.push_back(ft);
+    }
+    KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple({none, extra}));
+    tup->set_checked_type(MakeTupleType(types));
+    auto ca = NewAttrs<ConcatenateAttrs>();
+    ca->axis = 0;
+    KILN_ASSIGN_OR_RETURN(Expr pads, c.Call("concatenate", {Expr(tup)}, ca));
+    std::vector<int64_t> axes;
+    for (size_t i = 0; i < out.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    KILN_ASSIGN_OR_RETURN(y, DynamicPadWith(c, y, "constant", zero, axes, pads));
+  }
   return std::vector<Expr>{y};
 }
 

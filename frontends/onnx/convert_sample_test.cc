@@ -332,6 +332,18 @@ TEST(ConvertMaxUnpool, InferredAndGivenOutputShapes) {
                      {F32In("x", {1, 1, 2, 2}, x), In("i", kI64, {1, 1, 2, 2}, idx),
                       Init("s", kI64, {4}, {1, 1, 5, 5})}),
              {1, 1, 5, 5}, want5, "output_shape");
+  // output_shape as a graph input (known when the model runs): each size
+  // pads the inferred 4x4 with zeros at the end.
+  for (const std::vector<int64_t>& os : {std::vector<int64_t>{1, 1, 5, 5}, {1, 1, 4, 6}, {1, 2, 4, 4}}) {
+    V w(static_cast<size_t>(os[1] * os[2] * os[3]), 0.0);
+    for (int64_t i = 0; i < 16; ++i) w[static_cast<size_t>((i / 4) * os[3] + i % 4)] = want[static_cast<size_t>(i)];
+    ExpectNear(RunNode(11,
+                       MakeNode("MaxUnpool", {"x", "i", "s"}, {"y"},
+                                {AttrInts("kernel_shape", {2, 2}), AttrInts("strides", {2, 2})}),
+                       {F32In("x", {1, 1, 2, 2}, x), In("i", kI64, {1, 1, 2, 2}, idx),
+                        In("s", kI64, {4}, V(os.begin(), os.end()))}),
+               os, w, "output_shape at run time");
+  }
 }
 
 }  // namespace

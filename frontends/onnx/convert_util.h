@@ -112,6 +112,9 @@ absl::StatusOr<Expr> DynamicTile(ConvertContext& c, Expr x, const absl::Status& 
 // (normalized); mode constant, edge, reflect or wrap; `value` a 0-D tensor.
 absl::StatusOr<Expr> DynamicPad(ConvertContext& c, Expr x, const std::string& mode, Expr value,
                                 const std::vector<int64_t>& axes, const absl::Status& why);
+// DynamicPad with the pads given as a 1-D int64 expression of 2 * axes entries.
+absl::StatusOr<Expr> DynamicPadWith(ConvertContext& c, Expr x, const std::string& mode, Expr value,
+                                    const std::vector<int64_t>& axes, Expr pads);
 // x[..., :count, ...] along `axis`; count a 0-D or [1] integer tensor known at run time.
 absl::StatusOr<Expr> DynamicSliceAlong(ConvertContext& c, Expr x, int64_t axis, Expr count);
 
