@@ -460,12 +460,112 @@ Outs ConvertConvTranspose(ConvertContext& c) {
   return std::vector<Expr>{y};
 }
 
+// MaxPool's Indices: for every output position, the flat index (in x,
+// N-C-spatial; storage_order 1 makes the spatial part column-major) of the
+// first maximum of its window. A constant table gives each (output
+// position, kernel offset) its input position (or a -inf pad column past
+// the end); the window's values are gathered (take), the first offset that
+// reaches the maximum picked, and its position read from the table.
+absl::StatusOr<Expr> MaxPoolIndices(ConvertContext& c, const Expr& x, const TensorType& xt, const Window& win,
+                                    const TensorType& yt, int64_t storage_order) {
+  const size_t sp = static_cast<size_t>(xt->ndim() - 2);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> xd, StaticDims(c, xt, "the input"));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> yd, StaticDims(c, yt, "the output"));
+  const int64_t nc = xd[0] * xd[1];
+  int64_t s_in = 1, s_out = 1, kk = 1;
+  for (size_t i = 0; i < sp; ++i) {
+    s_in *= xd[2 + i];
+    s_out *= yd[2 + i];
+    kk *= win.kernel[i];
+  }
+  if (s_out * kk > kMaxConstantElements || nc * s_out * kk > (int64_t{1} << 26)) {
+    return c.Unsupported(absl::StrCat("MaxPool's Indices over ", nc * s_out, " windows of ", kk,
+                                      " (a gather of every window, limited to 2^26 values)"));
+  }
+  // table[o * kk + k]: the input's spatial position, or s_in (the pad column).
+  std::vector<int64_t> table(static_cast<size_t>(s_out * kk), s_in), where(static_cast<size_t>(s_in));
+  for (int64_t f = 0; f < s_in; ++f) {  // the reported index of spatial position f
+    int64_t rest = f, col = 0, mul = 1;
+    std::vector<int64_t> coord(sp);
+    for (size_t i = sp; i-- > 0;) {
+      coord[i] = rest % xd[2 + i];
+      rest /= xd[2 + i];
+    }
+    for (size_t i = 0; i < sp; ++i) {  // column-major: the first axis varies fastest
+      col += coord[i] * mul;
+      mul *= xd[2 + i];
+    }
+    where[static_cast<size_t>(f)] = storage_order == 0 ? f : col;
+  }
+  for (int64_t o = 0; o < s_out; ++o) {
+    for (int64_t k = 0; k < kk; ++k) {
+      int64_t ro = o, rk = k, pos = 0;
+      bool inside = true;
+      std::vector<int64_t> oc(sp), kc(sp);
+      for (size_t i = sp; i-- > 0;) {
+        oc[i] = ro % yd[2 + i];
+        ro /= yd[2 + i];
+        kc[i] = rk % win.kernel[i];
+        rk /= win.kernel[i];
+      }
+      for (size_t i = 0; i < sp; ++i) {
+        const int64_t at = oc[i] * win.strides[i] - win.pads[i] + kc[i] * win.dilations[i];
+        inside = inside && at >= 0 && at < xd[2 + i];
+        pos = pos * xd[2 + i] + at;
+      }
+      if (inside) table[static_cast<size_t>(o * kk + k)] = pos;
+    }
+  }
+  const DataType i64 = DataType::Int(64);
+  KILN_ASSIGN_OR_RETURN(Expr flat, Reshape(c, x, {nc, s_in}));
+  // The pad column: the dtype's lowest value (it never wins over a real one
+  // that reaches it: the first offset with the maximum wins, and pads come
+  // from a window's real values too).
+  double low = -std::numeric_limits<double>::infinity();
+  if (xt->dtype.is_uint()) low = 0;
+  else if (!xt->dtype.is_float()) low = -std::ldexp(1.0, xt->dtype.bits() - 1);
+  KILN_ASSIGN_OR_RETURN(Expr pad, ConstOf(c, xt->dtype, {nc, 1}, std::vector<double>(static_cast<size_t>(nc), low)));
+  std::vector<Type> types = {Type(MakeTensorType(ShapeFromInts({nc, s_in}), xt->dtype)),
+                             Type(MakeTensorType(ShapeFromInts({nc, 1}), xt->dtype))};
+  KILN_ASSIGN_OR_RETURN(Tuple both, MakeTuple({flat, pad}));
+  both->set_checked_type(MakeTupleType(types));
+  auto ca = NewAttrs<ConcatenateAttrs>();
+  ca->axis = 1;
+  KILN_ASSIGN_OR_RETURN(Expr ext, c.Call("concatenate", {Expr(both)}, ca));       // [nc, s_in + 1]
+  KILN_ASSIGN_OR_RETURN(Expr tab, ConstI64(c, {s_out, kk}, table));
+  KILN_ASSIGN_OR_RETURN(Expr vals, Take(c, ext, tab, 1));                          // [nc, s_out, kk]
+  KILN_ASSIGN_OR_RETURN(Expr best, Reduce(c, "max", vals, {2}, true));
+  KILN_ASSIGN_OR_RETURN(Expr hit, c.Call("equal", {vals, best}));
+  KILN_ASSIGN_OR_RETURN(Expr kio, ConstI64(c, {1, 1, kk}, IotaInts(0, kk)));
+  KILN_ASSIGN_OR_RETURN(Expr none, c.ScalarConst(i64, static_cast<double>(kk)));
+  KILN_ASSIGN_OR_RETURN(Expr cand, c.Call("where", {hit, kio, none}));
+  KILN_ASSIGN_OR_RETURN(Expr first, Reduce(c, "min", cand, {2}, true));            // [nc, s_out, 1]
+  KILN_ASSIGN_OR_RETURN(Expr pick, c.Call("equal", {kio, first}));
+  // The reported index of each table entry (the pad column never wins).
+  std::vector<int64_t> rep(table.size());
+  for (size_t e = 0; e < table.size(); ++e) rep[e] = table[e] < s_in ? where[static_cast<size_t>(table[e])] : 0;
+  KILN_ASSIGN_OR_RETURN(Expr reported, ConstI64(c, {1, s_out, kk}, rep));
+  KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(i64, 0));
+  KILN_ASSIGN_OR_RETURN(Expr chosen, c.Call("where", {pick, reported, zero}));
+  KILN_ASSIGN_OR_RETURN(Expr spatial, Reduce(c, "sum", chosen, {2}, false));       // [nc, s_out]
+  std::vector<int64_t> base(static_cast<size_t>(nc));
+  for (int64_t i = 0; i < nc; ++i) base[static_cast<size_t>(i)] = i * s_in;
+  KILN_ASSIGN_OR_RETURN(Expr off, ConstI64(c, {nc, 1}, base));
+  KILN_ASSIGN_OR_RETURN(Expr idx, c.Call("add", {spatial, off}));
+  return Reshape(c, idx, yd);
+}
+
 Outs ConvertPool(ConvertContext& c, bool is_max) {
   KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
   KILN_ASSIGN_OR_RETURN(TensorType xt, c.InputType(0));
   KILN_RETURN_IF_ERROR(CheckWindowRank(c, xt, "pooling", /*allow_3d=*/true));
-  if (is_max && WantsOutput(c, 1))
-    return c.Unsupported("MaxPool's Indices output (the graph IR has no argmax pooling)");
+  const bool indices = is_max && WantsOutput(c, 1);
+  int64_t storage_order = 0;
+  if (indices && c.opset() >= 8) {
+    KILN_ASSIGN_OR_RETURN(storage_order, c.AttrInt("storage_order", 0));
+    if (storage_order != 0 && storage_order != 1)
+      return c.Invalid(absl::StrCat("storage_order ", storage_order, " is not 0 or 1"));
+  }
   const size_t sp = static_cast<size_t>(xt->ndim() - 2);
   Window win;
   KILN_ASSIGN_OR_RETURN(const onnx::AttributeProto* ks, c.RequiredAttr("kernel_shape"));
@@ -481,10 +581,17 @@ Outs ConvertPool(ConvertContext& c, bool is_max) {
   if (!is_max && c.opset() >= 7) {
     KILN_ASSIGN_OR_RETURN(count_include_pad, c.AttrInt("count_include_pad", 0));
   }
+  auto with_indices = [&](const Expr& y) -> Outs {
+    if (!indices) return std::vector<Expr>{y};
+    KILN_ASSIGN_OR_RETURN(TensorType yt, TypeOf(y));
+    KILN_ASSIGN_OR_RETURN(Expr i, MaxPoolIndices(c, x, xt, win, yt, storage_order));
+    return std::vector<Expr>{y, i};
+  };
   if (sp == 3) {
     KILN_ASSIGN_OR_RETURN(Expr y, Pool3D(c, x, xt, win, is_max, ceil_mode != 0, count_include_pad != 0));
-    return std::vector<Expr>{y};
+    return with_indices(y);
   }
+  const Expr x_in = x;
   if (sp == 1) {
     KILN_ASSIGN_OR_RETURN(x, ExpandDims(c, x, 2));
   }
@@ -499,7 +606,8 @@ Outs ConvertPool(ConvertContext& c, bool is_max) {
   if (sp == 1) {
     KILN_ASSIGN_OR_RETURN(y, Squeeze(c, y, {2}));
   }
-  return std::vector<Expr>{y};
+  x = x_in;
+  return with_indices(y);
 }
 
 Outs ConvertGlobalPool(ConvertContext& c, bool is_max) {

@@ -343,12 +343,53 @@ TEST(ConvertPool, OneDimensionalSameUpper) {
   }
 }
 
-TEST(ConvertPool, MaxPoolIndicesAreUnsupported) {
-  const absl::Status st =
-      RunStatus(12, MakeNode("MaxPool", {"x"}, {"y", "idx"}, {AttrInts("kernel_shape", {2, 2})}),
-                {F32In("x", {1, 1, 4, 4}, Data(16))});
-  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
-  EXPECT_THAT(st.message(), HasSubstr("Indices"));
+// MaxPool's Indices, against a loop over every window: the flat index of
+// the first maximum (row-major, or the spatial part column-major with
+// storage_order 1), with padding, strides, dilations and ties.
+TEST(ConvertPool, MaxPoolIndices) {
+  const S xs = {2, 2, 5, 4};
+  V x = Data(Numel(xs));
+  for (size_t i = 0; i < x.size(); i += 3) x[i] = x[(i + 1) % x.size()];  // ties
+  for (int64_t order : {0, 1}) {
+    const int64_t kh = 2, kw = 3, sh = 2, sw = 1, dh = 2, dw = 1, ph = 1, pw = 1;
+    const int64_t H = 5, W = 4;
+    const int64_t oh = (H + 2 * ph - dh * (kh - 1) - 1) / sh + 1, ow = (W + 2 * pw - dw * (kw - 1) - 1) / sw + 1;
+    V vals, idx;
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t ch = 0; ch < 2; ++ch)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            double best = -1e300;
+            int64_t at = -1;
+            for (int64_t a = 0; a < kh; ++a)
+              for (int64_t b = 0; b < kw; ++b) {
+                const int64_t h = i * sh - ph + a * dh, w = j * sw - pw + b * dw;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                const double v = x[static_cast<size_t>(((n * 2 + ch) * H + h) * W + w)];
+                if (v > best) {
+                  best = v;
+                  at = (n * 2 + ch) * H * W + (order == 0 ? h * W + w : h + w * H);
+                }
+              }
+            vals.push_back(best);
+            idx.push_back(static_cast<double>(at));
+          }
+    std::vector<Out> got = ExecAll(
+        12,
+        MakeNode("MaxPool", {"x"}, {"y", "idx"},
+                 {AttrInts("kernel_shape", {kh, kw}), AttrInts("strides", {sh, sw}), AttrInts("dilations", {dh, dw}),
+                  AttrInts("pads", {ph, pw, ph, pw}), AttrInt("storage_order", order)}),
+        {F32In("x", xs, x)});
+    ASSERT_EQ(got.size(), 2u);
+    ExpectNear(got[0], {2, 2, oh, ow}, vals);
+    EXPECT_EQ(got[1].dtype, DataType::Int(64));
+    ExpectNear(got[1], {2, 2, oh, ow}, idx);
+  }
+  const absl::Status st = RunStatus(12,
+                                    MakeNode("MaxPool", {"x"}, {"y", "idx"},
+                                             {AttrInts("kernel_shape", {2, 2}), AttrInt("storage_order", 2)}),
+                                    {F32In("x", {1, 1, 4, 4}, Data(16))});
+  EXPECT_THAT(st.message(), HasSubstr("storage_order 2 is not 0 or 1"));
 }
 
 TEST(ConvertPool, GlobalPoolsOfOtherRanks) {
