@@ -318,12 +318,93 @@ Outs ConvertConv(ConvertContext& c) {
 // in/out channels swapped per group and its window flipped, and padding
 // d * (k - 1) - pad (negative padding crops the result). Exact: the inserted
 // zeros add 0 * w terms only.
+// A 3-D transposed convolution as a 3-D convolution (Conv3D: depth taps of
+// 2-D ones): zeros inserted between the input's elements (stride - 1 per
+// gap), the weight [C, M/g, kd, kh, kw] regrouped to [M, C/g, ...] and
+// flipped on its three spatial axes, padded by dilation * (k - 1) - pad
+// (output_padding at the end); negative amounts crop the result. Bias added.
+absl::StatusOr<Expr> ConvTranspose3D(ConvertContext& c, Expr x, Expr w, const TensorType& xt,
+                                     const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,
+                                     int64_t group, const std::vector<int64_t>& strides,
+                                     const std::vector<int64_t>& dil, const std::vector<int64_t>& pads,
+                                     const std::vector<int64_t>& out_pad) {
+  const int64_t C = xd[1];
+  if (strides[0] > 1 || strides[1] > 1 || strides[2] > 1) {
+    // [N, C, D, H, W] -> [N, C, D, 1, H, 1, W, 1] -> padded to the strides -> merged -> cut.
+    KILN_ASSIGN_OR_RETURN(x, ExpandDims(c, x, 3));
+    KILN_ASSIGN_OR_RETURN(x, ExpandDims(c, x, 5));
+    KILN_ASSIGN_OR_RETURN(x, ExpandDims(c, x, 7));
+    KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(xt->dtype, 0));
+    auto pa = NewAttrs<PadAttrs>();
+    pa->pad_width = {{0, 0}, {0, 0}, {0, 0}, {0, strides[0] - 1}, {0, 0}, {0, strides[1] - 1},
+                     {0, 0}, {0, strides[2] - 1}};
+    KILN_ASSIGN_OR_RETURN(x, c.Call("nn.pad", {x, zero}, pa));
+    KILN_ASSIGN_OR_RETURN(x, Reshape(c, x, {xd[0], C, xd[2] * strides[0], xd[3] * strides[1], xd[4] * strides[2]}));
+    auto sa = NewAttrs<StridedSliceAttrs>();
+    sa->begin = {0, 0, 0};
+    sa->end = {(xd[2] - 1) * strides[0] + 1, (xd[3] - 1) * strides[1] + 1, (xd[4] - 1) * strides[2] + 1};
+    sa->strides = std::vector<int64_t>{1, 1, 1};
+    sa->axes = std::vector<int64_t>{2, 3, 4};
+    KILN_ASSIGN_OR_RETURN(x, c.Call("strided_slice", {x}, sa));
+  }
+  const int64_t mg = wd[1], cg = C / group;
+  if (group == 1) {
+    KILN_ASSIGN_OR_RETURN(w, Transpose(c, w, {1, 0, 2, 3, 4}));
+  } else {
+    KILN_ASSIGN_OR_RETURN(w, Reshape(c, w, {group, cg, mg, wd[2], wd[3], wd[4]}, /*allowzero=*/true));
+    KILN_ASSIGN_OR_RETURN(w, Transpose(c, w, {0, 2, 1, 3, 4, 5}));
+    KILN_ASSIGN_OR_RETURN(w, Reshape(c, w, {group * mg, cg, wd[2], wd[3], wd[4]}, /*allowzero=*/true));
+  }
+  {
+    auto fa = NewAttrs<StridedSliceAttrs>();
+    const int64_t lo = std::numeric_limits<int64_t>::min();
+    fa->begin = {-1, -1, -1};
+    fa->end = {lo, lo, lo};
+    fa->strides = std::vector<int64_t>{-1, -1, -1};
+    fa->axes = std::vector<int64_t>{2, 3, 4};
+    KILN_ASSIGN_OR_RETURN(w, c.Call("strided_slice", {w}, fa));
+  }
+  Window win;
+  win.kernel = {wd[2], wd[3], wd[4]};
+  win.strides = {1, 1, 1};
+  win.dilations = dil;
+  win.pads.assign(6, 0);
+  std::vector<int64_t> crop_begin(3, 0), crop_end(3, std::numeric_limits<int64_t>::max());
+  bool crop = false;
+  for (size_t i = 0; i < 3; ++i) {
+    const int64_t full = dil[i] * (win.kernel[i] - 1);
+    const int64_t before = full - pads[i], after = full - pads[i + 3] + out_pad[i];
+    win.pads[i] = std::max<int64_t>(before, 0);
+    win.pads[i + 3] = std::max<int64_t>(after, 0);
+    if (before < 0) crop_begin[i] = -before;
+    if (after < 0) crop_end[i] = after;
+    crop = crop || before < 0 || after < 0;
+  }
+  KILN_ASSIGN_OR_RETURN(TensorType dilated, TypeOf(x));
+  KILN_ASSIGN_OR_RETURN(Expr y, Conv3D(c, x, w, dilated, win, group));
+  if (crop) {
+    auto sa = NewAttrs<StridedSliceAttrs>();
+    sa->begin = crop_begin;
+    sa->end = crop_end;
+    sa->strides = std::vector<int64_t>{1, 1, 1};
+    sa->axes = std::vector<int64_t>{2, 3, 4};
+    KILN_ASSIGN_OR_RETURN(y, c.Call("strided_slice", {y}, sa));
+  }
+  if (c.HasInput(2)) {
+    KILN_ASSIGN_OR_RETURN(Expr b, c.Input(2));
+    auto ba = NewAttrs<BiasAddAttrs>();
+    ba->axis = 1;
+    KILN_ASSIGN_OR_RETURN(y, c.Call("nn.bias_add", {y, b}, ba));
+  }
+  return y;
+}
+
 Outs ConvertConvTranspose(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
   KILN_ASSIGN_OR_RETURN(Expr w, c.Input(1));
   KILN_ASSIGN_OR_RETURN(TensorType xt, c.InputType(0));
   KILN_ASSIGN_OR_RETURN(TensorType wt, c.InputType(1));
-  KILN_RETURN_IF_ERROR(CheckWindowRank(c, xt, "transposed convolution", /*allow_3d=*/false));
+  KILN_RETURN_IF_ERROR(CheckWindowRank(c, xt, "transposed convolution", /*allow_3d=*/true));
   const size_t sp = static_cast<size_t>(xt->ndim() - 2);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> xd, StaticDims(c, xt, "the input"));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> wd, StaticDims(c, wt, "the weight"));
@@ -370,6 +451,10 @@ Outs ConvertConvTranspose(ConvertContext& c) {
     pads.assign(2 * sp, 0);
   } else if (auto_pad != "NOTSET") {
     return c.Invalid(absl::StrCat("auto_pad \"", auto_pad, "\" is not NOTSET, SAME_UPPER, SAME_LOWER or VALID"));
+  }
+  if (sp == 3) {
+    KILN_ASSIGN_OR_RETURN(Expr y, ConvTranspose3D(c, x, w, xt, xd, wd, group, strides, dil, pads, out_pad));
+    return std::vector<Expr>{y};
   }
   if (sp == 1) {  // as 2-D over a unit H axis
     KILN_ASSIGN_OR_RETURN(x, ExpandDims(c, x, 2));

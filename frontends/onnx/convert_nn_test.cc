@@ -214,12 +214,43 @@ TEST(ConvertConv, OneDimensional) {
   ExpectNear(got, {os[0], os[1], os[3]}, want);
 }
 
-TEST(ConvertConv, ThreeDimensionalTransposedIsUnsupported) {
-  const absl::Status st = RunStatus(11, MakeNode("ConvTranspose", {"x", "w"}, {"y"}),
-                                    {F32In("x", {1, 1, 3, 3, 3}, Data(27)),
-                                     Init("w", kF32, {1, 1, 1, 1, 1}, {1})});
-  EXPECT_EQ(st.code(), absl::StatusCode::kUnimplemented) << st;
-  EXPECT_THAT(st.message(), HasSubstr("3-D transposed convolution"));
+// A 3-D ConvTranspose against its definition: each input voxel scatters
+// x * W to o = i * stride - pad_begin + k * dilation (groups, output_padding
+// at the end, a bias).
+TEST(ConvertConv, ThreeDimensionalTransposed) {
+  const S xs = {1, 4, 2, 3, 2}, ws = {4, 3, 2, 2, 3};  // group 2: C 4 -> M 6
+  const V x = Data(Numel(xs)), w = Data(Numel(ws), 0.7), b = {0.5, -1, 2, 0.25, 1, -0.5};
+  const S st = {2, 1, 2}, dil = {1, 2, 1}, pb = {1, 0, 0}, pe = {0, 1, 1}, op = {1, 0, 1};
+  const int64_t group = 2, C = 4, M = 6, cg = C / group, mg = M / group;
+  S os = {1, M, 0, 0, 0};
+  for (size_t i = 0; i < 3; ++i)
+    os[2 + i] = st[i] * (xs[2 + i] - 1) + op[i] + (ws[2 + i] - 1) * dil[i] + 1 - pb[i] - pe[i];
+  V want(static_cast<size_t>(Numel(os)), 0.0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t v = 0; v < os[2] * os[3] * os[4]; ++v) want[static_cast<size_t>(m * os[2] * os[3] * os[4] + v)] = b[m];
+  for (int64_t ch = 0; ch < C; ++ch)
+    for (int64_t id = 0; id < xs[2]; ++id)
+      for (int64_t ih = 0; ih < xs[3]; ++ih)
+        for (int64_t iw = 0; iw < xs[4]; ++iw)
+          for (int64_t mm = 0; mm < mg; ++mm)
+            for (int64_t kd = 0; kd < ws[2]; ++kd)
+              for (int64_t kh = 0; kh < ws[3]; ++kh)
+                for (int64_t kw = 0; kw < ws[4]; ++kw) {
+                  const int64_t od = id * st[0] - pb[0] + kd * dil[0], oh = ih * st[1] - pb[1] + kh * dil[1],
+                                ow = iw * st[2] - pb[2] + kw * dil[2];
+                  if (od < 0 || od >= os[2] || oh < 0 || oh >= os[3] || ow < 0 || ow >= os[4]) continue;
+                  const int64_t m = (ch / cg) * mg + mm;
+                  want[static_cast<size_t>(((m * os[2] + od) * os[3] + oh) * os[4] + ow)] +=
+                      x[static_cast<size_t>(((ch * xs[2] + id) * xs[3] + ih) * xs[4] + iw)] *
+                      w[static_cast<size_t>((((ch * mg + mm) * ws[2] + kd) * ws[3] + kh) * ws[4] + kw)];
+                }
+  const Out got = Exec(11,
+                      MakeNode("ConvTranspose", {"x", "w", "b"}, {"y"},
+                               {AttrInts("strides", st), AttrInts("dilations", dil),
+                                AttrInts("pads", {pb[0], pb[1], pb[2], pe[0], pe[1], pe[2]}),
+                                AttrInts("output_padding", op), AttrInt("group", group)}),
+                      {F32In("x", xs, x), Init("w", kF32, ws, w), Init("b", kF32, {M}, b)});
+  ExpectNear(got, os, want);
 }
 
 // ConvTranspose by its definition: every input pixel scatters x * W into the
