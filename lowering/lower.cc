@@ -2,10 +2,16 @@
 #include "lowering/lower.h"
 
 #include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 #include <unordered_map>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "ir/op.h"
 #include "ir/status_macros.h"
@@ -20,6 +26,7 @@
 #include "lowering/te/schedule_cuda.h"
 #include "lowering/te/schedule_x86.h"
 #include "lowering/te/te.h"
+#include "types/infer_type.h"
 
 namespace kiln::lowering {
 namespace {
@@ -71,6 +78,119 @@ absl::StatusOr<tir::PrimExpr> ScalarImmediate(const HostTensor& t) {
   return absl::UnimplementedError(absl::StrCat("constant of dtype ", d.ToString()));
 }
 
+// Whether a tensor (or tuple) type has a `?` extent.
+bool HasAnyDim(const Type& t) {
+  if (!t) return false;
+  if (const auto* tt = t.as<TensorTypeNode>()) {
+    for (const Dim& d : tt->shape) {
+      if (d.is_any()) return true;
+    }
+    return false;
+  }
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    for (const Type& f : tup->fields) {
+      if (HasAnyDim(f)) return true;
+    }
+  }
+  return false;
+}
+
+// The type dim that names the extent `e` of a lowered tensor: a constant, a
+// size variable of `vars` (by name, the same node), or + - * floordiv
+// floormod of those; `?` for anything else.
+Dim DimOfExtent(const tir::PrimExpr& e, const std::map<std::string, tir::Var>& vars) {
+  using tir::ExprKind;
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+      return Dim(e->int_value);
+    case ExprKind::kVar: {
+      auto it = vars.find(e->name);
+      if (it != vars.end() && it->second.get() == e.get()) return Dim::Var(e->name);
+      return Dim::Any();
+    }
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kFloorDiv:
+    case ExprKind::kFloorMod: {
+      if (e->args.size() != 2) return Dim::Any();
+      Dim a = DimOfExtent(e->args[0], vars), b = DimOfExtent(e->args[1], vars);
+      if (a.is_any() || b.is_any()) return Dim::Any();
+      if (e->kind == ExprKind::kAdd) return a + b;
+      if (e->kind == ExprKind::kSub) return a - b;
+      if (e->kind == ExprKind::kMul) return a * b;
+      if (e->kind == ExprKind::kFloorDiv) return Dim::FloorDiv(a, b);
+      return Dim::FloorMod(a, b);
+    }
+    default:
+      return Dim::Any();
+  }
+}
+
+// `t` (a tensor or tuple type) with each tensor's extents taken from the
+// lowered tensors `flat[*pos..]`, in order; nullopt when they do not line up.
+std::optional<Type> TypeOfLowered(const Type& t, const std::vector<te::Tensor>& flat, size_t* pos,
+                                  const std::map<std::string, tir::Var>& vars) {
+  if (!t) return std::nullopt;
+  if (const auto* tt = t.as<TensorTypeNode>()) {
+    if (*pos >= flat.size()) return std::nullopt;
+    const std::vector<tir::PrimExpr>& shape = flat[(*pos)++].shape();
+    if (shape.size() != tt->shape.size()) return std::nullopt;
+    Shape dims;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      Dim x = DimOfExtent(shape[d], vars);
+      // A dim the lowered extent cannot name keeps what the type knew.
+      dims.push_back(x.is_any() ? tt->shape[d] : x);
+    }
+    return Type(MakeTensorType(std::move(dims), tt->dtype));
+  }
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    std::vector<Type> fields;
+    for (const Type& f : tup->fields) {
+      std::optional<Type> x = TypeOfLowered(f, flat, pos, vars);
+      if (!x) return std::nullopt;
+      fields.push_back(*x);
+    }
+    return Type(MakeTupleType(std::move(fields)));
+  }
+  return std::nullopt;
+}
+
+// Flattens the tensor types of `t` (tuples in order); false for other types.
+bool FlatTensorTypes(const Type& t, std::vector<const TensorTypeNode*>* out) {
+  if (!t) return false;
+  if (const auto* tt = t.as<TensorTypeNode>()) {
+    out->push_back(tt);
+    return true;
+  }
+  if (const auto* tup = t.as<TupleTypeNode>()) {
+    for (const Type& f : tup->fields) {
+      if (!FlatTensorTypes(f, out)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// `t` with its flat tensor types' shapes replaced by `shapes` in order.
+Type WithShapes(const Type& t, const std::vector<Shape>& shapes, size_t* pos) {
+  if (const auto* tt = t.as<TensorTypeNode>()) return MakeTensorType(shapes[(*pos)++], tt->dtype);
+  const auto* tup = t.as<TupleTypeNode>();
+  std::vector<Type> fields;
+  for (const Type& f : tup->fields) fields.push_back(WithShapes(f, shapes, pos));
+  return MakeTupleType(std::move(fields));
+}
+
+// Collects the variables in `e`.
+void CollectVars(const tir::PrimExpr& e, absl::flat_hash_set<const tir::ExprNode*>* out) {
+  if (!e) return;
+  if (e->kind == tir::ExprKind::kVar) {
+    out->insert(e.get());
+    return;
+  }
+  for (const tir::PrimExpr& a : e->args) CollectVars(a, out);
+}
+
 class Lowerer {
  public:
   Lowerer(const Function& fn, absl::string_view name, const LowerOptions& options,
@@ -115,6 +235,19 @@ class Lowerer {
     }
     const size_t num_params = args.size();
 
+    for (const Var& p : fn_->params) {
+      dynamic_ |= HasAnyDim(p->checked_type() ? p->checked_type() : p->type_annotation);
+    }
+    for (const Expr& n : PostOrder(fn_->body, /*enter_functions=*/false)) {
+      if (const auto* call = n.as<CallNode>()) {
+        dynamic_ |= HasAnyDim(call->checked_type());
+        for (const Expr& a : call->args) ++uses_[a.get()];
+      } else if (const auto* tup = n.as<TupleNode>()) {
+        for (const Expr& f : tup->fields) ++uses_[f.get()];
+      } else if (const auto* get = n.as<TupleGetItemNode>()) {
+        ++uses_[get->tuple.get()];
+      }
+    }
     for (const Expr& n : PostOrder(fn_->body, /*enter_functions=*/false)) {
       if (values_.count(n.get())) continue;
       KILN_ASSIGN_OR_RETURN(std::vector<te::Tensor> v, Visit(n, &out, &args));
@@ -214,6 +347,7 @@ class Lowerer {
       }
       f = tir::MakePrimFunc(f->name, std::move(params), f->body, f->attrs);
     }
+    f = BindExtents(f);
     tir::transform::LoopPassOptions lopts;
     lopts.vector_width = lanes();
     lopts.disabled = options_.disabled_loop_passes;
@@ -279,12 +413,15 @@ class Lowerer {
         return absl::InvalidArgumentError(
             absl::StrCat(op->def->name, ": the call is not type-checked (run InferType)"));
       }
+      KILN_ASSIGN_OR_RETURN(Type out_type, ResolveAnyDims(*call, *op->def, inputs));
       if (options_.use_strategies && !options_.naive_schedule && !options_.gpu) {
         KILN_ASSIGN_OR_RETURN(std::optional<std::vector<te::Tensor>> s,
-                              StrategyCompute(*call, *op->def, inputs));
-        if (s) return *s;
+                              StrategyCompute(*call, *op->def, inputs, out_type));
+        if (s) return Materialized(n, *std::move(s));
       }
-      return ComputeOp(*op->def, call->attrs.get(), inputs, call->checked_type(), &dims_);
+      KILN_ASSIGN_OR_RETURN(std::vector<te::Tensor> outs,
+                            ComputeOp(*op->def, call->attrs.get(), inputs, out_type, &dims_));
+      return Materialized(n, std::move(outs));
     }
     if (n.as<OpNode>() != nullptr) return std::vector<te::Tensor>{};
     if (const auto* v = n.as<VarNode>()) {
@@ -295,6 +432,183 @@ class Lowerer {
         "parameters and constants");
   }
 
+  // The call's output type with its `?` extents tied to the inputs'
+  // lowered extents where the operator says how, so that an intermediate
+  // tensor of a fused kernel has no extent that nothing binds (each `?`
+  // would otherwise be a fresh variable only an output buffer can bind):
+  // first the operator's type relation over the inputs' lowered extents
+  // (take puts the indices' extent in place, expand_dims inserts 1s, ...);
+  // then, for elementwise and broadcasting operators, the broadcast rule --
+  // the one extent that is not the static 1, or, when several unrelated
+  // extents meet, a size variable bound at the kernel's top to the first
+  // that is not 1 (the VM's composed shape function computes the same and
+  // checks that they broadcast). A `?` neither rule relates stays fresh.
+  absl::StatusOr<Type> ResolveAnyDims(const CallNode& call, const OpDef& def,
+                                      const std::vector<te::Tensor>& inputs) {
+    const Type& t = call.checked_type();
+    if (!HasAnyDim(t)) return t;
+    std::vector<const TensorTypeNode*> outs;
+    if (!FlatTensorTypes(t, &outs)) return t;
+    std::vector<Shape> shapes;
+    for (const TensorTypeNode* o : outs) shapes.push_back(o->shape);
+    std::vector<Expr> args;
+    bool typed = true;
+    for (const Expr& a : call.args) {
+      if (a.as<ConstantNode>() != nullptr) {
+        args.push_back(a);
+        continue;
+      }
+      const std::vector<te::Tensor>& v = values_[a.get()];
+      size_t pos = 0;
+      std::optional<Type> at = TypeOfLowered(a->checked_type(), v, &pos, dims_.vars());
+      if (!at || pos != v.size()) {
+        typed = false;
+        break;
+      }
+      args.push_back(MakeVar("arg", *at));
+    }
+    if (typed) {
+      absl::StatusOr<Call> c = MakeCall(call.op, std::move(args), call.attrs, call.type_args);
+      absl::StatusOr<Type> inferred =
+          c.ok() ? types::InferExprType(*c) : absl::StatusOr<Type>(c.status());
+      std::vector<const TensorTypeNode*> touts;
+      if (inferred.ok() && FlatTensorTypes(*inferred, &touts) && touts.size() == outs.size()) {
+        for (size_t j = 0; j < outs.size(); ++j) {
+          if (touts[j]->shape.size() != shapes[j].size()) continue;
+          for (size_t d = 0; d < shapes[j].size(); ++d) {
+            if (shapes[j][d].is_any() && !touts[j]->shape[d].is_any()) {
+              shapes[j][d] = touts[j]->shape[d];
+            }
+          }
+        }
+      }
+    }
+    // (Not dyn.* operators: their extents are values, dyn.broadcast_to's
+    // pattern notwithstanding.)
+    if ((def.pattern == OpPattern::kElemWise || def.pattern == OpPattern::kBroadcast) &&
+        shapes.size() == 1 && !absl::StartsWith(def.name, "dyn.")) {
+      const size_t rank = shapes[0].size();
+      for (size_t d = 0; d < rank; ++d) {
+        if (!shapes[0][d].is_any()) continue;
+        // The inputs' extents at this dim (right-aligned), without the 1s.
+        std::vector<tir::PrimExpr> extents;
+        bool fixed = false;
+        for (const te::Tensor& in : inputs) {
+          const std::vector<tir::PrimExpr>& s = in.shape();
+          if (s.size() + d < rank) continue;
+          const tir::PrimExpr& e = s[d - (rank - s.size())];
+          int64_t c = 0;
+          if (tir::IsConstInt(e, &c)) {
+            if (c == 1) continue;
+            shapes[0][d] = Dim(c);
+            fixed = true;
+            break;
+          }
+          bool seen = false;
+          for (const tir::PrimExpr& x : extents) seen |= x.get() == e.get();
+          if (!seen) extents.push_back(e);
+        }
+        if (fixed) continue;
+        if (extents.empty()) {
+          shapes[0][d] = Dim(1);
+          continue;
+        }
+        if (extents.size() == 1) {
+          Dim x = DimOfExtent(extents[0], dims_.vars());
+          if (!x.is_any()) {
+            shapes[0][d] = x;
+            continue;
+          }
+        }
+        std::vector<const tir::ExprNode*> key;
+        for (const tir::PrimExpr& x : extents) key.push_back(x.get());
+        auto known = extent_of_.find(key);
+        if (known != extent_of_.end()) {
+          shapes[0][d] = Dim::Var(known->second);
+          continue;
+        }
+        tir::PrimExpr value = extents[0];
+        for (size_t k = 1; k < extents.size(); ++k) {
+          value = tir::Select(tir::EQ(value, tir::IntImm(1)), extents[k], value);
+        }
+        std::string name;
+        do {
+          name = absl::StrCat("bcast_dim", next_extent_++);
+        } while (dims_.vars().count(name));
+        shapes[0][d] = Dim::Var(name);
+        extent_lets_.emplace_back(dims_.Get(shapes[0][d]), std::move(value));
+        extent_of_[key] = name;
+      }
+    }
+    size_t pos = 0;
+    return WithShapes(t, shapes, &pos);
+  }
+
+  // The prologue binding the extents ResolveAnyDims introduced (those no
+  // argument buffer of `f` binds), in the order they were made.
+  tir::PrimFunc BindExtents(const tir::PrimFunc& f) const {
+    if (extent_lets_.empty()) return f;
+    absl::flat_hash_set<const tir::ExprNode*> bound;
+    for (const tir::Buffer& b : f->params) {
+      for (const tir::PrimExpr& e : b->shape) CollectVars(e, &bound);
+    }
+    tir::Stmt body = f->body;
+    for (size_t i = extent_lets_.size(); i-- > 0;) {
+      if (bound.count(extent_lets_[i].first.get())) continue;
+      body = tir::LetStmt(extent_lets_[i].first, extent_lets_[i].second, std::move(body));
+    }
+    return tir::MakePrimFunc(f->name, f->params, std::move(body), f->attrs);
+  }
+
+  // Size of `e` with every compute stage it reads inlined into it (as the
+  // default schedules inline injective stages), materialized ones aside.
+  double InlinedSize(const tir::PrimExpr& e) {
+    if (!e) return 0;
+    double size = 1;
+    if (e->kind == tir::ExprKind::kProducerLoad) {
+      const auto* op = dynamic_cast<const te::OperationNode*>(e->producer.get());
+      if (op != nullptr) size += OpSize(op);
+    }
+    for (const tir::PrimExpr& a : e->args) size += InlinedSize(a);
+    return size;
+  }
+  double OpSize(const te::OperationNode* op) {
+    if (op->kind != te::OpKind::kCompute || materialized_.count(op)) return 0;
+    auto it = op_size_.find(op);
+    if (it != op_size_.end()) return it->second;
+    double size = 0;
+    for (const tir::PrimExpr& b : op->body) size += InlinedSize(b);
+    op_size_[op] = size;
+    return size;
+  }
+
+  // A value several operators of a kernel with `?` extents read, whose
+  // inlined expression is not small, computed once into a buffer of the
+  // kernel instead of inlined into every reader: inlining a chain of such
+  // values (ONNX Resize's cubic coordinates and weights, each read by
+  // several taps and by a polynomial) multiplies the expression's size at
+  // every step, and its lowering and code generation take minutes.
+  std::vector<te::Tensor> Materialized(const Expr& n, std::vector<te::Tensor> outs) {
+    constexpr double kMaxInlinedSize = 24;
+    if (!dynamic_ || uses_[n.get()] < 2) return outs;
+    for (te::Tensor& t : outs) {
+      const te::OperationNode* op = t.op().get();
+      if (op->kind != te::OpKind::kCompute || !op->reduce_axis.empty() ||
+          op->attrs.count("no_inline") || OpSize(op) < kMaxInlinedSize) {
+        continue;
+      }
+      const te::Tensor src = t;
+      t = te::Compute(
+          src.shape(),
+          [&](const std::vector<tir::Var>& idx) {
+            return src(std::vector<tir::PrimExpr>(idx.begin(), idx.end()));
+          },
+          absl::StrCat(op->name, "_shared"), "injective", {{"no_inline", "1"}});
+      materialized_.insert(t.op().get());
+    }
+    return outs;
+  }
+
   int lanes() const { return options_.vector_lanes > 0 ? options_.vector_lanes : 8; }
   CpuTarget target() const {
     return options_.target ? *options_.target : CpuTarget::FromVectorLanes(lanes());
@@ -302,7 +616,8 @@ class Lowerer {
 
   // The operator strategy's compute for this call, when one accepts it.
   absl::StatusOr<std::optional<std::vector<te::Tensor>>> StrategyCompute(
-      const CallNode& call, const OpDef& def, const std::vector<te::Tensor>& inputs) {
+      const CallNode& call, const OpDef& def, const std::vector<te::Tensor>& inputs,
+      const Type& out_type) {
     strategy::RegisterBuiltinStrategies();
     if (strategy::ImplementationsOf(def.name).empty()) return std::optional<std::vector<te::Tensor>>();
     std::vector<Ref<const HostTensor>> consts;
@@ -317,7 +632,7 @@ class Lowerer {
     }
     ComputeCtx cctx{def, call.attrs.get(), inputs, {}, {}, &dims_};
     KILN_RETURN_IF_ERROR(
-        FlattenOutputType(call.checked_type(), &dims_, &cctx.out_shapes, &cctx.out_dtypes));
+        FlattenOutputType(out_type, &dims_, &cctx.out_shapes, &cctx.out_dtypes));
     const CpuTarget t = target();
     strategy::StrategyComputeCtx sctx{
         cctx, consts, t, [this](Ref<const HostTensor> data, const std::string& name) {
@@ -349,6 +664,16 @@ class Lowerer {
   std::vector<te::Tensor> constant_tensors_;
   std::vector<std::string> op_names_;
   bool used_strategy_ = false;
+  // Size variables of broadcast extents and what each is (ResolveAnyDims).
+  std::vector<std::pair<tir::Var, tir::PrimExpr>> extent_lets_;
+  std::map<std::vector<const tir::ExprNode*>, std::string> extent_of_;
+  int next_extent_ = 0;
+  // Whether some type in the function has a `?` extent; how many times each
+  // value is read; the stages kept out of their readers (Materialized).
+  bool dynamic_ = false;
+  std::unordered_map<const ExprNode*, int> uses_;
+  absl::flat_hash_set<const te::OperationNode*> materialized_;
+  std::unordered_map<const te::OperationNode*, double> op_size_;
 };
 
 }  // namespace

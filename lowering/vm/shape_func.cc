@@ -2,6 +2,7 @@
 #include "lowering/vm/shape_func.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <functional>
@@ -495,7 +496,12 @@ namespace {
 std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
     const Function& fn, const std::vector<tir::Buffer>& params, ShapeVars& vars,
     const std::set<std::string>& bound, const std::string& kernel,
-    std::vector<std::pair<tir::PrimExpr, std::string>>* checks) {
+    std::vector<std::pair<tir::PrimExpr, std::string>>* checks,
+    std::vector<std::pair<tir::Var, tir::PrimExpr>>* lets) {
+  // A broadcast extent is a variable bound once at the top (the Select it
+  // stands for names `prev` twice: written out, a chain of broadcasts would
+  // double at every step).
+  std::map<std::pair<const tir::ExprNode*, const tir::ExprNode*>, tir::Var> broadcast_of;
   if (params.size() != fn->params.size()) return std::nullopt;  // a tuple parameter
   absl::flat_hash_map<const ExprNode*, std::vector<tir::PrimExpr>> shape;
   for (size_t i = 0; i < params.size(); ++i) shape[fn->params[i].get()] = params[i]->shape;
@@ -596,7 +602,14 @@ std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
                                                                   tir::EQ(v, tir::IntImm(1)))),
                                  absl::StrCat(kernel, ": the operands of ", name,
                                               " do not broadcast (dim ", d, ")"));
-            dim = tir::Select(tir::EQ(prev, tir::IntImm(1)), v, prev);
+            auto key = std::make_pair(prev.get(), v.get());
+            auto known = broadcast_of.find(key);
+            if (known == broadcast_of.end()) {
+              tir::Var var = tir::MakeVar(absl::StrCat("bcast_dim", lets->size()));
+              lets->emplace_back(var, tir::Select(tir::EQ(prev, tir::IntImm(1)), v, prev));
+              known = broadcast_of.emplace(key, var).first;
+            }
+            dim = known->second;
           }
         }
         out.push_back(dim ? *dim : tir::IntImm(1));
@@ -727,8 +740,9 @@ absl::StatusOr<tir::PrimFunc> ShapeFunctionFor(const Function& fn, const std::st
   }
   if (data_dependent) {
     std::vector<std::pair<tir::PrimExpr, std::string>> checks;
+    std::vector<std::pair<tir::Var, tir::PrimExpr>> lets;
     std::optional<std::vector<std::vector<tir::PrimExpr>>> shapes =
-        ComposedShapes(fn, params, vars, bound, name, &checks);
+        ComposedShapes(fn, params, vars, bound, name, &checks, &lets);
     if (shapes && shapes->size() == outs.size()) {
       std::vector<tir::Stmt> stores;
       for (size_t j = 0; j < outs.size(); ++j) {
@@ -744,6 +758,10 @@ absl::StatusOr<tir::PrimFunc> ShapeFunctionFor(const Function& fn, const std::st
       tir::Stmt body = stores.empty() ? tir::NoOp() : tir::Seq(std::move(stores));
       for (size_t i = checks.size(); i-- > 0;) {
         body = tir::AssertStmt(checks[i].first, checks[i].second, body);
+      }
+      // The extents first (Selects, evaluated whether or not they broadcast).
+      for (size_t i = lets.size(); i-- > 0;) {
+        body = tir::LetStmt(lets[i].first, lets[i].second, body);
       }
       return tir::MakePrimFunc(name, std::move(params), std::move(body),
                                {{"kiln.op_names", "shape_of"}});
