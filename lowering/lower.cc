@@ -446,7 +446,11 @@ class Lowerer {
   absl::StatusOr<Type> ResolveAnyDims(const CallNode& call, const OpDef& def,
                                       const std::vector<te::Tensor>& inputs) {
     const Type& t = call.checked_type();
-    if (!HasAnyDim(t)) return t;
+    // A dyn.* operator's `?` extents are values it reads (its output buffer,
+    // which the VM sizes by its shape function, binds them); its type
+    // relation over lowered extents would guess (dyn.full of a constant
+    // shape, dyn.broadcast_to's pattern).
+    if (!HasAnyDim(t) || absl::StartsWith(def.name, "dyn.")) return t;
     std::vector<const TensorTypeNode*> outs;
     if (!FlatTensorTypes(t, &outs)) return t;
     std::vector<Shape> shapes;
@@ -483,10 +487,8 @@ class Lowerer {
         }
       }
     }
-    // (Not dyn.* operators: their extents are values, dyn.broadcast_to's
-    // pattern notwithstanding.)
     if ((def.pattern == OpPattern::kElemWise || def.pattern == OpPattern::kBroadcast) &&
-        shapes.size() == 1 && !absl::StartsWith(def.name, "dyn.")) {
+        shapes.size() == 1) {
       const size_t rank = shapes[0].size();
       for (size_t d = 0; d < rank; ++d) {
         if (!shapes[0][d].is_any()) continue;
