@@ -41,9 +41,10 @@ c_void_p = ctypes.c_void_p
 # (Model.outputs' names, TensorInfo.dim_names) and the compile progress
 # callback; version 4 kiln_model_evaluate and VM artifacts (docs/vm.md);
 # version 5 the session's device (KilnSessionOptions.device_type/device_id)
-# and kiln_artifact_device_code_json (docs/cuda.md); everything else is in
-# version 1.
-API_VERSION = 5
+# and kiln_artifact_device_code_json (docs/cuda.md); version 6 sequences of
+# tensors (kiln_session_set_input_sequence, ...; docs/vm.md: declared here,
+# not yet wrapped by Session); everything else is in version 1.
+API_VERSION = 6
 MIN_API_VERSION = 1
 
 Status = c_void_p  # KilnStatus*: None (NULL) means success.
@@ -200,6 +201,11 @@ _RUNTIME = {
     "kiln_artifact_input_index": (Status, [Handle, c_char_p, P(c_int32)]),
     "kiln_artifact_output_index": (Status, [Handle, c_char_p, P(c_int32)]),
     "kiln_artifact_memory_stats": (None, [Handle, P(ctypes.c_uint64), P(ctypes.c_uint64)]),
+    "kiln_artifact_input_is_sequence": (c_int32, [Handle, c_int32]),  # C ABI version 6
+    "kiln_artifact_output_is_sequence": (c_int32, [Handle, c_int32]),
+    "kiln_session_set_input_sequence": (Status, [Handle, c_char_p, c_void_p, c_int32]),
+    "kiln_session_get_output_sequence_length": (Status, [Handle, c_int32, P(c_int32)]),
+    "kiln_session_get_output_sequence_element": (Status, [Handle, c_int32, c_int32, P(P(DLTensor))]),
     "kiln_session_create": (Status, [Handle, P(KilnSessionOptions), P(Handle)]),
     "kiln_session_release": (None, [Handle]),
     "kiln_session_set_input": (Status, [Handle, c_char_p, c_void_p]),

@@ -197,7 +197,7 @@ pub struct KilnNpyTensor {
 
 /// The C ABI version of these declarations (kiln_api_version() of the
 /// library must be at least this). Version 2 added kiln_model_warnings.
-pub const KILN_API_VERSION: u32 = 5;
+pub const KILN_API_VERSION: u32 = 6;
 pub const KILN_PROFILE_MAX_RUNS: i32 = 100000;
 
 pub const KILN_HMAC_SHA256_SIZE: usize = 32;
@@ -445,6 +445,26 @@ extern "C" {
         arena_bytes: *mut u64,
         naive_bytes: *mut u64,
     );
+    // C ABI version 6: sequences of tensors (docs/vm.md).
+    pub fn kiln_artifact_input_is_sequence(artifact: *const KilnArtifact, index: i32) -> i32;
+    pub fn kiln_artifact_output_is_sequence(artifact: *const KilnArtifact, index: i32) -> i32;
+    pub fn kiln_session_set_input_sequence(
+        session: *mut KilnSession,
+        name: *const c_char,
+        elements: *const DLTensor,
+        count: i32,
+    ) -> *mut KilnStatus;
+    pub fn kiln_session_get_output_sequence_length(
+        session: *mut KilnSession,
+        index: i32,
+        count: *mut i32,
+    ) -> *mut KilnStatus;
+    pub fn kiln_session_get_output_sequence_element(
+        session: *mut KilnSession,
+        index: i32,
+        k: i32,
+        out: *mut *const DLTensor,
+    ) -> *mut KilnStatus;
 
     // runtime.h: sessions
     pub fn kiln_session_create(
