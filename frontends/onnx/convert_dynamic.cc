@@ -51,9 +51,8 @@
 
 namespace kiln::onnx_frontend {
 namespace cvt {
-namespace {
 
-absl::StatusOr<Expr> Concat(ConvertContext& c, std::vector<Expr> fields) {
+absl::StatusOr<Expr> ConcatAxis(ConvertContext& c, std::vector<Expr> fields, int64_t axis) {
   if (fields.size() == 1) return fields[0];
   std::vector<Type> types;
   for (const Expr& f : fields) {
@@ -63,8 +62,14 @@ absl::StatusOr<Expr> Concat(ConvertContext& c, std::vector<Expr> fields) {
   KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple(std::move(fields)));
   tup->set_checked_type(MakeTupleType(types));
   auto a = NewAttrs<ConcatenateAttrs>();
-  a->axis = 0;
+  a->axis = axis;
   return c.Call("concatenate", {Expr(tup)}, a);
+}
+
+namespace {
+
+absl::StatusOr<Expr> Concat(ConvertContext& c, std::vector<Expr> fields) {
+  return ConcatAxis(c, std::move(fields), 0);
 }
 
 // Input i as a 1-D int64 tensor of static length (its length returned).
@@ -315,16 +320,7 @@ absl::StatusOr<Expr> DynamicTile(ConvertContext& c, Expr x, const absl::Status& 
   // [r0, d0, r1, d1, ...]: the columns (repeats, dims) of an [r, 2] matrix, row-major.
   KILN_ASSIGN_OR_RETURN(Expr rep_col, Reshape(c, repeats.first, {r, 1}));
   KILN_ASSIGN_OR_RETURN(Expr dim_col, Reshape(c, dims, {r, 1}));
-  std::vector<Type> types;
-  for (const Expr& f : {rep_col, dim_col}) {
-    KILN_ASSIGN_OR_RETURN(TensorType ft, TypeOf(f));
-    types.push_back(ft);
-  }
-  KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple({rep_col, dim_col}));
-  tup->set_checked_type(MakeTupleType(types));
-  auto ca = NewAttrs<ConcatenateAttrs>();
-  ca->axis = 1;
-  KILN_ASSIGN_OR_RETURN(Expr pairs, c.Call("concatenate", {Expr(tup)}, ca));
+  KILN_ASSIGN_OR_RETURN(Expr pairs, ConcatAxis(c, {rep_col, dim_col}, 1));
   KILN_ASSIGN_OR_RETURN(Expr target, Reshape(c, pairs, {2 * r}));
   KILN_ASSIGN_OR_RETURN(y, c.Call("dyn.broadcast_to", {y, target}));
   KILN_ASSIGN_OR_RETURN(Expr merged, c.Call("multiply", {repeats.first, dims}));

@@ -610,13 +610,7 @@ absl::StatusOr<Expr> MaxPoolIndices(ConvertContext& c, const Expr& x, const Tens
   if (xt->dtype.is_uint()) low = 0;
   else if (!xt->dtype.is_float()) low = -std::ldexp(1.0, xt->dtype.bits() - 1);
   KILN_ASSIGN_OR_RETURN(Expr pad, ConstOf(c, xt->dtype, {nc, 1}, std::vector<double>(static_cast<size_t>(nc), low)));
-  std::vector<Type> types = {Type(MakeTensorType(ShapeFromInts({nc, s_in}), xt->dtype)),
-                             Type(MakeTensorType(ShapeFromInts({nc, 1}), xt->dtype))};
-  KILN_ASSIGN_OR_RETURN(Tuple both, MakeTuple({flat, pad}));
-  both->set_checked_type(MakeTupleType(types));
-  auto ca = NewAttrs<ConcatenateAttrs>();
-  ca->axis = 1;
-  KILN_ASSIGN_OR_RETURN(Expr ext, c.Call("concatenate", {Expr(both)}, ca));       // [nc, s_in + 1]
+  KILN_ASSIGN_OR_RETURN(Expr ext, ConcatAxis(c, {flat, pad}, 1));  // [nc, s_in + 1]
   KILN_ASSIGN_OR_RETURN(Expr tab, ConstI64(c, {s_out, kk}, table));
   KILN_ASSIGN_OR_RETURN(Expr vals, Take(c, ext, tab, 1));                          // [nc, s_out, kk]
   KILN_ASSIGN_OR_RETURN(Expr best, Reduce(c, "max", vals, {2}, true));

@@ -536,16 +536,7 @@ Outs ConvertMaxUnpool(ConvertContext& c) {
     KILN_ASSIGN_OR_RETURN(extra, c.Call("maximum", {extra, zero_i}));
     KILN_ASSIGN_OR_RETURN(Expr none, ConstI64(c, {static_cast<int64_t>(out.size())},
                                               std::vector<int64_t>(out.size(), 0)));
-    std::vector<Type> types;
-    for (const Expr& f : {none, extra}) {
-      KILN_ASSIGN_OR_RETURN(TensorType ft, TypeOf(f));
-      types.push_back(ft);
-    }
-    KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple({none, extra}));
-    tup->set_checked_type(MakeTupleType(types));
-    auto ca = NewAttrs<ConcatenateAttrs>();
-    ca->axis = 0;
-    KILN_ASSIGN_OR_RETURN(Expr pads, c.Call("concatenate", {Expr(tup)}, ca));
+    KILN_ASSIGN_OR_RETURN(Expr pads, ConcatAxis(c, {none, extra}, 0));
     std::vector<int64_t> axes;
     for (size_t i = 0; i < out.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     KILN_ASSIGN_OR_RETURN(y, DynamicPadWith(c, y, "constant", zero, axes, pads));

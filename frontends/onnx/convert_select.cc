@@ -195,14 +195,7 @@ Outs ConvertCompress(ConvertContext& c) {
     KILN_ASSIGN_OR_RETURN(Expr none,
                           ConstOf(c, DataType::Bool(), {len - m},
                                   std::vector<double>(static_cast<size_t>(len - m), 0.0)));
-    KILN_ASSIGN_OR_RETURN(TensorType mt, TypeOf(mask));
-    KILN_ASSIGN_OR_RETURN(TensorType nt, TypeOf(none));
-    std::vector<Type> types = {Type(mt), Type(nt)};
-    KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple({mask, none}));
-    tup->set_checked_type(MakeTupleType(types));
-    auto a = NewAttrs<ConcatenateAttrs>();
-    a->axis = 0;
-    KILN_ASSIGN_OR_RETURN(mask, c.Call("concatenate", {Expr(tup)}, a));
+    KILN_ASSIGN_OR_RETURN(mask, ConcatAxis(c, {mask, none}, 0));
   }
   KILN_ASSIGN_OR_RETURN(Expr pos, TruePositions(c, mask, len));
   KILN_ASSIGN_OR_RETURN(Expr y, Take(c, x, pos, axis));

@@ -80,6 +80,8 @@ absl::StatusOr<Expr> NormalizeIndices(ConvertContext& c, Expr idx, Expr n);
 absl::StatusOr<Expr> Reduce(ConvertContext& c, absl::string_view op, Expr x,
                             std::vector<int64_t> axes, bool keepdims);
 absl::StatusOr<Expr> Binary(ConvertContext& c, absl::string_view op, Expr a, Expr b);
+// concatenate(fields) along `axis` (the one field itself when alone).
+absl::StatusOr<Expr> ConcatAxis(ConvertContext& c, std::vector<Expr> fields, int64_t axis);
 
 // ---- run-time shape-like inputs (convert_dynamic.cc): the dyn.* forms the
 // converters use when a value they read with ConstantInts depends on a graph
