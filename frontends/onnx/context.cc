@@ -503,6 +503,68 @@ std::optional<SequenceAdt> SequenceRegistry::Find(const Type& t) const {
   return it->second;
 }
 
+// The ADT's name when `t` is a global type var (or a call of one without
+// arguments), else "".
+static std::string AdtName(const Type& t) {
+  if (!t) return "";
+  const TypeNode* n = t.get();
+  if (n->kind == TypeKind::kTypeCall) {
+    const auto* call = static_cast<const TypeCallNode*>(n);
+    if (!call->args.empty() || !call->func) return "";
+    n = call->func.get();
+  }
+  if (n->kind != TypeKind::kGlobalTypeVar) return "";
+  return static_cast<const GlobalTypeVarNode*>(n)->name;
+}
+
+absl::StatusOr<OptionalAdt> SequenceRegistry::GetOptional(DataType dtype, int64_t rank,
+                                                          bool of_sequence) {
+  if (rank < 0 || rank > 32) {
+    return absl::InvalidArgumentError(absl::StrCat("an optional of rank-", rank, " tensors"));
+  }
+  const std::string key =
+      absl::StrCat(of_sequence ? "Sequence_" : "", dtype.ToString(), "_", rank);
+  const std::string name = absl::StrCat("Optional_", key);
+  if (auto it = optionals.find(name); it != optionals.end()) return it->second;
+  OptionalAdt a;
+  a.of_sequence = of_sequence;
+  if (of_sequence) {
+    KILN_ASSIGN_OR_RETURN(SequenceAdt s, Get(dtype, rank));
+    a.payload = s.type;
+    a.elem = s.elem;
+  } else {
+    a.elem = MakeTensorType(Shape(static_cast<size_t>(rank), Dim::Any()), dtype);
+    a.payload = a.elem;
+  }
+  GlobalTypeVar header = MakeGlobalTypeVar(name);
+  a.type = header;
+  KILN_ASSIGN_OR_RETURN(a.some, MakeConstructor(absl::StrCat("Some_", key), {a.payload}, header, 0));
+  KILN_ASSIGN_OR_RETURN(a.none, MakeConstructor(absl::StrCat("None_", key), {}, header, 1));
+  KILN_ASSIGN_OR_RETURN(a.data, MakeTypeData(header, {}, {a.some, a.none}));
+  optionals.emplace(name, a);
+  return a;
+}
+
+std::optional<OptionalAdt> SequenceRegistry::FindOptional(const Type& t) const {
+  const std::string name = AdtName(t);
+  if (name.empty()) return std::nullopt;
+  auto it = optionals.find(name);
+  if (it == optionals.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<OptionalAdt> NodeContext::OptionalOf(DataType dtype, int64_t rank, bool of_sequence) {
+  if (state_->sequences == nullptr) return ConvertContext::OptionalOf(dtype, rank, of_sequence);
+  absl::StatusOr<OptionalAdt> a = state_->sequences->GetOptional(dtype, rank, of_sequence);
+  if (!a.ok()) return Invalid(a.status().message());
+  return a;
+}
+
+std::optional<OptionalAdt> NodeContext::AsOptional(const Type& t) {
+  if (state_->sequences == nullptr) return std::nullopt;
+  return state_->sequences->FindOptional(t);
+}
+
 absl::StatusOr<SequenceAdt> NodeContext::Sequence(DataType dtype, int64_t rank) {
   if (state_->sequences == nullptr) return ConvertContext::Sequence(dtype, rank);
   absl::StatusOr<SequenceAdt> a = state_->sequences->Get(dtype, rank);

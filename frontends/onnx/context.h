@@ -28,15 +28,19 @@
 
 namespace kiln::onnx_frontend::internal {
 
-// The sequence ADTs of one import (ConvertContext::Sequence), by name.
+// The sequence ADTs of one import (ConvertContext::Sequence), by name, and
+// its optional ADTs (ConvertContext::OptionalOf).
 struct SequenceRegistry {
   std::map<std::string, SequenceAdt> adts;
+  std::map<std::string, OptionalAdt> optionals;
   // SequenceEmpty's results (a nil of rank 0) whose rank the first
   // SequenceInsert decides (convert_sequence.cc); the Expr keeps the node alive.
   absl::flat_hash_map<const ExprNode*, DataType> pending_empty;
 
   absl::StatusOr<SequenceAdt> Get(DataType dtype, int64_t rank);
   std::optional<SequenceAdt> Find(const Type& t) const;
+  absl::StatusOr<OptionalAdt> GetOptional(DataType dtype, int64_t rank, bool of_sequence);
+  std::optional<OptionalAdt> FindOptional(const Type& t) const;
 };
 
 struct ImportState {
@@ -153,6 +157,8 @@ class NodeContext final : public ConvertContext {
   std::optional<SequenceAdt> AsSequence(const Type& t) override;
   void MarkRankPending(const Expr& nil) override;
   bool IsRankPending(const Expr& e) const override;
+  absl::StatusOr<OptionalAdt> OptionalOf(DataType dtype, int64_t rank, bool of_sequence) override;
+  std::optional<OptionalAdt> AsOptional(const Type& t) override;
 
  private:
   // The attribute named `name`, or null.

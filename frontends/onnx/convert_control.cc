@@ -763,9 +763,11 @@ Outs ConvertScan8(ConvertContext& c) {
 }  // namespace
 
 void RegisterSequenceConverters(ConverterRegistry& r);  // convert_sequence.cc
+void RegisterOptionalConverters(ConverterRegistry& r);  // convert_optional.cc
 
 void RegisterControlConverters(ConverterRegistry& r) {
   RegisterSequenceConverters(r);
+  RegisterOptionalConverters(r);
   r.Add("If", 1, ConvertIf);
   r.Add("Loop", 1, ConvertLoop);
   r.Add("Scan", 8, ConvertScan8);

@@ -54,6 +54,21 @@ struct SequenceAdt {
   Constructor nil;   // tag 1
 };
 
+// An ONNX optional of a tensor or of a sequence of tensors, as the ADT
+//   type Optional_<dtype>_<rank> { Some_..(Tensor[(?, ..), dtype]), None_.. }
+//   type Optional_Sequence_<dtype>_<rank> { Some_..(Sequence_<dtype>_<rank>), None_.. }
+// (one per payload type and import, added to the module after the sequence
+// ADTs; convert_optional.cc builds on it).
+struct OptionalAdt {
+  TypeData data;
+  Type type;         // the ADT, as its global type var
+  Type payload;      // the tensor type, or the sequence ADT's type
+  TensorType elem;   // the tensor type, or the sequence's element type
+  bool of_sequence = false;
+  Constructor some;  // tag 0: (payload)
+  Constructor none;  // tag 1
+};
+
 class ConvertContext {
  public:
   virtual ~ConvertContext() = default;
@@ -146,6 +161,14 @@ class ConvertContext {
   // SequenceInsert decides, marked and asked about.
   virtual void MarkRankPending(const Expr& /*nil*/) {}
   virtual bool IsRankPending(const Expr& /*e*/) const { return false; }
+
+  // ---- optionals
+  // The optional ADT of `dtype` tensors of rank `rank` (of_sequence: of
+  // sequences of them), made once per import and added to the module.
+  // Unimplemented where optionals are not supported (the default).
+  virtual absl::StatusOr<OptionalAdt> OptionalOf(DataType dtype, int64_t rank, bool of_sequence);
+  // The optional ADT `t` is, if it is one.
+  virtual std::optional<OptionalAdt> AsOptional(const Type& t);
 };
 
 using Converter = std::function<absl::StatusOr<std::vector<Expr>>(ConvertContext&)>;

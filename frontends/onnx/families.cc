@@ -61,7 +61,8 @@ const std::vector<std::string>& FamilyOps(absl::string_view family) {
       }},
       {"control",
       {
-       "::ConcatFromSequence", "::If", "::Loop", "::Scan", "::SequenceAt", "::SequenceConstruct",
+       "::ConcatFromSequence", "::If", "::Loop", "::Optional", "::OptionalGetElement",
+       "::OptionalHasElement", "::Scan", "::SequenceAt", "::SequenceConstruct",
        "::SequenceEmpty", "::SequenceErase", "::SequenceInsert", "::SequenceLength", "::SequenceMap",
        "::SplitToSequence"
       }},

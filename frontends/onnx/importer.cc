@@ -109,6 +109,7 @@ class GraphImporter {
                                                       MakeDictAttrs({{"output_names", names}})));
     Module module;
     for (const auto& [name, adt] : sequences_.adts) KILN_RETURN_IF_ERROR(module.AddTypeDef(adt.data));
+    for (const auto& [name, adt] : sequences_.optionals) KILN_RETURN_IF_ERROR(module.AddTypeDef(adt.data));
     KILN_RETURN_IF_ERROR(module.AddFunction("main", main).status());
     if (!options_.type_check) return module;
     absl::StatusOr<Module> typed = types::InferType(module);
@@ -453,6 +454,47 @@ class GraphImporter {
     return adt->type;
   }
 
+  // An optional graph input (TypeProto optional_type): of a tensor or of a
+  // sequence of tensors, its dtype and rank from the declared shape or from
+  // input_shapes (the tensor's, or one element's, shape); every dim is `?`
+  // (a run may give a value or none).
+  absl::StatusOr<Type> OptionalInputType(const onnx::ValueInfoProto& in) {
+    const std::string what = absl::StrCat("graph input '", in.name(), "'");
+    const onnx::TypeProto& payload = in.type().optional_type().elem_type();
+    const bool of_sequence = payload.value_case() == onnx::TypeProto::kSequenceType;
+    const onnx::TypeProto& tensor = of_sequence ? payload.sequence_type().elem_type() : payload;
+    if (tensor.value_case() != onnx::TypeProto::kTensorType) {
+      return absl::UnimplementedError(absl::StrCat(
+          what, " is an optional of ", of_sequence ? "a sequence of non-tensors" : "a non-tensor",
+          " (kiln's optionals hold a tensor or a sequence of tensors)"));
+    }
+    const onnx::TypeProto::Tensor& tt = tensor.tensor_type();
+    absl::StatusOr<DataType> dtype = FromOnnxDataType(tt.elem_type());
+    if (!dtype.ok()) {
+      return absl::Status(dtype.status().code(), absl::StrCat(what, ": ", dtype.status().message()));
+    }
+    std::optional<int64_t> rank;
+    if (tt.has_shape()) rank = tt.shape().dim_size();
+    if (auto given = options_.input_shapes.find(in.name()); given != options_.input_shapes.end()) {
+      const int64_t g = static_cast<int64_t>(given->second.size());
+      if (rank && *rank != g) {
+        return absl::InvalidArgumentError(absl::StrCat("input_shapes['", in.name(), "'] has rank ", g,
+                                                       " but the model's ", what, " (an optional) has rank ",
+                                                       *rank));
+      }
+      rank = g;
+    }
+    if (!rank) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is an optional whose ", of_sequence ? "elements declare" : "tensor declares",
+          " no shape (unknown rank); give one with ImportOptions::input_shapes (kiln compile "
+          "--input-shape)"));
+    }
+    absl::StatusOr<OptionalAdt> adt = sequences_.GetOptional(*dtype, *rank, of_sequence);
+    if (!adt.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", adt.status().message()));
+    return adt->type;
+  }
+
   // One symbolic-dim name per distinct dim_param (same name, same variable).
   std::string SymbolicDimName(const std::string& raw) {
     auto it = dim_names_.find(raw);
@@ -506,8 +548,11 @@ class GraphImporter {
         state_.values.insert_or_assign(name, c);
         continue;
       }
-      if (in.has_type() && in.type().value_case() == onnx::TypeProto::kSequenceType) {
-        KILN_ASSIGN_OR_RETURN(Type seq, SequenceInputType(in));
+      if (in.has_type() && (in.type().value_case() == onnx::TypeProto::kSequenceType ||
+                            in.type().value_case() == onnx::TypeProto::kOptionalType)) {
+        KILN_ASSIGN_OR_RETURN(Type seq, in.type().value_case() == onnx::TypeProto::kSequenceType
+                                            ? SequenceInputType(in)
+                                            : OptionalInputType(in));
         Var v = MakeVar(name, seq);
         v->set_checked_type(seq);
         state_.input_names.emplace(v.get(), name);

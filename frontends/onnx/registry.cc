@@ -36,6 +36,13 @@ absl::StatusOr<SequenceAdt> ConvertContext::Sequence(DataType /*dtype*/, int64_t
 
 std::optional<SequenceAdt> ConvertContext::AsSequence(const Type& /*t*/) { return std::nullopt; }
 
+absl::StatusOr<OptionalAdt> ConvertContext::OptionalOf(DataType /*dtype*/, int64_t /*rank*/,
+                                                       bool /*of_sequence*/) {
+  return Unsupported("optionals cannot be built in this context");
+}
+
+std::optional<OptionalAdt> ConvertContext::AsOptional(const Type& /*t*/) { return std::nullopt; }
+
 ConverterRegistry& ConverterRegistry::Global() {
   static ConverterRegistry* const registry = new ConverterRegistry();
   return *registry;
