@@ -48,12 +48,14 @@ absl::StatusOr<kiln::compiler::CompileOptions> CompileOptionsFromC(const KilnMod
   for (const kiln::Var& p : (*main)->params) {
     const kiln::Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
     if (t && (t.as<kiln::TensorTypeNode>() != nullptr ||
-              kiln::lowering::vm::SequenceElementType(model->module, t) != nullptr)) {
+              kiln::lowering::vm::SequenceElementType(model->module, t) != nullptr ||
+              kiln::lowering::vm::IsOptionalType(model->module, t))) {
       continue;
     }
     return absl::InvalidArgumentError(
         absl::StrCat("input '", p->name_hint,
-                     "' is not a tensor or a sequence of tensors; only those inputs compile"));
+                     "' is not a tensor, a sequence of tensors or an optional of those; only those "
+                     "inputs compile"));
   }
   if (o.opt_level < 0 || o.opt_level > 3) {
     return absl::InvalidArgumentError(

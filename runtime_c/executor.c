@@ -463,6 +463,27 @@ KilnStatus* kiln_session_set_input_sequence(KilnSession* session, const char* na
   return kiln_vm_session_set_input_sequence(session, index, elements, count, fn);
 }
 
+KilnStatus* kiln_session_set_input_none(KilnSession* session, const char* name) {
+  static const char fn[] = "kiln_session_set_input_none";
+  if (session == NULL || name == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : "name");
+  }
+  KilnStatus* st = kiln_session_check_live(session, fn);
+  if (st != NULL) return st;
+  int32_t index = -1;
+  st = kiln_artifact_find_input(session->artifact, name, &index);
+  if (st != NULL) return st;
+  if (session->vm == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: input '%s' is a tensor, not an optional (the artifact runs on the "
+                              "graph executor, which has no optionals); set it with "
+                              "kiln_session_set_input",
+                              fn, name);
+  }
+  return kiln_vm_session_set_input_none(session, index, fn);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Run                                                                       */
 /* ------------------------------------------------------------------------ */
@@ -540,6 +561,13 @@ static KilnStatus* sequence_output(KilnSession* session, int32_t index, const ch
     return kiln_status_create(KILN_OUT_OF_RANGE, "%s: output index %d out of range (the model has %d outputs)",
                               fn, (int)index, (int)session->artifact->num_outputs);
   }
+  if (session->vm != NULL && session->artifact->vm->outputs[index].optional &&
+      kiln_vm_output_is_none(session->vm, (uint32_t)index) == 1) {
+    return kiln_status_create(KILN_FAILED_PRECONDITION,
+                              "%s: output %d ('%s') is none (an empty optional) in the last run; "
+                              "kiln_session_get_output_is_none tells",
+                              fn, (int)index, session->artifact->outputs[index].name);
+  }
   if (session->vm == NULL || !session->artifact->vm->outputs[index].sequence) {
     return kiln_status_create(KILN_INVALID_ARGUMENT,
                               "%s: output %d ('%s') is a tensor, not a sequence; read it with "
@@ -584,6 +612,35 @@ KilnStatus* kiln_session_get_output_sequence_element(KilnSession* session, int32
                               (int)index, (long long)n);
   }
   *out = kiln_vm_output_sequence_element(session->vm, (uint32_t)index, (uint64_t)k);
+  return NULL;
+}
+
+KilnStatus* kiln_session_get_output_is_none(KilnSession* session, int32_t index, int32_t* is_none) {
+  static const char fn[] = "kiln_session_get_output_is_none";
+  if (is_none != NULL) *is_none = 0;
+  if (session == NULL || is_none == NULL) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                              session == NULL ? "session" : "is_none");
+  }
+  KilnStatus* dead = kiln_session_check_live(session, fn);
+  if (dead != NULL) return dead;
+  if (index < 0 || index >= session->artifact->num_outputs) {
+    return kiln_status_create(KILN_OUT_OF_RANGE, "%s: output index %d out of range (the model has %d outputs)",
+                              fn, (int)index, (int)session->artifact->num_outputs);
+  }
+  if (session->vm == NULL || !session->artifact->vm->outputs[index].optional) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: output %d ('%s') is not an optional (it always has a value)", fn,
+                              (int)index, session->artifact->outputs[index].name);
+  }
+  const int none = kiln_vm_output_is_none(session->vm, (uint32_t)index);
+  if (none < 0) {
+    return kiln_status_create(KILN_FAILED_PRECONDITION,
+                              "%s: output %d has no value: the session has not run successfully since "
+                              "its inputs were set",
+                              fn, (int)index);
+  }
+  *is_none = none;
   return NULL;
 }
 

@@ -665,6 +665,18 @@ int32_t kiln_artifact_output_is_sequence(const KilnArtifact* artifact, int32_t i
   return artifact->vm->outputs[index].sequence ? 1 : 0;
 }
 
+int32_t kiln_artifact_input_is_optional(const KilnArtifact* artifact, int32_t index) {
+  artifact = live_or_null(artifact);
+  if (artifact == NULL || artifact->vm == NULL || index < 0 || index >= artifact->num_inputs) return 0;
+  return artifact->vm->inputs[index].optional ? 1 : 0;
+}
+
+int32_t kiln_artifact_output_is_optional(const KilnArtifact* artifact, int32_t index) {
+  artifact = live_or_null(artifact);
+  if (artifact == NULL || artifact->vm == NULL || index < 0 || index >= artifact->num_outputs) return 0;
+  return artifact->vm->outputs[index].optional ? 1 : 0;
+}
+
 static KilnStatus* io_info(const KilnArtifact* artifact, int is_input, int32_t index,
                            const char** name, DLTensor* info) {
   const char* what = is_input ? "input" : "output";

@@ -189,6 +189,8 @@ struct KilnSession {
   /* Per sequence input: its elements (copies in one buffer, each 64-byte
    * aligned), what kiln_session_set_input_sequence last set. */
   struct KilnVmSeqInput* vm_seq_inputs;
+  /* Per optional input: 1 when kiln_session_set_input_none set it last. */
+  uint8_t* vm_input_none;
 
   /* A session on a CUDA device (cuda_session.c): every tensor's data is a
    * device address; memory is NULL and the steps have no fn. NULL on the
@@ -265,6 +267,9 @@ KILN_RT_HIDDEN KilnStatus* kiln_vm_session_run(KilnSession* session);
 KILN_RT_HIDDEN KilnStatus* kiln_vm_session_set_input_sequence(KilnSession* session, int32_t index,
                                                               const DLTensor* elements,
                                                               int32_t count, const char* fn);
+/* Optional input `index` set to none (KILN_INVALID_ARGUMENT for another). */
+KILN_RT_HIDDEN KilnStatus* kiln_vm_session_set_input_none(KilnSession* session, int32_t index,
+                                                          const char* fn);
 /* Output `index` of the last run, or KILN_FAILED_PRECONDITION before one. */
 KILN_RT_HIDDEN KilnStatus* kiln_vm_session_output(const KilnSession* session, int32_t index,
                                                   const char* fn, const DLTensor** view);

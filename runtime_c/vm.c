@@ -93,6 +93,9 @@ struct KilnVm {
    * list held by outputs[i]) and how many; NULL / 0 otherwise. */
   const DLTensor*** seq_elems;
   uint64_t* seq_counts;
+  /* Per output of an optional type: 1 when the last run gave none (then
+   * outputs[i] is NULL; otherwise it holds the value, unwrapped). */
+  uint8_t* output_none;
   uint64_t instructions, kernel_calls;
   KilnVmTrace* trace;
   uint64_t run_start_ns;
@@ -424,10 +427,12 @@ KilnStatus* kiln_vm_create(const KilnVmProgram* program, const DLTensor* constan
   vm->outputs = (Obj**)calloc(program->num_outputs, sizeof(Obj*));
   vm->seq_elems = (const DLTensor***)calloc(program->num_outputs, sizeof(const DLTensor**));
   vm->seq_counts = (uint64_t*)calloc(program->num_outputs, sizeof(uint64_t));
-  if (vm->outputs == NULL || vm->seq_elems == NULL || vm->seq_counts == NULL) {
+  vm->output_none = (uint8_t*)calloc(program->num_outputs > 0 ? program->num_outputs : 1, 1);
+  if (vm->outputs == NULL || vm->seq_elems == NULL || vm->seq_counts == NULL || vm->output_none == NULL) {
     free(vm->outputs);
     free((void*)vm->seq_elems);
     free(vm->seq_counts);
+    free(vm->output_none);
     free(vm);
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
   }
@@ -444,6 +449,7 @@ static void drop_outputs(KilnVm* vm) {
       vm->seq_elems[i] = NULL;
       vm->seq_counts[i] = 0;
     }
+    if (vm->output_none != NULL) vm->output_none[i] = 0;
   }
   vm->num_outputs = 0;
 }
@@ -455,6 +461,7 @@ void kiln_vm_free(KilnVm* vm) {
   free(vm->outputs);
   free((void*)vm->seq_elems);
   free(vm->seq_counts);
+  free(vm->output_none);
   free(vm->regs);
   free(vm->frames);
   free(vm->kargs);
@@ -475,6 +482,11 @@ int64_t kiln_vm_output_sequence_length(const KilnVm* vm, uint32_t index) {
     return -1;
   }
   return (int64_t)vm->seq_counts[index];
+}
+
+int kiln_vm_output_is_none(const KilnVm* vm, uint32_t index) {
+  if (vm == NULL || index >= vm->num_outputs) return -1;
+  return vm->output_none[index] ? 1 : 0;
 }
 
 const DLTensor* kiln_vm_output_sequence_element(const KilnVm* vm, uint32_t index, uint64_t k) {
@@ -743,8 +755,8 @@ static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
   uint32_t n = 1;
   /* A tuple unpacked; but a lone sequence output is the list itself (a cell
    * of 2 fields or the end of 0; a tuple of one sequence has 1 field). */
-  const int lone_sequence = p->num_outputs == 1 && p->outputs[0].sequence && result != NULL &&
-                            result->kind == OBJ_ADT && ((Adt*)result)->n != 1;
+  const int lone_sequence = p->num_outputs == 1 && p->outputs[0].sequence && !p->outputs[0].optional &&
+                            result != NULL && result->kind == OBJ_ADT && ((Adt*)result)->n != 1;
   if (result != NULL && result->kind == OBJ_ADT && !lone_sequence) {
     items = ((Adt*)result)->fields;
     n = (uint32_t)((Adt*)result)->n;
@@ -754,12 +766,29 @@ static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
                               vm->what, n, p->num_outputs);
   }
   for (uint32_t i = 0; i < n; ++i) {
+    const Obj* o = items[i];
+    if (p->outputs[i].optional) {
+      /* Some(value) or None; the value is checked as a plain output is. */
+      const Adt* a = o != NULL && o->kind == OBJ_ADT ? (const Adt*)o : NULL;
+      if (a != NULL && a->tag == KILN_VM_OPT_NONE_TAG && a->n == 0) {
+        vm->output_none[i] = 1;
+        continue;
+      }
+      if (a == NULL || a->tag != KILN_VM_OPT_SOME_TAG || a->n != 1 || a->fields[0] == NULL) {
+        return kiln_status_create(KILN_INTERNAL,
+                                  "%s: VM: output %u (an optional) is %s (tag %d, %d fields), not "
+                                  "Some(value) or None",
+                                  vm->what, i, kind_name(o), a != NULL ? (int)a->tag : -1,
+                                  a != NULL ? (int)a->n : -1);
+      }
+      vm->output_none[i] = 0;
+      o = a->fields[0];
+    }
     if (p->outputs[i].sequence) {
-      KilnStatus* st = index_sequence_output(vm, i, items[i]);
+      KilnStatus* st = index_sequence_output(vm, i, o);
       if (st != NULL) return st;
       continue;
     }
-    const Obj* o = items[i];
     if (o == NULL || o->kind != OBJ_TENSOR) {
       return kiln_status_create(KILN_INTERNAL, "%s: VM: output %u is %s, not a tensor", vm->what, i,
                                 kind_name(o));
@@ -780,15 +809,17 @@ static KilnStatus* take_outputs(KilnVm* vm, Obj* result) {
     }
   }
   for (uint32_t i = 0; i < n; ++i) {
-    vm->outputs[i] = items[i];
-    obj_retain(items[i]);
+    Obj* o = items[i];
+    if (p->outputs[i].optional) o = vm->output_none[i] ? NULL : ((Adt*)o)->fields[0];
+    vm->outputs[i] = o;
+    obj_retain(o);
   }
   vm->num_outputs = n;
   return NULL;
 }
 
 KilnStatus* kiln_vm_run(KilnVm* vm, const DLTensor* const* inputs) {
-  return kiln_vm_run_with(vm, inputs, NULL);
+  return kiln_vm_run_with(vm, inputs, NULL, NULL);
 }
 
 /* A list (tag KILN_VM_SEQ_CONS_TAG cells ending in KILN_VM_SEQ_NIL_TAG) of
@@ -822,7 +853,24 @@ static Obj* build_sequence(KilnVm* vm, const KilnVmSequence* seq) {
   return list;
 }
 
-KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs, const KilnVmSequence* sequences) {
+/* Some(value) (taking value's reference) or, when value is NULL, None; NULL
+ * when out of memory (value released). */
+static Obj* wrap_optional(KilnVm* vm, Obj* value) {
+  Adt* a = (Adt*)calloc(1, sizeof(Adt) + sizeof(Obj*));
+  if (a == NULL) {
+    obj_release(vm, value);
+    return NULL;
+  }
+  a->h.kind = OBJ_ADT;
+  a->h.refs = 1;
+  a->tag = value != NULL ? KILN_VM_OPT_SOME_TAG : KILN_VM_OPT_NONE_TAG;
+  a->n = value != NULL ? 1 : 0;
+  a->fields[0] = value;
+  return &a->h;
+}
+
+KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs, const KilnVmSequence* sequences,
+                             const uint8_t* none) {
   const KilnVmProgram* p = vm->p;
   drop_outputs(vm);
   vm->instructions = 0;
@@ -837,6 +885,7 @@ KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs, const Ki
   for (uint32_t i = 0; i < p->num_inputs && st == NULL; ++i) {
     char name[32];
     snprintf(name, sizeof name, "#%u", i);
+    if (p->inputs[i].optional && none != NULL && none[i]) continue;
     if (p->inputs[i].sequence) {
       if (sequences == NULL || (sequences[i].count > 0 && sequences[i].elements == NULL)) {
         return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: input %u (a sequence) is not set", vm->what, i);
@@ -856,23 +905,34 @@ KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs, const Ki
   st = push_frame(vm, p->main, -1);
   if (st != NULL) return st;
   for (uint32_t i = 0; i < p->num_inputs; ++i) {
-    if (p->inputs[i].sequence) {
-      Obj* list = build_sequence(vm, &sequences[i]);
-      if (list == NULL) {
+    const int optional = p->inputs[i].optional;
+    Obj* value = NULL;
+    if (optional && none != NULL && none[i]) {
+      value = NULL; /* None */
+    } else if (p->inputs[i].sequence) {
+      value = build_sequence(vm, &sequences[i]);
+      if (value == NULL) {
         unwind(vm);
         return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
       }
-      set_reg(vm, (int32_t)i, list);
-      continue;
+    } else {
+      Tensor* t = new_tensor(inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape);
+      if (t == NULL) {
+        unwind(vm);
+        return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
+      }
+      t->t.data = (uint8_t*)inputs[i]->data + inputs[i]->byte_offset;
+      t->readonly = 1;
+      value = &t->h;
     }
-    Tensor* t = new_tensor(inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape);
-    if (t == NULL) {
-      unwind(vm);
-      return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
+    if (optional) {
+      value = wrap_optional(vm, value);
+      if (value == NULL) {
+        unwind(vm);
+        return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
+      }
     }
-    t->t.data = (uint8_t*)inputs[i]->data + inputs[i]->byte_offset;
-    t->readonly = 1;
-    set_reg(vm, (int32_t)i, &t->h);
+    set_reg(vm, (int32_t)i, value);
   }
 
   Obj* result = NULL;

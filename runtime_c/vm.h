@@ -61,9 +61,11 @@ typedef struct {
 
 /* kiln_vm_run with sequence inputs: sequences[i] for each input i whose type
  * is a sequence (inputs[i] is not read then); sequences may be NULL when
- * there is none. Each element is checked against the element type. */
+ * there is none. Each element is checked against the element type. An
+ * optional input i is Some(inputs[i] or sequences[i]), or None when
+ * none != NULL and none[i] is 1 (neither is read then). */
 KILN_VM_HIDDEN KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs,
-                                            const KilnVmSequence* sequences);
+                                            const KilnVmSequence* sequences, const uint8_t* none);
 
 /* Output `index` of the last successful run (NULL before one, and for a
  * sequence output). */
@@ -73,6 +75,10 @@ KILN_VM_HIDDEN const DLTensor* kiln_vm_output(const KilnVm* vm, uint32_t index);
 KILN_VM_HIDDEN int64_t kiln_vm_output_sequence_length(const KilnVm* vm, uint32_t index);
 KILN_VM_HIDDEN const DLTensor* kiln_vm_output_sequence_element(const KilnVm* vm, uint32_t index,
                                                                uint64_t k);
+/* An optional output of the last successful run: 1 when it is none (the
+ * calls above then give NULL / -1), 0 when it holds a value (read as a plain
+ * output of its tensor or sequence type), -1 before a run. */
+KILN_VM_HIDDEN int kiln_vm_output_is_none(const KilnVm* vm, uint32_t index);
 
 /* Instructions executed and kernels called by the last run. */
 KILN_VM_HIDDEN void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* kernel_calls);

@@ -477,6 +477,11 @@ static KilnStatus* read_types(const uint8_t* sec, uint64_t size, uint64_t* curso
     }
     int32_t ndim = (int32_t)rd32(h + 4);
     types[i].sequence = 0;
+    types[i].optional = 0;
+    if (version >= 3 && ndim >= 0 && (ndim & KILN_VM_TYPE_OPTIONAL) != 0) {
+      types[i].optional = 1;
+      ndim &= ~KILN_VM_TYPE_OPTIONAL;
+    }
     if (version >= 2 && ndim >= 0 && (ndim & KILN_VM_TYPE_SEQUENCE) != 0) {
       types[i].sequence = 1;
       ndim &= ~KILN_VM_TYPE_SEQUENCE;

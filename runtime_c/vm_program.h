@@ -85,6 +85,7 @@ typedef struct {
   int32_t ndim;
   const int64_t* dims;
   int32_t sequence; /* a sequence of such tensors (KILN_VM_TYPE_SEQUENCE) */
+  int32_t optional; /* an optional of the tensor or sequence (KILN_VM_TYPE_OPTIONAL) */
 } KilnVmType;
 
 typedef struct KilnVmProgram {

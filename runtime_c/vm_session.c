@@ -35,8 +35,9 @@ KilnStatus* kiln_vm_session_init(KilnSession* s) {
   s->vm_input_buffers = (void**)calloc(n, sizeof(void*));
   s->vm_input_capacity = (uint64_t*)calloc(n, sizeof(uint64_t));
   s->vm_seq_inputs = (struct KilnVmSeqInput*)calloc(n, sizeof(struct KilnVmSeqInput));
+  s->vm_input_none = (uint8_t*)calloc(n, 1);
   if (s->vm_inputs == NULL || s->vm_input_shapes == NULL || s->vm_input_buffers == NULL ||
-      s->vm_input_capacity == NULL || s->vm_seq_inputs == NULL) {
+      s->vm_input_capacity == NULL || s->vm_seq_inputs == NULL || s->vm_input_none == NULL) {
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory creating a session",
                               art->path);
   }
@@ -57,6 +58,7 @@ void kiln_vm_session_free_parts(KilnSession* s) {
     }
   }
   free(s->vm_seq_inputs);
+  free(s->vm_input_none);
   free(s->vm_input_buffers);
   free(s->vm_inputs);
   free(s->vm_input_shapes);
@@ -186,6 +188,25 @@ KilnStatus* kiln_vm_session_set_input(KilnSession* s, int32_t index, const DLTen
   dst->shape = shape;
   dst->strides = NULL;
   dst->byte_offset = 0;
+  s->vm_input_none[index] = 0;
+  if (!s->input_set[index]) {
+    s->input_set[index] = 1;
+    s->num_unset_inputs -= 1;
+  }
+  return NULL;
+}
+
+KilnStatus* kiln_vm_session_set_input_none(KilnSession* s, int32_t index, const char* fn) {
+  const KilnArtifact* art = s->artifact;
+  const KilnVmType* t = &art->vm->inputs[index];
+  if (!t->optional) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT,
+                              "%s: input '%s' is %s, not an optional; only an optional input can be "
+                              "none (set it with %s)",
+                              fn, art->inputs[index].name, t->sequence ? "a sequence" : "a tensor",
+                              t->sequence ? "kiln_session_set_input_sequence" : "kiln_session_set_input");
+  }
+  s->vm_input_none[index] = 1;
   if (!s->input_set[index]) {
     s->input_set[index] = 1;
     s->num_unset_inputs -= 1;
@@ -255,6 +276,7 @@ KilnStatus* kiln_vm_session_set_input_sequence(KilnSession* s, int32_t index, co
   free(slot->shapes);
   free(slot->data);
   *slot = next;
+  s->vm_input_none[index] = 0;
   if (!s->input_set[index]) {
     s->input_set[index] = 1;
     s->num_unset_inputs -= 1;
@@ -287,7 +309,7 @@ KilnStatus* kiln_vm_session_run(KilnSession* s) {
     seqs[i].elements = s->vm_seq_inputs[i].elems;
     seqs[i].count = s->vm_seq_inputs[i].count;
   }
-  KilnStatus* st = kiln_vm_run_with(s->vm, inputs, seqs);
+  KilnStatus* st = kiln_vm_run_with(s->vm, inputs, seqs, s->vm_input_none);
   if (inputs != stack_inputs) free(inputs);
   if (seqs != stack_seqs) free(seqs);
   return st;
@@ -295,6 +317,12 @@ KilnStatus* kiln_vm_session_run(KilnSession* s) {
 
 KilnStatus* kiln_vm_session_output(const KilnSession* s, int32_t index, const char* fn,
                                    const DLTensor** view) {
+  if (s->artifact->vm->outputs[index].optional && kiln_vm_output_is_none(s->vm, (uint32_t)index) == 1) {
+    return kiln_status_create(KILN_FAILED_PRECONDITION,
+                              "%s: output %d ('%s') is none (an empty optional) in the last run; "
+                              "kiln_session_get_output_is_none tells",
+                              fn, (int)index, s->artifact->outputs[index].name);
+  }
   if (s->artifact->vm->outputs[index].sequence) {
     return kiln_status_create(KILN_INVALID_ARGUMENT,
                               "%s: output %d ('%s') is a sequence of tensors; read it with "

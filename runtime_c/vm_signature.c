@@ -66,7 +66,7 @@ KilnStatus* kiln_vm_signature_check_dims(const KilnVmProgram* p, const DLTensor*
   for (uint32_t v = 0; v < p->num_dim_vars; ++v) from_input[v] = -1;
   for (uint32_t i = 0; i < p->num_inputs; ++i) {
     const KilnVmType* t = &p->inputs[i];
-    if (t->sequence) continue; /* its elements' dims are their own */
+    if (t->sequence || t->optional) continue; /* its elements' dims are their own; may be none */
     for (int32_t d = 0; d < t->ndim; ++d) {
       int64_t dim = t->dims[d];
       if (dim >= 0 || dim == KILN_VM_DIM_ANY) continue;

@@ -137,7 +137,8 @@ absl::StatusOr<std::string> Encode(const VmProgram& p) {
       out.push_back(static_cast<char>(t.dtype.bits()));
       out.push_back(static_cast<char>(t.dtype.lanes() & 0xff));
       out.push_back(static_cast<char>((t.dtype.lanes() >> 8) & 0xff));
-      Put32(&out, static_cast<uint32_t>(t.dims.size()) | (t.sequence ? KILN_VM_TYPE_SEQUENCE : 0u));
+      Put32(&out, static_cast<uint32_t>(t.dims.size()) | (t.sequence ? KILN_VM_TYPE_SEQUENCE : 0u) |
+                      (t.optional ? KILN_VM_TYPE_OPTIONAL : 0u));
       for (int64_t d : t.dims) Put64(&out, static_cast<uint64_t>(d));
     }
   }

@@ -47,6 +47,8 @@ struct VmTensorType {
   std::vector<int64_t> dims;
   // A sequence of such tensors (KILN_VM_TYPE_SEQUENCE), not one.
   bool sequence = false;
+  // An optional of such a tensor or sequence (KILN_VM_TYPE_OPTIONAL).
+  bool optional = false;
 };
 
 struct VmProgram {

@@ -788,6 +788,36 @@ const TensorTypeNode* SequenceElement(const Module& m, const Type& t) {
   return elem;
 }
 
+// When `t` is an optional ADT (an ONNX optional: convert_optional.cc): no
+// type parameters, tag 0 (a tensor or a sequence ADT) and tag 1 () -- the
+// payload's tensor type (a sequence's element type) and whether it is a
+// sequence (KILN_VM_TYPE_OPTIONAL).
+struct OptionalPayloadInfo {
+  const TensorTypeNode* elem = nullptr;
+  bool sequence = false;
+};
+
+OptionalPayloadInfo OptionalPayload(const Module& m, const Type& t) {
+  if (!t) return {};
+  const TypeNode* n = t.get();
+  if (const auto* call = t.as<TypeCallNode>()) {
+    if (!call->args.empty() || !call->func) return {};
+    n = call->func.get();
+  }
+  if (n->kind != TypeKind::kGlobalTypeVar) return {};
+  absl::StatusOr<TypeData> td = m.LookupTypeDef(static_cast<const GlobalTypeVarNode*>(n)->name);
+  if (!td.ok() || !(*td)->type_vars.empty() || (*td)->constructors.size() != 2) return {};
+  const Constructor& some = (*td)->constructors[0];
+  const Constructor& none = (*td)->constructors[1];
+  if (some->tag != KILN_VM_OPT_SOME_TAG || none->tag != KILN_VM_OPT_NONE_TAG || !none->inputs.empty() ||
+      some->inputs.size() != 1) {
+    return {};
+  }
+  if (const auto* tt = some->inputs[0].as<TensorTypeNode>()) return {tt, false};
+  if (const TensorTypeNode* elem = SequenceElement(m, some->inputs[0])) return {elem, true};
+  return {};
+}
+
 absl::Status ProgramCompiler::Signature(const Function& main) {
   std::map<std::string, int64_t> var_index;
   auto encode = [&](const TensorTypeNode& t, bool add_vars) {
@@ -813,11 +843,26 @@ absl::Status ProgramCompiler::Signature(const Function& main) {
     const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
     const auto* tt = t ? t.as<TensorTypeNode>() : nullptr;
     const TensorTypeNode* elem = tt == nullptr ? SequenceElement(module_, t) : nullptr;
+    const OptionalPayloadInfo opt = tt == nullptr && elem == nullptr ? OptionalPayload(module_, t)
+                                                                     : OptionalPayloadInfo{};
+    if (opt.elem != nullptr) {
+      if (opt.elem->shape.size() > 32) {
+        return absl::InvalidArgumentError(absl::StrCat("VM compiler: main's parameter %", p->name_hint,
+                                                       " holds tensors of rank ", opt.elem->shape.size(),
+                                                       " (at most 32)"));
+      }
+      VmTensorType v = encode(*opt.elem, false);
+      v.sequence = opt.sequence;
+      v.optional = true;
+      out_.program.inputs.push_back(std::move(v));
+      out_.input_names.push_back(p->name_hint);
+      continue;
+    }
     if (tt == nullptr && elem == nullptr) {
       return absl::UnimplementedError(absl::StrCat(
           "VM compiler: main's parameter %", p->name_hint,
-          " is not a tensor or a sequence of tensors; the VM takes those as inputs (pass tuples as "
-          "separate tensors)"));
+          " is not a tensor, a sequence of tensors or an optional of those; the VM takes those as "
+          "inputs (pass tuples as separate tensors)"));
     }
     if (elem != nullptr) {
       if (elem->shape.size() > 32) {
@@ -850,16 +895,20 @@ absl::Status ProgramCompiler::Signature(const Function& main) {
   for (const Type& f : fields) {
     const TensorTypeNode* t = f.as<TensorTypeNode>();
     const TensorTypeNode* elem = t == nullptr ? SequenceElement(module_, f) : nullptr;
-    if (t == nullptr && elem == nullptr) {
+    const OptionalPayloadInfo opt = t == nullptr && elem == nullptr ? OptionalPayload(module_, f)
+                                                                    : OptionalPayloadInfo{};
+    if (t == nullptr && elem == nullptr && opt.elem == nullptr) {
       return absl::UnimplementedError(
-          "VM compiler: main must return a tensor, a sequence of tensors, or a tuple of those");
+          "VM compiler: main must return a tensor, a sequence of tensors, an optional of those, or a "
+          "tuple of those");
     }
-    const TensorTypeNode* shape = t != nullptr ? t : elem;
+    const TensorTypeNode* shape = t != nullptr ? t : elem != nullptr ? elem : opt.elem;
     if (shape->shape.size() > 32) {
       return absl::InvalidArgumentError("VM compiler: an output of main has rank above 32");
     }
     VmTensorType v = encode(*shape, false);
-    v.sequence = elem != nullptr;
+    v.sequence = elem != nullptr || opt.sequence;
+    v.optional = opt.elem != nullptr;
     out_.program.outputs.push_back(std::move(v));
     outs.push_back(shape);
   }
@@ -903,11 +952,37 @@ absl::StatusOr<VmCompiled> ProgramCompiler::Run() {
   return std::move(out_);
 }
 
+// main returning one optional returns a 1-tuple of it instead: the runtime
+// could not tell a lone Some(x) (one field) from a tuple of one value.
+absl::StatusOr<Module> TupleALoneOptionalOutput(const Module& module) {
+  absl::StatusOr<Function> main = module.Lookup("main");
+  if (!main.ok() || !(*main)->body->checked_type()) return module;
+  const Type body_t = (*main)->body->checked_type();
+  if (OptionalPayload(module, body_t).elem == nullptr) return module;
+  KILN_ASSIGN_OR_RETURN(Tuple tup, MakeTuple({(*main)->body}));
+  const Type tup_t = MakeTupleType({body_t});
+  tup->set_checked_type(tup_t);
+  KILN_ASSIGN_OR_RETURN(Function f, MakeFunction((*main)->params, tup, tup_t, (*main)->type_params,
+                                                 (*main)->attrs));
+  if ((*main)->checked_type()) {
+    std::vector<Type> params;
+    for (const Var& p : (*main)->params) params.push_back(p->checked_type() ? p->checked_type() : p->type_annotation);
+    KILN_ASSIGN_OR_RETURN(FuncType ft, MakeFuncType(params, tup_t));
+    f->set_checked_type(ft);
+  }
+  Module out = module;
+  for (const auto& [gv, fn] : module.functions()) {
+    if (gv->name == "main") KILN_RETURN_IF_ERROR(out.Add(gv, f, /*update=*/true));
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<VmCompiled> CompileForVm(const Module& fused, const LowerOptions& options) {
   RegisterCoreComputes();
-  ProgramCompiler pc(fused, options);
+  KILN_ASSIGN_OR_RETURN(Module module, TupleALoneOptionalOutput(fused));
+  ProgramCompiler pc(module, options);
   return pc.Run();
 }
 
@@ -967,6 +1042,8 @@ absl::StatusOr<Module> NameAnyInputDims(const Module& module) {
 
 const TensorTypeNode* SequenceElementType(const Module& m, const Type& t) { return SequenceElement(m, t); }
 
+bool IsOptionalType(const Module& m, const Type& t) { return OptionalPayload(m, t).elem != nullptr; }
+
 bool NeedsVm(const Module& fused) {
   int globals = 0;
   for (const auto& [gv, f] : fused.functions()) {
@@ -980,12 +1057,13 @@ bool NeedsVm(const Module& fused) {
     const auto* tt = t ? t.as<TensorTypeNode>() : nullptr;
     if (tt != nullptr && !ShapeIsStatic(tt->shape)) return true;
     if (tt == nullptr && SequenceElement(fused, t) != nullptr) return true;  // an ONNX sequence
+    if (tt == nullptr && OptionalPayload(fused, t).elem != nullptr) return true;  // an ONNX optional
   }
   {
     const Type& r = (*main)->body->checked_type();
     const auto* tup = r.as<TupleTypeNode>();
     for (const Type& f : tup != nullptr ? tup->fields : std::vector<Type>{r}) {
-      if (SequenceElement(fused, f) != nullptr) return true;
+      if (SequenceElement(fused, f) != nullptr || OptionalPayload(fused, f).elem != nullptr) return true;
     }
   }
   bool vm = false;

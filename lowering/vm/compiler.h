@@ -63,6 +63,11 @@ bool NeedsVm(const Module& fused);
 // VM takes and returns those (KILN_VM_TYPE_SEQUENCE).
 const TensorTypeNode* SequenceElementType(const Module& m, const Type& t);
 
+// True when `t` is an optional in `m` (an ONNX optional: an ADT with tag 0
+// (a tensor or a sequence of tensors) and tag 1 ()). The VM takes and
+// returns those (KILN_VM_TYPE_OPTIONAL).
+bool IsOptionalType(const Module& m, const Type& t);
+
 }  // namespace kiln::lowering::vm
 
 #endif  // KILN_LOWERING_VM_COMPILER_H_

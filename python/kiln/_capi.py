@@ -43,8 +43,10 @@ c_void_p = ctypes.c_void_p
 # version 5 the session's device (KilnSessionOptions.device_type/device_id)
 # and kiln_artifact_device_code_json (docs/cuda.md); version 6 sequences of
 # tensors (kiln_session_set_input_sequence, ...; docs/vm.md: declared here,
-# not yet wrapped by Session); everything else is in version 1.
-API_VERSION = 6
+# not yet wrapped by Session); version 7 optionals (kiln_session_set_input_none,
+# kiln_session_get_output_is_none, ...; declared, not yet wrapped); everything
+# else is in version 1.
+API_VERSION = 7
 MIN_API_VERSION = 1
 
 Status = c_void_p  # KilnStatus*: None (NULL) means success.
@@ -206,6 +208,10 @@ _RUNTIME = {
     "kiln_session_set_input_sequence": (Status, [Handle, c_char_p, c_void_p, c_int32]),
     "kiln_session_get_output_sequence_length": (Status, [Handle, c_int32, P(c_int32)]),
     "kiln_session_get_output_sequence_element": (Status, [Handle, c_int32, c_int32, P(P(DLTensor))]),
+    "kiln_artifact_input_is_optional": (c_int32, [Handle, c_int32]),  # C ABI version 7
+    "kiln_artifact_output_is_optional": (c_int32, [Handle, c_int32]),
+    "kiln_session_set_input_none": (Status, [Handle, c_char_p]),
+    "kiln_session_get_output_is_none": (Status, [Handle, c_int32, P(c_int32)]),
     "kiln_session_create": (Status, [Handle, P(KilnSessionOptions), P(Handle)]),
     "kiln_session_release": (None, [Handle]),
     "kiln_session_set_input": (Status, [Handle, c_char_p, c_void_p]),

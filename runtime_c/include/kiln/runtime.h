@@ -46,7 +46,7 @@ extern "C" {
  * every backward-compatible addition; an incompatible change would get a new
  * library name. Compare with kiln_api_version() to learn whether the loaded
  * library has what the caller was built against. */
-#define KILN_API_VERSION 6
+#define KILN_API_VERSION 7
 
 /* "0.1.0". */
 const char* kiln_runtime_version(void);
@@ -150,6 +150,14 @@ KilnStatus* kiln_artifact_output_index(const KilnArtifact* artifact, const char*
 int32_t kiln_artifact_input_is_sequence(const KilnArtifact* artifact, int32_t index);
 int32_t kiln_artifact_output_is_sequence(const KilnArtifact* artifact, int32_t index);
 
+/* 1 when input / output `index` is an optional (an ONNX optional, docs/vm.md;
+ * a VM artifact only): of a tensor, or of a sequence of tensors when
+ * kiln_artifact_*_is_sequence is 1 too; 0 otherwise or when `index` is out of
+ * range. Its info describes the tensor (or one element): dtype and rank,
+ * every dim -1. C ABI version 7. */
+int32_t kiln_artifact_input_is_optional(const KilnArtifact* artifact, int32_t index);
+int32_t kiln_artifact_output_is_optional(const KilnArtifact* artifact, int32_t index);
+
 /* Bytes of the intermediate-tensor arena one session allocates (storages that
  * are not inputs, parameters or outputs), and what it would be without
  * storage sharing. */
@@ -216,6 +224,13 @@ KilnStatus* kiln_session_set_input_index(KilnSession* session, int32_t index,
 KilnStatus* kiln_session_set_input_sequence(KilnSession* session, const char* name,
                                             const DLTensor* elements, int32_t count);
 
+/* Sets optional input `name` (kiln_artifact_input_is_optional) to none (an
+ * empty optional). An optional with a value is set with
+ * kiln_session_set_input (of a tensor) or kiln_session_set_input_sequence (of
+ * a sequence); the last call wins. This on an input that is not an optional
+ * is KILN_INVALID_ARGUMENT. C ABI version 7. */
+KilnStatus* kiln_session_set_input_none(KilnSession* session, const char* name);
+
 /* Runs every node in order. Fails with KILN_FAILED_PRECONDITION naming the
  * first input never set, or KILN_INTERNAL with the node name and the kernel's
  * message. */
@@ -232,6 +247,12 @@ KilnStatus* kiln_session_get_output_sequence_length(KilnSession* session, int32_
                                                     int32_t* count);
 KilnStatus* kiln_session_get_output_sequence_element(KilnSession* session, int32_t index,
                                                      int32_t k, const DLTensor** out);
+/* Optional output `index` after a run (kiln_artifact_output_is_optional):
+ * *is_none is 1 when it is none, 0 when it holds a value, read with the calls
+ * for its tensor or sequence (which refuse a none output with
+ * KILN_FAILED_PRECONDITION). KILN_INVALID_ARGUMENT for an output that is not
+ * an optional. C ABI version 7. */
+KilnStatus* kiln_session_get_output_is_none(KilnSession* session, int32_t index, int32_t* is_none);
 /* Copies output `index` into `dst` (CPU, same dtype and shape, compact). */
 KilnStatus* kiln_session_copy_output(KilnSession* session, int32_t index, const DLTensor* dst);
 /* A copy of output `index` as a DLPack managed tensor the caller owns: it

@@ -39,8 +39,9 @@ extern "C" {
 /* "KILNVM" + two NUL bytes. */
 #define KILN_VM_MAGIC "KILNVM"
 #define KILN_VM_MAGIC_SIZE 8
-/* 2: a signature type may be a sequence (KILN_VM_TYPE_SEQUENCE). */
-#define KILN_VM_FORMAT_VERSION 2u
+/* 2: a signature type may be a sequence (KILN_VM_TYPE_SEQUENCE).
+ * 3: or an optional (KILN_VM_TYPE_OPTIONAL). */
+#define KILN_VM_FORMAT_VERSION 3u
 
 /* Limits the loader enforces (far above any real program). */
 #define KILN_VM_MAX_FUNCTIONS (1u << 20)
@@ -94,7 +95,7 @@ typedef struct {
   uint8_t code; /* DLPack type code; 6 = bool */
   uint8_t bits;
   uint16_t lanes;
-  int32_t ndim; /* 0 .. 32, or'ed with KILN_VM_TYPE_SEQUENCE */
+  int32_t ndim; /* 0 .. 32, or'ed with KILN_VM_TYPE_SEQUENCE / _OPTIONAL */
 } KilnVmTypeHead;
 
 /* In KilnVmTypeHead.ndim (version >= 2): the input or output is a sequence
@@ -104,6 +105,16 @@ typedef struct {
 #define KILN_VM_TYPE_SEQUENCE 0x10000
 #define KILN_VM_SEQ_CONS_TAG 0
 #define KILN_VM_SEQ_NIL_TAG 1
+
+/* In KilnVmTypeHead.ndim (version >= 3): the input or output is an optional
+ * (an ONNX optional) of such a tensor, or of a sequence of them when
+ * KILN_VM_TYPE_SEQUENCE is set too: an ADT whose tag KILN_VM_OPT_SOME_TAG has
+ * one field (the tensor or the list) and whose tag KILN_VM_OPT_NONE_TAG has
+ * none. Main returns a tuple when it returns one optional (a lone Some(x)
+ * would read as a 1-tuple). */
+#define KILN_VM_TYPE_OPTIONAL 0x20000
+#define KILN_VM_OPT_SOME_TAG 0
+#define KILN_VM_OPT_NONE_TAG 1
 
 /* Opcodes and their operands (r: a register, f: a function, k: a kernel,
  * c: a constant, n: a count followed by n registers, i64: two words). */

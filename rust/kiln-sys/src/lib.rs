@@ -197,7 +197,7 @@ pub struct KilnNpyTensor {
 
 /// The C ABI version of these declarations (kiln_api_version() of the
 /// library must be at least this). Version 2 added kiln_model_warnings.
-pub const KILN_API_VERSION: u32 = 6;
+pub const KILN_API_VERSION: u32 = 7;
 pub const KILN_PROFILE_MAX_RUNS: i32 = 100000;
 
 pub const KILN_HMAC_SHA256_SIZE: usize = 32;
@@ -464,6 +464,15 @@ extern "C" {
         index: i32,
         k: i32,
         out: *mut *const DLTensor,
+    ) -> *mut KilnStatus;
+    // C ABI version 7: optionals (docs/vm.md).
+    pub fn kiln_artifact_input_is_optional(artifact: *const KilnArtifact, index: i32) -> i32;
+    pub fn kiln_artifact_output_is_optional(artifact: *const KilnArtifact, index: i32) -> i32;
+    pub fn kiln_session_set_input_none(session: *mut KilnSession, name: *const c_char) -> *mut KilnStatus;
+    pub fn kiln_session_get_output_is_none(
+        session: *mut KilnSession,
+        index: i32,
+        is_none: *mut i32,
     ) -> *mut KilnStatus;
 
     // runtime.h: sessions
