@@ -83,8 +83,8 @@ d = json.load(open(sys.argv[1]))
 assert d['target'].startswith('llvm'), d['target']
 assert d['producer'].startswith('kiln '), d['producer']
 assert d['executor'] == 'graph'
-assert d['inputs'] == [{'name': 'input', 'dtype': 'float32', 'shape': [1, 3, 32, 32], 'sequence': False}], d['inputs']
-assert d['outputs'] == [{'name': 'softmax_40', 'dtype': 'float32', 'shape': [1, 10], 'sequence': False}], d['outputs']
+assert d['inputs'] == [{'name': 'input', 'dtype': 'float32', 'shape': [1, 3, 32, 32], 'sequence': False, 'optional': False}], d['inputs']
+assert d['outputs'] == [{'name': 'softmax_40', 'dtype': 'float32', 'shape': [1, 10], 'sequence': False, 'optional': False}], d['outputs']
 assert d['kernels'] and all(k['calls'] >= 1 and k['ops'] for k in d['kernels']), d['kernels']
 assert sum(k['calls'] for k in d['kernels']) == d['num_kernel_calls']
 s = d['sizes']
@@ -225,6 +225,49 @@ expect_out "output 0 'y': a sequence of 0 tensors" "an empty sequence"
 expect_error 1 "input 'x1' is a sequence of float32[?] tensors; give its tensors with --input x1=A.npy,B.npy" \
   "$kiln" run "$tmp/seqmap.so" --input "x0=$tmp/a.npy"
 expect_error 1 "do not broadcast" "$kiln" run "$tmp/seqmap.so" --input "x0=$tmp/a.npy" --input "x1=$tmp/d.npy"
+
+# ---- 3d. An ONNX model with an optional input and an optional output:
+# Some and none in, has-element and the value (or none) out.
+check "an optional model" "$py" -c "
+import sys, onnx
+from onnx import helper as h, TensorProto as T
+opt = lambda n: h.make_value_info(n, h.make_optional_type_proto(h.make_tensor_type_proto(T.FLOAT, ['L'])))
+g = h.make_graph([h.make_node('Identity', ['o'], ['same']), h.make_node('OptionalHasElement', ['o'], ['has']),
+                  h.make_node('OptionalGetElement', ['o'], ['value'])], 'g', [opt('o')],
+                 [opt('same'), h.make_tensor_value_info('has', T.BOOL, []), h.make_tensor_value_info('value', T.FLOAT, ['L'])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 15)]), sys.argv[1])
+" "$tmp/opt.onnx"
+check "compile the optional model" "$kiln" compile "$tmp/opt.onnx" -o "$tmp/opt.so"
+grep -qF "runs on the VM" "$tmp/err" || { echo "FAIL: an optional model runs on the VM:"; cat "$tmp/err"; fail=1; }
+check "info on the optional model" "$kiln" info "$tmp/opt.so"
+expect_out "input 0 'o': optional of float32[?]" "info says optional of"
+check "run it with a value" "$kiln" run "$tmp/opt.so" --input "o=$tmp/a.npy"
+expect_out "output 1 'has': bool[]" "run with a value: has-element"
+expect_out "output 2 'value': float32[3]" "run with a value: the value"
+expect_error 1 "no clause of a match in main_lambda" "$kiln" run "$tmp/opt.so" --input "o=none"
+grep -qF "OptionalGetElement_input_is_not_none" "$tmp/err" || {
+  echo "FAIL: OptionalGetElement of none names itself:"; cat "$tmp/err"; fail=1; }
+expect_error 1 "input 'o' is an optional of float32[?]; give o=none for none" "$kiln" run "$tmp/opt.so"
+g_only="$tmp/opt_has.onnx"
+check "an optional model without OptionalGetElement" "$py" -c "
+import sys, onnx
+from onnx import helper as h, TensorProto as T
+opt = lambda n: h.make_value_info(n, h.make_optional_type_proto(h.make_tensor_type_proto(T.FLOAT, ['L'])))
+g = h.make_graph([h.make_node('Identity', ['o'], ['same']), h.make_node('OptionalHasElement', ['o'], ['has'])],
+                 'g', [opt('o')], [opt('same'), h.make_tensor_value_info('has', T.BOOL, [])])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 15)]), sys.argv[1])
+" "$g_only"
+check "compile it" "$kiln" compile "$g_only" -o "$tmp/opt_has.so"
+check "run it with none" "$kiln" run "$tmp/opt_has.so" --input "o=none" --json
+pycheck "a none output in --json" "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['outputs'][0] == {'index': 0, 'name': 'same', 'none': True}, d['outputs'][0]
+assert d['outputs'][1]['values'] == [False] or d['outputs'][1]['values'] == [0], d['outputs'][1]
+" "$tmp/out"
+check "run it with none, as text" "$kiln" run "$tmp/opt_has.so" --input "o=none"
+expect_out "output 0 'same': none" "a none output prints none"
+expect_error 1 "input 'x0' is not an optional; it cannot be none" "$kiln" run "$tmp/seqmap.so" --input "x0=none" --input "x1=[]"
 
 # ---- 4. --json on compile --timing and run.
 check "compile --timing --json" "$kiln" compile "$model" -o "$tmp/j.so" --timing --json

@@ -65,11 +65,16 @@ nlohmann::json Tensors(const KilnArtifact* a, bool inputs, std::string* error) {
     // A sequence input or output (an ONNX sequence): its elements' type.
     const bool seq = inputs ? kiln_artifact_input_is_sequence(a, i) != 0
                             : kiln_artifact_output_is_sequence(a, i) != 0;
+    // An optional (an ONNX optional) of a tensor or of a sequence.
+    const bool opt = inputs ? kiln_artifact_input_is_optional(a, i) != 0
+                            : kiln_artifact_output_is_optional(a, i) != 0;
+    const std::string text = seq ? absl::StrCat("sequence of ", TensorText(info)) : TensorText(info);
     out.push_back({{"name", name != nullptr ? name : ""},
                    {"dtype", DtypeText(info.dtype)},
                    {"shape", shape},
                    {"sequence", seq},
-                   {"text", seq ? absl::StrCat("sequence of ", TensorText(info)) : TensorText(info)}});
+                   {"optional", opt},
+                   {"text", opt ? absl::StrCat("optional of ", text) : text}});
   }
   return out;
 }

@@ -47,6 +47,9 @@ const char kRunHelp[] =
     "                          a sequence input (an ONNX sequence): its tensors, in\n"
     "                          order; NAME=[] is the empty sequence. A sequence output\n"
     "                          prints each tensor, and writes DIR/<name>_<k>.npy\n"
+    "  --input NAME=none       an optional input (an ONNX optional) without a value;\n"
+    "                          one with a value is given as a tensor or a sequence\n"
+    "                          is. A none output prints 'none' and writes no file\n"
     "  --random-inputs         inputs not given get random values (seed 0)\n"
     "  --output-dir DIR        write each output as DIR/<output name>.npy\n"
     "  --output-npz FILE.npz   write every output into one .npz, by output name\n"
@@ -286,6 +289,25 @@ int Prepare(const char* command, const std::string& path,
       continue;
     }
     auto it = files.find(name);
+    if (kiln_artifact_input_is_optional(rt->artifact, i)) {
+      if (it != files.end() && it->second == "none") {
+        st = kiln_session_set_input_none(rt->session, name);
+        if (st != nullptr) return StatusFail(command, st);
+        continue;
+      }
+      if (it == files.end()) {
+        const bool seq = kiln_artifact_input_is_sequence(rt->artifact, i) != 0;
+        std::fprintf(stderr,
+                     "kiln %s: error: input '%s' is an optional of %s%s; give %s=none for none or its "
+                     "value with --input %s=%s\n",
+                     command, name, seq ? "a sequence of " : "", TensorText(info).c_str(), name, name,
+                     seq ? "A.npy,B.npy,..." : "FILE.npy");
+        return 1;
+      }
+    } else if (it != files.end() && it->second == "none") {
+      std::fprintf(stderr, "kiln %s: error: input '%s' is not an optional; it cannot be none\n", command, name);
+      return 1;
+    }
     if (kiln_artifact_input_is_sequence(rt->artifact, i)) {
       if (it == files.end()) {
         std::fprintf(stderr,
@@ -442,6 +464,20 @@ int Run(const std::vector<std::string>& args) {
     DLTensor info;
     KilnStatus* st = kiln_artifact_output_info(rt.artifact, i, &name, &info);
     if (st != nullptr) return StatusFail("run", st);
+    if (kiln_artifact_output_is_optional(rt.artifact, i)) {
+      // An optional: none prints as such; a value as a plain output.
+      int32_t is_none = 0;
+      st = kiln_session_get_output_is_none(rt.session, i, &is_none);
+      if (st != nullptr) return StatusFail("run", st);
+      if (is_none) {
+        if (json) {
+          doc["outputs"].push_back({{"index", i}, {"name", name}, {"none", true}});
+        } else if (!quiet) {
+          std::printf("output %d '%s': none\n", i, name);
+        }
+        continue;
+      }
+    }
     if (kiln_artifact_output_is_sequence(rt.artifact, i)) {
       // A sequence of tensors: each one as an output of its own (name_k).
       int32_t count = 0;

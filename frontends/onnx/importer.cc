@@ -920,12 +920,11 @@ absl::StatusOr<Ref<const HostTensor>> ReadTensorProtoFile(const std::string& pat
   return t;
 }
 
-absl::StatusOr<std::vector<Ref<const HostTensor>>> ReadSequenceProtoFile(const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, "sequence file"));
-  onnx::SequenceProto proto;
-  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return absl::InvalidArgumentError(absl::StrCat("'", path, "' does not parse as an onnx.SequenceProto"));
-  }
+namespace {
+
+// The tensors of a SequenceProto read from `path` (for messages).
+absl::StatusOr<std::vector<Ref<const HostTensor>>> SequenceTensors(const onnx::SequenceProto& proto,
+                                                                   const std::string& path) {
   if (proto.elem_type() != onnx::SequenceProto::TENSOR &&
       !(proto.elem_type() == onnx::SequenceProto::UNDEFINED && proto.tensor_values_size() == 0)) {
     return absl::UnimplementedError(absl::StrCat(path, ": a sequence of elem_type ", proto.elem_type(),
@@ -942,6 +941,46 @@ absl::StatusOr<std::vector<Ref<const HostTensor>>> ReadSequenceProtoFile(const s
     out.push_back(*std::move(t));
   }
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Ref<const HostTensor>>> ReadSequenceProtoFile(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, "sequence file"));
+  onnx::SequenceProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' does not parse as an onnx.SequenceProto"));
+  }
+  return SequenceTensors(proto, path);
+}
+
+absl::StatusOr<OptionalFileValue> ReadOptionalProtoFile(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, "optional file"));
+  onnx::OptionalProto proto;
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' does not parse as an onnx.OptionalProto"));
+  }
+  OptionalFileValue out;
+  if (proto.has_tensor_value()) {
+    TensorReadOptions o;
+    o.allow_external = false;
+    absl::StatusOr<Ref<const HostTensor>> t = TensorFromProto(proto.tensor_value(), o);
+    if (!t.ok()) return absl::Status(t.status().code(), absl::StrCat(path, ": ", t.status().message()));
+    out.has_value = true;
+    out.tensor = *std::move(t);
+    return out;
+  }
+  if (proto.has_sequence_value()) {
+    KILN_ASSIGN_OR_RETURN(out.sequence, SequenceTensors(proto.sequence_value(), path));
+    out.has_value = true;
+    out.is_sequence = true;
+    return out;
+  }
+  if (proto.has_sparse_tensor_value() || proto.has_map_value() || proto.has_optional_value()) {
+    return absl::UnimplementedError(absl::StrCat(path, ": an optional of elem_type ", proto.elem_type(),
+                                                 " (kiln reads optionals of tensors and of sequences)"));
+  }
+  return out;  // none
 }
 
 std::vector<std::string> SupportedOps() {

@@ -99,6 +99,15 @@ absl::StatusOr<Ref<const HostTensor>> ReadTensorProtoFile(const std::string& pat
 // A serialized onnx.SequenceProto file of tensors (the test data of a
 // sequence input or output) as its tensors, in order.
 absl::StatusOr<std::vector<Ref<const HostTensor>>> ReadSequenceProtoFile(const std::string& path);
+// A serialized onnx.OptionalProto file (the test data of an optional input
+// or output): none, a tensor, or a sequence of tensors.
+struct OptionalFileValue {
+  bool has_value = false;
+  bool is_sequence = false;
+  Ref<const HostTensor> tensor;                 // when a tensor
+  std::vector<Ref<const HostTensor>> sequence;  // when a sequence
+};
+absl::StatusOr<OptionalFileValue> ReadOptionalProtoFile(const std::string& path);
 
 // Names of ONNX op types (default domain) that have a converter, sorted.
 std::vector<std::string> SupportedOps();

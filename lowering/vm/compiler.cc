@@ -576,7 +576,10 @@ absl::StatusOr<int32_t> FunctionCompiler::CompileClosure(const Function& f, cons
     }
     captured.push_back(*r);
   }
-  const std::string name = absl::StrCat(fn().name, "_lambda", top_->program().functions.size());
+  // A let-bound function keeps its variable's name (the VM's messages name
+  // the function: "no clause of a match in main_lambda1_SequenceAt_...").
+  std::string name = absl::StrCat(fn().name, "_lambda", top_->program().functions.size());
+  if (self && !self->name_hint.empty()) absl::StrAppend(&name, "_", self->name_hint);
   const uint32_t index =
       top_->NewFunction(name, static_cast<uint32_t>(free.size() + f->params.size()));
   FunctionCompiler inner(top_, index);

@@ -104,6 +104,10 @@ struct ModelInfo {
   // is bound from the data: one element's shape through input_shapes).
   std::vector<bool> input_seq;
   std::vector<bool> input_seq_needs_rank;
+  // Optional inputs (their test data are OptionalProto files), and those
+  // whose tensor or elements declare no shape.
+  std::vector<bool> input_opt;
+  std::vector<bool> input_opt_needs_rank;
   std::vector<std::string> outputs;
   std::vector<int32_t> output_elem;
   // Features kiln leaves to the VM issue (control flow, sequences, optional
@@ -244,6 +248,15 @@ absl::StatusOr<ModelInfo> ReadModelInfo(const std::string& path) {
     info.input_seq_needs_rank.push_back(
         seq && !(v.type().sequence_type().elem_type().has_tensor_type() &&
                  v.type().sequence_type().elem_type().tensor_type().has_shape()));
+    const bool opt = v.type().value_case() == onnx::TypeProto::kOptionalType;
+    info.input_opt.push_back(opt);
+    bool opt_rank = false;
+    if (opt) {
+      const onnx::TypeProto& p = v.type().optional_type().elem_type();
+      const onnx::TypeProto& t = p.has_sequence_type() ? p.sequence_type().elem_type() : p;
+      opt_rank = !(t.has_tensor_type() && t.tensor_type().has_shape());
+    }
+    info.input_opt_needs_rank.push_back(opt_rank);
     ScanType(v.type(), "input", v.name(), &info.unsupported);
   }
   for (const onnx::ValueInfoProto& v : graph.output()) {
@@ -260,6 +273,10 @@ struct DataSet {
   int index = 0;
   std::vector<Ref<const HostTensor>> inputs;  // null for a sequence input
   std::vector<std::vector<Ref<const HostTensor>>> seq_inputs;  // per input: its elements
+  // Per input: an optional's value is a tensor (in inputs), a sequence (in
+  // seq_inputs), or none.
+  enum class Opt { kNotOptional, kTensor, kSequence, kNone };
+  std::vector<Opt> opt_inputs;
   std::vector<std::string> output_files;
 };
 
@@ -400,7 +417,28 @@ class CaseRunner {
     for (DataSet& ds : sets) {
       int num_inputs = CountInputFiles(ds.dir);
       ds.seq_inputs.resize(static_cast<size_t>(num_inputs));
+      ds.opt_inputs.assign(static_cast<size_t>(num_inputs), DataSet::Opt::kNotOptional);
       for (int k = 0; k < num_inputs; ++k) {
+        if (static_cast<size_t>(k) < info_.input_opt.size() && info_.input_opt[static_cast<size_t>(k)]) {
+          absl::StatusOr<onnx_frontend::OptionalFileValue> o =
+              onnx_frontend::ReadOptionalProtoFile(absl::StrCat(ds.dir, "/input_", k, ".pb"));
+          if (!o.ok()) {
+            return Fail(absl::StrCat(SetPrefix(ds), "input_", k, ".pb: ", StatusText(o.status())));
+          }
+          DataSet::Opt& kind = ds.opt_inputs[static_cast<size_t>(k)];
+          if (!o->has_value) {
+            kind = DataSet::Opt::kNone;
+            ds.inputs.push_back(nullptr);
+          } else if (o->is_sequence) {
+            kind = DataSet::Opt::kSequence;
+            ds.seq_inputs[static_cast<size_t>(k)] = std::move(o->sequence);
+            ds.inputs.push_back(nullptr);
+          } else {
+            kind = DataSet::Opt::kTensor;
+            ds.inputs.push_back(BFloat16IfDeclared(std::move(o->tensor), info_.input_elem, k));
+          }
+          continue;
+        }
         if (static_cast<size_t>(k) < info_.input_seq.size() && info_.input_seq[static_cast<size_t>(k)]) {
           absl::StatusOr<std::vector<Ref<const HostTensor>>> seq =
               onnx_frontend::ReadSequenceProtoFile(absl::StrCat(ds.dir, "/input_", k, ".pb"));
@@ -466,6 +504,16 @@ class CaseRunner {
               std::map<std::string, Ref<const HostTensor>>* frozen) const {
     for (size_t i = 0; i < info_.inputs.size(); ++i) {
       const std::string& name = info_.inputs[i];
+      if (info_.input_opt[i]) {
+        // The rank, when the model does not declare it, from a value.
+        if (info_.input_opt_needs_rank[i]) {
+          if (ds.opt_inputs[i] == DataSet::Opt::kTensor) (*shapes)[name] = ds.inputs[i]->shape();
+          if (ds.opt_inputs[i] == DataSet::Opt::kSequence && !ds.seq_inputs[i].empty()) {
+            (*shapes)[name] = ds.seq_inputs[i][0]->shape();
+          }
+        }
+        continue;
+      }
       if (info_.input_seq[i]) {
         // The elements' rank, when the model does not declare it: what a
         // user gives with --input-shape (one element's shape).
@@ -580,7 +628,13 @@ class CaseRunner {
     std::unique_ptr<KilnSession, void (*)(KilnSession*)> guard(session, kiln_session_release);
     for (size_t i = 0; i < info_.inputs.size(); ++i) {
       if (frozen_names_.count(info_.inputs[i]) != 0) continue;
-      if (info_.input_seq[i]) {
+      if (ds.opt_inputs[i] == DataSet::Opt::kNone) {
+        if (KilnStatus* st = kiln_session_set_input_none(session, info_.inputs[i].c_str()); st != nullptr) {
+          return Fail(absl::StrCat(prefix, "input ", i, " '", info_.inputs[i], "': ", KilnStatusText(st)));
+        }
+        continue;
+      }
+      if (info_.input_seq[i] || ds.opt_inputs[i] == DataSet::Opt::kSequence) {
         std::vector<DLTensor> elems;
         for (const Ref<const HostTensor>& e : ds.seq_inputs[i]) elems.push_back(ToDLTensor(*e));
         if (KilnStatus* st = kiln_session_set_input_sequence(session, info_.inputs[i].c_str(), elems.data(),
@@ -608,12 +662,45 @@ class CaseRunner {
                                ds.output_files.size()));
     }
     for (int32_t k = 0; k < num_outputs; ++k) {
-      if (kiln_artifact_output_is_sequence(compiled->artifact, k)) {
-        if (std::optional<Verdict> v = CompareSequence(session, ds, k, prefix); v.has_value()) return v;
+      const std::string file = ds.output_files[static_cast<size_t>(k)];
+      Ref<const HostTensor> expected_opt;
+      if (kiln_artifact_output_is_optional(compiled->artifact, k)) {
+        // None, or a value compared as a plain output of its kind.
+        const std::string name = static_cast<size_t>(k) < info_.outputs.size()
+                                     ? absl::StrCat(" '", info_.outputs[static_cast<size_t>(k)], "'")
+                                     : "";
+        absl::StatusOr<onnx_frontend::OptionalFileValue> want = onnx_frontend::ReadOptionalProtoFile(file);
+        if (!want.ok()) return Fail(absl::StrCat(prefix, "output_", k, ".pb: ", StatusText(want.status())));
+        int32_t is_none = 0;
+        if (KilnStatus* st = kiln_session_get_output_is_none(session, k, &is_none); st != nullptr) {
+          return Fail(absl::StrCat(prefix, "output ", k, name, ": ", KilnStatusText(st)));
+        }
+        if ((is_none != 0) != !want->has_value) {
+          return Fail(absl::StrCat(prefix, "output ", k, name, ": ", is_none ? "none" : "a value",
+                                   ", expected ", want->has_value ? "a value" : "none"));
+        }
+        if (is_none) continue;
+        if (kiln_artifact_output_is_sequence(compiled->artifact, k) != (want->is_sequence ? 1 : 0)) {
+          return Fail(absl::StrCat(prefix, "output ", k, name, ": an optional of a ",
+                                   want->is_sequence ? "tensor" : "sequence", ", expected one of a ",
+                                   want->is_sequence ? "sequence" : "tensor"));
+        }
+        if (want->is_sequence) {
+          if (std::optional<Verdict> v = CompareSequence(session, want->sequence, k, prefix); v.has_value()) {
+            return v;
+          }
+          continue;
+        }
+        expected_opt = want->tensor;
+      } else if (kiln_artifact_output_is_sequence(compiled->artifact, k)) {
+        absl::StatusOr<std::vector<Ref<const HostTensor>>> want = onnx_frontend::ReadSequenceProtoFile(file);
+        if (!want.ok()) return Fail(absl::StrCat(prefix, "output_", k, ".pb: ", StatusText(want.status())));
+        if (std::optional<Verdict> v = CompareSequence(session, *want, k, prefix); v.has_value()) return v;
         continue;
       }
       absl::StatusOr<Ref<const HostTensor>> expected =
-          onnx_frontend::ReadTensorProtoFile(ds.output_files[static_cast<size_t>(k)]);
+          expected_opt ? absl::StatusOr<Ref<const HostTensor>>(expected_opt)
+                       : onnx_frontend::ReadTensorProtoFile(file);
       if (!expected.ok()) {
         if (!info_.unsupported.empty()) return UnsupportedFeatures();
         return Fail(absl::StrCat(prefix, "output_", k, ".pb: ", StatusText(expected.status())));
@@ -653,14 +740,13 @@ class CaseRunner {
 
   // Sequence output k against its SequenceProto: the length, then each
   // element as a tensor output is compared.
-  std::optional<Verdict> CompareSequence(KilnSession* session, const DataSet& ds, int32_t k,
+  std::optional<Verdict> CompareSequence(KilnSession* session,
+                                         const std::vector<Ref<const HostTensor>>& want_elems, int32_t k,
                                          const std::string& prefix) const {
     const std::string name = static_cast<size_t>(k) < info_.outputs.size()
                                  ? absl::StrCat(" '", info_.outputs[static_cast<size_t>(k)], "'")
                                  : "";
-    absl::StatusOr<std::vector<Ref<const HostTensor>>> expected =
-        onnx_frontend::ReadSequenceProtoFile(ds.output_files[static_cast<size_t>(k)]);
-    if (!expected.ok()) return Fail(absl::StrCat(prefix, "output_", k, ".pb: ", StatusText(expected.status())));
+    const std::vector<Ref<const HostTensor>>* expected = &want_elems;
     int32_t count = 0;
     if (KilnStatus* st = kiln_session_get_output_sequence_length(session, k, &count); st != nullptr) {
       return Fail(absl::StrCat(prefix, "output ", k, name, ": ", KilnStatusText(st)));
