@@ -112,7 +112,12 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
   auto t0 = std::chrono::steady_clock::now();
   phase("passes");
   // `?` input dims named first, so the VM can compute every output shape.
+  // Names make the types more precise than the program's: one that lets two
+  // inputs' `?` extents meet (a reference written with a value shaped like
+  // another input, an ADT field or a closure parameter fed by both) no longer
+  // type-checks with them, and is compiled with its `?` dims as written.
   KILN_ASSIGN_OR_RETURN(Module named, lowering::vm::NameAnyInputDims(module));
+  if (!types::InferType(named).ok()) named = module;
   KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(named, options));
   auto t1 = std::chrono::steady_clock::now();
   lowering::LowerOptions lower = options.lower;

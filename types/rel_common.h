@@ -17,10 +17,10 @@
 //     do not unify. The unified dim prefers static, then symbolic, then `?`; two
 //     different symbolic dims unify to `?`.
 //   - Broadcasting (BroadcastDim): equal -> that dim; static 1 with d -> d;
-//     `?` with d (d not 1) -> d, since `?` must be 1 or d at run time; `?` with 1
-//     -> `?`; symbolic with a static d (not 1) -> d (same argument); two
-//     different symbolic dims -> `?`; two different static dims (neither 1) ->
-//     error.
+//     `?` or symbolic with a static d (not 1) -> d, since the other must be 1 or
+//     d at run time; `?` with a symbolic n -> `?` (n may be 1 and `?` larger);
+//     two different symbolic dims -> `?`; two different static dims (neither
+//     1) -> error.
 #ifndef KILN_TYPES_REL_COMMON_H_
 #define KILN_TYPES_REL_COMMON_H_
 
@@ -148,9 +148,9 @@ inline std::optional<Dim> BroadcastDim(const Dim& a, const Dim& b) {
   if (a.is_static() && b.is_static()) return std::nullopt;
   if (a.is_static()) return a;  // b is ? or symbolic: must be 1 or a
   if (b.is_static()) return b;
-  if (a.is_any()) return b;
-  if (b.is_any()) return a;
-  return Dim::Any();  // two different symbolic dims
+  // ? with a symbolic n is not n: n may be 1 at run time and ? larger. Like
+  // two different symbolic dims, the extent is known only at run time.
+  return Dim::Any();
 }
 
 // NumPy broadcasting of two shapes, right-aligned. The error names both types

@@ -502,9 +502,28 @@ std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
   // stands for names `prev` twice: written out, a chain of broadcasts would
   // double at every step).
   std::map<std::pair<const tir::ExprNode*, const tir::ExprNode*>, tir::Var> broadcast_of;
-  if (params.size() != fn->params.size()) return std::nullopt;  // a tuple parameter
   absl::flat_hash_map<const ExprNode*, std::vector<tir::PrimExpr>> shape;
-  for (size_t i = 0; i < params.size(); ++i) shape[fn->params[i].get()] = params[i]->shape;
+  // A tuple parameter of tensors has one buffer per field (in order); its
+  // projections take those fields' shapes.
+  absl::flat_hash_map<const ExprNode*, std::vector<std::vector<tir::PrimExpr>>> tuple_param;
+  size_t next = 0;
+  for (const Var& p : fn->params) {
+    const Type t = p->checked_type() ? p->checked_type() : p->type_annotation;
+    if (t && t.as<TensorTypeNode>() != nullptr) {
+      if (next >= params.size()) return std::nullopt;
+      shape[p.get()] = params[next++]->shape;
+      continue;
+    }
+    const auto* tup = t ? t.as<TupleTypeNode>() : nullptr;
+    if (tup == nullptr) return std::nullopt;
+    std::vector<std::vector<tir::PrimExpr>> fields;
+    for (const Type& f : tup->fields) {
+      if (f.as<TensorTypeNode>() == nullptr || next >= params.size()) return std::nullopt;
+      fields.push_back(params[next++]->shape);
+    }
+    tuple_param[p.get()] = std::move(fields);
+  }
+  if (next != params.size()) return std::nullopt;
   auto known = [&](const Shape& s) {
     for (const Dim& d : s) {
       if (d.is_any()) return false;
@@ -522,12 +541,23 @@ std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
     if (!ok || shape.count(e.get())) return;
     const auto* tt = e->checked_type() ? e->checked_type().as<TensorTypeNode>() : nullptr;
     if (e->kind == ExprKind::kTuple || e->kind == ExprKind::kOp) return;
+    if (tuple_param.count(e.get())) return;  // its projections are looked up
     if (tt == nullptr) {
       ok = false;
       return;
     }
     if (known(tt->shape)) {
       shape[e.get()] = vars.Shape(tt->shape);
+      return;
+    }
+    if (const auto* get = e.as<TupleGetItemNode>()) {
+      auto it = tuple_param.find(get->tuple.get());
+      if (it == tuple_param.end() || get->index < 0 ||
+          static_cast<size_t>(get->index) >= it->second.size()) {
+        ok = false;
+        return;
+      }
+      shape[e.get()] = it->second[static_cast<size_t>(get->index)];
       return;
     }
     const auto* call = e.as<CallNode>();
@@ -624,6 +654,46 @@ std::optional<std::vector<std::vector<tir::PrimExpr>>> ComposedShapes(
       const int64_t axis = a->axis < 0 ? a->axis + r + 1 : a->axis;
       out = *args[0];
       out.insert(out.begin() + axis, static_cast<size_t>(a->num_newaxis), tir::IntImm(1));
+    } else if (call->attrs.as<ReduceAttrs>() != nullptr && args.size() == 1 &&
+               op->def->pattern == OpPattern::kCommReduce) {
+      // sum, mean, max, ...: the reduced axes dropped, or 1 with keepdims.
+      const auto* a = call->attrs.as<ReduceAttrs>();
+      const int64_t r = static_cast<int64_t>(args[0]->size());
+      std::vector<bool> reduced(static_cast<size_t>(r), !a->axis.has_value());
+      for (int64_t ax : a->axis.value_or(std::vector<int64_t>{})) {
+        const int64_t k = ax < 0 ? ax + r : ax;
+        if (k < 0 || k >= r) {
+          ok = false;
+          return;
+        }
+        reduced[static_cast<size_t>(k)] = true;
+      }
+      for (int64_t k = 0; k < r; ++k) {
+        const bool gone = reduced[static_cast<size_t>(k)] != (a->exclude && a->axis.has_value());
+        if (!gone) out.push_back((*args[0])[static_cast<size_t>(k)]);
+        else if (a->keepdims) out.push_back(tir::IntImm(1));
+      }
+    } else if (name == "transpose" && args.size() == 1) {
+      const auto* a = call->attrs.as<TransposeAttrs>();
+      const int64_t r = static_cast<int64_t>(args[0]->size());
+      if (a == nullptr) {
+        ok = false;
+        return;
+      }
+      const bool reverse = !a->axes.has_value() || a->axes->empty();
+      if (!reverse && a->axes->size() != static_cast<size_t>(r)) {
+        ok = false;
+        return;
+      }
+      for (int64_t k = 0; k < r; ++k) {
+        int64_t from = reverse ? r - 1 - k : (*a->axes)[static_cast<size_t>(k)];
+        from = from < 0 ? from + r : from;
+        if (from < 0 || from >= r) {
+          ok = false;
+          return;
+        }
+        out.push_back((*args[0])[static_cast<size_t>(from)]);
+      }
     } else if (name == "take" && args.size() == 2) {
       const auto* a = call->attrs.as<TakeAttrs>();
       if (a == nullptr || !a->axis || a->batch_dims != 0) {

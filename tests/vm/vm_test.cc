@@ -879,5 +879,48 @@ def @main(%n: Tensor[(), int32], %x: Tensor[(N, 2), float32]) {
   unlink(mutant.c_str());
 }
 
+
+// Kernels whose output extent is `?` because two inputs' `?` extents meet
+// (x_0 vs y_0 after naming) and then pass through a reduction with
+// keepdims, a transpose and a projection of a tuple parameter: the composed
+// shape function follows each of them (one artifact, several shapes).
+TEST(Vm, ComposedShapesThroughReductionsTransposesAndTupleParameters) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(?, 3), float32], %y: Tensor[(?, 3), float32]) {
+  %0 = add(%x, %y);
+  %1 = transpose(mean(%0, axis=[1], keepdims=true), axes=[1, 0]);
+  %2 = sum(multiply(%0, 2f), axis=[0]);
+  let %t = (tanh(%0), %y);
+  (%1, %2, minimum(%t.0, %t.1), max(%0, axis=[1], exclude=true))
+}
+)";
+  const std::string path = TempPath("composed_reduce.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  for (auto [n, m] : {std::pair<int64_t, int64_t>{4, 4}, {1, 5}, {3, 1}, {2, 2}}) {
+    SCOPED_TRACE(absl::StrCat(n, " ", m));
+    RunAndCompare(art, text, {{kF32, {n, 3}, {}}, {kF32, {m, 3}, {}}}, 13);
+  }
+}
+
+// A program whose `?` extents of two inputs must be the same type (a
+// reference written with values shaped like either input) compiles, keeping
+// its `?` dims as written when naming them per input would not type-check.
+TEST(Vm, AnyDimsThatMeetInAReferenceCompile) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(?, 2), float32], %y: Tensor[(?, 2), float32]) {
+  let %r = ref(%x);
+  let %u = ref_write(%r, tanh(%y));
+  add(ref_read(%r), %x)
+}
+)";
+  const std::string path = TempPath("any_ref.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  for (int64_t n : {1, 3}) RunAndCompare(art, text, {{kF32, {n, 2}, {}}, {kF32, {n, 2}, {}}}, 17);
+}
+
 }  // namespace
 }  // namespace kiln
