@@ -127,7 +127,8 @@ TEST(ConvertOptional, OptionalTensorGraphInput) {
   absl::StatusOr<TypeData> gtd = g->LookupTypeDef("Optional_float32_1");
   ASSERT_TRUE(gtd.ok());
   auto rg = RunMain(*g, {interp::Value::Adt((*gtd)->constructors[1], {})});
-  EXPECT_FALSE(rg.ok());
+  ASSERT_FALSE(rg.ok());
+  EXPECT_THAT(rg.status().message(), HasSubstr("no clause matches the value (constructor None_float32_1)"));
 }
 
 // An optional of a sequence: Optional(SequenceConstruct(a, b)), read back
