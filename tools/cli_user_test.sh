@@ -268,6 +268,35 @@ assert d['outputs'][1]['values'] == [False] or d['outputs'][1]['values'] == [0],
 check "run it with none, as text" "$kiln" run "$tmp/opt_has.so" --input "o=none"
 expect_out "output 0 'same': none" "a none output prints none"
 expect_error 1 "input 'x0' is not an optional; it cannot be none" "$kiln" run "$tmp/seqmap.so" --input "x0=none" --input "x1=[]"
+# A Loop carrying an optional that starts empty (the body gives o's value + 1,
+# or [0] for none): compiled once, run with none and with a value.
+check "a Loop over an optional" "$py" -c "
+import sys, onnx, numpy as np
+from onnx import helper as h, TensorProto as T
+optT = h.make_optional_type_proto(h.make_tensor_type_proto(T.FLOAT, ['L']))
+one = h.make_node('Constant', [], ['one'], value=h.make_tensor('one', T.FLOAT, [1], [1.0]))
+zero = h.make_node('Constant', [], ['e'], value=h.make_tensor('zero', T.FLOAT, [1], [0.0]))
+then_g = h.make_graph([h.make_node('OptionalGetElement', ['o_in'], ['g']), one, h.make_node('Add', ['g', 'one'], ['t'])],
+                      'then', [], [h.make_tensor_value_info('t', T.FLOAT, None)])
+else_g = h.make_graph([zero], 'else', [], [h.make_tensor_value_info('e', T.FLOAT, None)])
+body = h.make_graph([h.make_node('Identity', ['c_in'], ['c_out']), h.make_node('OptionalHasElement', ['o_in'], ['has']),
+                     h.make_node('If', ['has'], ['v'], then_branch=then_g, else_branch=else_g)], 'body',
+                    [h.make_tensor_value_info('i', T.INT64, []), h.make_tensor_value_info('c_in', T.BOOL, []),
+                     h.make_value_info('o_in', optT)],
+                    [h.make_tensor_value_info('c_out', T.BOOL, []), h.make_tensor_value_info('v', T.FLOAT, None)])
+g = h.make_graph([h.make_node('Loop', ['M', '', 'o0'], ['o'], body=body)], 'g',
+                 [h.make_tensor_value_info('M', T.INT64, []), h.make_value_info('o0', optT)], [h.make_value_info('o', optT)])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid('', 16)]), sys.argv[1])
+for m in [0, 3]: np.save(sys.argv[2] + '/m%d.npy' % m, np.array(m, np.int64))
+np.save(sys.argv[2] + '/x2.npy', np.array([10, 20], np.float32))
+" "$tmp/loopopt.onnx" "$tmp"
+check "compile the optional Loop" "$kiln" compile "$tmp/loopopt.onnx" -o "$tmp/loopopt.so"
+check "zero trips from none" "$kiln" run "$tmp/loopopt.so" --input "M=$tmp/m0.npy" --input "o0=none"
+expect_out "output 0 'o': none" "zero trips from none stay none"
+check "three trips from none" "$kiln" run "$tmp/loopopt.so" --input "M=$tmp/m3.npy" --input "o0=none"
+expect_out "  [2]" "three trips from none: [0], [1], [2]"
+check "three trips from a value" "$kiln" run "$tmp/loopopt.so" --input "M=$tmp/m3.npy" --input "o0=$tmp/x2.npy"
+expect_out "  [13, 23]" "three trips from [10, 20]"
 
 # ---- 4. --json on compile --timing and run.
 check "compile --timing --json" "$kiln" compile "$model" -o "$tmp/j.so" --timing --json

@@ -353,8 +353,18 @@ Outs ConvertLoop(ConvertContext& c) {
   std::vector<TensorType> v_types;
   // A loop-carried sequence (convert_sequence.cc): its ADT; null for a tensor.
   std::vector<std::optional<SequenceAdt>> v_seq(static_cast<size_t>(n));
+  // A loop-carried optional (convert_optional.cc): its ADT. The body may
+  // give the optional or its value (ONNX's test_loop16_seq_none), wrapped
+  // in Some then.
+  std::vector<std::optional<OptionalAdt>> v_opt(static_cast<size_t>(n));
   for (int k = 0; k < n; ++k) {
     KILN_ASSIGN_OR_RETURN(Expr v, c.Input(2 + k));
+    if (std::optional<OptionalAdt> a = c.AsOptional(v->checked_type())) {
+      v_opt[static_cast<size_t>(k)] = *a;
+      v_init.push_back(std::move(v));
+      v_types.push_back(a->elem);  // unused for an optional
+      continue;
+    }
     if (std::optional<SequenceAdt> a = c.AsSequence(v->checked_type())) {
       v_seq[static_cast<size_t>(k)] = *a;
       v_init.push_back(std::move(v));
@@ -386,7 +396,9 @@ Outs ConvertLoop(ConvertContext& c) {
     body_in = {iter, cond_in};
     for (int k = 0; k < n; ++k) {
       const std::optional<SequenceAdt>& seq = v_seq[static_cast<size_t>(k)];
-      vs.push_back(TypedVar(body->input(2 + k).name(), seq ? seq->type : Type(v_types[static_cast<size_t>(k)])));
+      const std::optional<OptionalAdt>& opt = v_opt[static_cast<size_t>(k)];
+      vs.push_back(TypedVar(body->input(2 + k).name(),
+                            opt ? opt->type : seq ? seq->type : Type(v_types[static_cast<size_t>(k)])));
       // An empty sequence whose rank the body's first insert decides: so
       // may the state's (the body is imported again with that rank).
       if (seq && c.IsRankPending(v_init[static_cast<size_t>(k)])) c.MarkRankPending(vs.back());
@@ -396,6 +408,26 @@ Outs ConvertLoop(ConvertContext& c) {
     bool changed = false;
     for (int k = 0; k < n; ++k) {
       const Type& got = outs[static_cast<size_t>(1 + k)]->checked_type();
+      if (const std::optional<OptionalAdt>& opt = v_opt[static_cast<size_t>(k)]) {
+        if (TypeEqual(got, opt->type)) continue;
+        // The optional's value: Some(value) is carried.
+        bool is_value = false;
+        if (opt->of_sequence) {
+          std::optional<SequenceAdt> got_seq = c.AsSequence(got);
+          is_value = got_seq && TypeEqual(got_seq->type, opt->payload);
+        } else if (const auto* tt = got.as<TensorTypeNode>()) {
+          is_value = tt->dtype == opt->elem->dtype && tt->shape.size() == opt->elem->shape.size();
+        }
+        if (!is_value) {
+          return c.Invalid(absl::StrCat("loop-carried value ", k, " ('", body->output(1 + k).name(),
+                                        "') is an optional (", TypeToString(opt->type),
+                                        "), but the body gives ", TypeToString(got)));
+        }
+        KILN_ASSIGN_OR_RETURN(Call some, MakeCall(opt->some, {outs[static_cast<size_t>(1 + k)]}));
+        some->set_checked_type(opt->type);
+        outs[static_cast<size_t>(1 + k)] = some;
+        continue;
+      }
       if (std::optional<SequenceAdt>& seq = v_seq[static_cast<size_t>(k)]) {
         std::optional<SequenceAdt> got_seq = c.AsSequence(got);
         if (!got_seq) {

@@ -182,6 +182,42 @@ TEST(ConvertOptional, IfBranchesOfOptionals) {
   }
 }
 
+// A Loop carrying an optional that starts empty: the body gives the value
+// (o's value + 1, or [0] when o is none), which the loop carries as Some.
+TEST(ConvertOptional, LoopCarriesAnOptional) {
+  onnx::AttributeProto one_attr = AttrTensor("value", MakeFloatTensor("one", {1}, {1}));
+  onnx::AttributeProto zero_attr = AttrTensor("value", MakeFloatTensor("zero", {1}, {0}));
+  onnx::GraphProto then_g = Graph("then",
+                                  {MakeNode("OptionalGetElement", {"o_in"}, {"g"}),
+                                   MakeNode("Constant", {}, {"one"}, {one_attr}), MakeNode("Add", {"g", "one"}, {"t"})},
+                                  {}, {MakeValueInfoNoShape("t", kF)});
+  onnx::GraphProto else_g =
+      Graph("else", {MakeNode("Constant", {}, {"e"}, {zero_attr})}, {}, {MakeValueInfoNoShape("e", kF)});
+  onnx::GraphProto body = Graph(
+      "body",
+      {MakeNode("Identity", {"c_in"}, {"c_out"}), MakeNode("OptionalHasElement", {"o_in"}, {"has"}),
+       MakeNode("If", {"has"}, {"v"}, {AttrGraph("then_branch", then_g), AttrGraph("else_branch", else_g)})},
+      {MakeValueInfo("i", kI, {}), MakeValueInfo("c_in", kB, {}), OptionalInfo("o_in", TensorTypeProto(kF, 1))},
+      {MakeValueInfo("c_out", kB, {}), MakeValueInfoNoShape("v", kF)});
+  auto model = [&](const std::string& read, int32_t out_type) {
+    std::vector<onnx::NodeProto> nodes = {
+        MakeNode("Optional", {}, {"o0"}, {AttrType("type", TensorTypeProto(kF, 1))}),
+        MakeNode("Loop", {"M", "", "o0"}, {"o"}, {AttrGraph("body", body)}),
+        MakeNode(read, {"o"}, {"y"})};
+    return MakeModel(16, nodes, {MakeValueInfo("M", kI, {})}, {MakeValueInfoNoShape("y", out_type)});
+  };
+  for (int64_t m : {1, 3}) {
+    auto out = RunModel(model("OptionalGetElement", kF), {In("M", DataType::Int(64), {}, {static_cast<double>(m)})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Values(*out->at(0)), V{static_cast<double>(m - 1)}) << m;
+  }
+  for (int64_t m : {0, 2}) {
+    auto out = RunModel(model("OptionalHasElement", kB), {In("M", DataType::Int(64), {}, {static_cast<double>(m)})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Values(*out->at(0)), V{m > 0 ? 1.0 : 0.0}) << m;
+  }
+}
+
 // Opset 18: OptionalHasElement / OptionalGetElement take a tensor (it has
 // its element; it is its element) or no input (none).
 TEST(ConvertOptional, Opset18PlainInputs) {
