@@ -20,7 +20,8 @@
 //
 // Identity, If branches and graph inputs and outputs pass optionals as they
 // are (importer.cc: an optional graph input is a `main` parameter of the
-// ADT type).
+// ADT type); a Loop carries one, a body that gives the value having it
+// carried as Some(value) (convert_control.cc).
 #include <cstdint>
 #include <optional>
 #include <string>
