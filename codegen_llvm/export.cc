@@ -475,6 +475,11 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
                            const lowering::GraphPlan& plan, const std::string& path,
                            const ExportOptions& options, ExportStats* stats) {
   if (path.empty()) return absl::InvalidArgumentError("export: empty output path");
+  // The output may replace a regular file (or a symlink, itself), never a
+  // device, directory or FIFO: renaming onto /dev/null as root would
+  // replace the device. Checked first, before any code is generated (a
+  // compile to `-o /tmp` is refused at once), and again before the move.
+  KILN_RETURN_IF_ERROR(CheckOutputPath(path));
   auto t0 = std::chrono::steady_clock::now();
   const int total = static_cast<int>(kernels.size());
   std::function<void()> on_kernel;
@@ -497,10 +502,7 @@ absl::Status ExportLibrary(const std::vector<tir::PrimFunc>& kernels, const Targ
 
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<TempDir> tmp, TempDir::Create(options.keep_temps));
   const std::string dir = tmp->path();
-  // The output may replace a regular file (or a symlink, itself), never a
-  // device, directory or FIFO: renaming onto /dev/null as root would
-  // replace the device.
-  KILN_RETURN_IF_ERROR(CheckOutputPath(path));
+  KILN_RETURN_IF_ERROR(CheckOutputPath(path));  // it may have changed meanwhile
   // Linked and sealed inside the private temporary directory (mode 0700:
   // nothing can be planted there), then moved into place.
   const std::string staged = dir + "/model.so";

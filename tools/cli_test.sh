@@ -115,6 +115,13 @@ expect_error 1 "is not a regular file (a FIFO)" "$kiln" compile "$model" -o "$tm
 [[ -p "$tmp/fifo.so" ]] || { echo "FAIL: compile replaced a FIFO"; fail=1; }
 mkdir -p "$tmp/adir.so"
 expect_error 1 "is not a regular file (a directory)" "$kiln" compile "$model" -o "$tmp/adir.so"
+# Refused before the model is read (a model that does not exist here): the
+# whole compile used to run first ("cannot write /tmp: Success" before that).
+expect_error 1 "cannot write $tmp/adir.so: it exists and is not a regular file (a directory)" \
+  "$kiln" compile "$tmp/no_such_model.onnx" -o "$tmp/adir.so"
+expect_error 1 "cannot write /dev/null: it exists and is not a regular file (a device or socket)" \
+  "$kiln" compile "$model" -o /dev/null
+[[ -c /dev/null ]] || { echo "FAIL: /dev/null is no longer a character device"; fail=1; }
 if [[ -d /dev/shm && -w /dev/shm ]]; then
   shm_tmp=$(mktemp -d /dev/shm/kiln_cli_test.XXXXXX)
   check "compile with the temporary directory on another file system" env TMPDIR="$shm_tmp" "$kiln" compile "$model" -o "$tmp/moved.so"

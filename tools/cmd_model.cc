@@ -2,6 +2,8 @@
 //
 // The compiler subcommands of `kiln`: print, check, opt, lower and compile,
 // on the C API (kiln/kiln.h) alone (graph is in cmd_graph.cc).
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -444,6 +446,18 @@ int Compile(const std::vector<std::string>& args) {
     return p.Usage("--json and --emit both write to stdout; use --dump-ir DIR with --json");
   }
   if (json && output.empty()) return p.Usage("--json reports a compile: give -o MODEL.so");
+  // An output that could never be written is refused before the model is
+  // even read (issue 15: `-o /tmp` used to compile the whole model first).
+  // The export checks again (kiln_model_compile).
+  if (struct stat st; !output.empty() && lstat(output.c_str(), &st) == 0 &&
+                      !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    return Fail("compile", absl::StrCat("cannot write ", output,
+                                        ": it exists and is not a regular file (",
+                                        S_ISDIR(st.st_mode)    ? "a directory"
+                                        : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                               : "a device or socket",
+                                        "); kiln only replaces regular files"));
+  }
   Progress progress("compile");
   progress.Phase(absl::StrCat("reading ", file));
   int rc = 0;
