@@ -21,7 +21,8 @@
 //   concatenate(h, cat(t)) } }
 //                             (new_axis: each element expand_dims'ed first)
 //   SplitToSequence(x, split) a SeqCons chain of static slices (split
-//                             constant or absent)
+//                             constant or absent), or of dyn.strided_slices
+//                             (a 1-D split of static length given at run time)
 //   SequenceMap(s..., x...)   map(s0, s1, ...) = match s0 { Cons(h0, t0) => match s1 { Cons(h1, t1)
 //   =>
 //                             let r = map(t0, t1, ...); (Cons(body(h0, h1, ..., x...)_k, r.k))_k },
@@ -388,6 +389,25 @@ Outs ConvertSplitToSequence(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(int64_t axis, c.AttrInt("axis", 0));
   KILN_ASSIGN_OR_RETURN(int64_t keepdims, c.AttrInt("keepdims", 1));
   KILN_ASSIGN_OR_RETURN(axis, cvt::NormAxis(c, axis, t->ndim()));
+  if (c.HasInput(1)) {
+    // A 1-D split given at run time (its length static): that many parts,
+    // each a dyn.strided_slice from the sizes summed before it; the axis's
+    // extent may be known only at run time too.
+    absl::StatusOr<std::optional<std::vector<int64_t>>> split = c.ConstantInts(1);
+    KILN_ASSIGN_OR_RETURN(TensorType st, c.InputType(1));
+    if (!split.ok() && cvt::NeedsValue(split.status()) && st->ndim() == 1 && st->shape[0].is_static()) {
+      const int64_t k = st->shape[0].value();
+      if (k < 1) return c.Invalid("split is empty");
+      KILN_ASSIGN_OR_RETURN(std::vector<Expr> parts,
+                            cvt::DynamicSplit(c, x, axis, static_cast<int>(k), split.status()));
+      KILN_ASSIGN_OR_RETURN(SequenceAdt a, c.Sequence(t->dtype, t->ndim()));
+      KILN_ASSIGN_OR_RETURN(Expr s, Nil(a));
+      for (size_t j = parts.size(); j-- > 0;) {
+        KILN_ASSIGN_OR_RETURN(s, Cons(a, parts[j], s));
+      }
+      return std::vector<Expr>{s};
+    }
+  }
   if (!t->shape[static_cast<size_t>(axis)].is_static()) {
     return c.Unsupported(absl::StrCat("SplitToSequence along axis ", axis,
                                       " whose extent is known only at run time"));
@@ -399,7 +419,7 @@ Outs ConvertSplitToSequence(ConvertContext& c) {
     absl::StatusOr<std::optional<std::vector<int64_t>>> split = c.ConstantInts(1);
     if (!split.ok() && cvt::NeedsValue(split.status())) {
       return c.Unsupported(
-          "SplitToSequence with the split given at run time (the number of elements would be "
+          "SplitToSequence with a scalar split given at run time (the number of elements would be "
           "known only then)");
     }
     KILN_RETURN_IF_ERROR(split.status());

@@ -124,6 +124,32 @@ TEST(ConvertSequence, SplitToSequence) {
   EXPECT_THAT(bad.status().message(), HasSubstr("split sums to 2; the axis has 5"));
 }
 
+// SplitToSequence with a 1-D split given at run time (its length static):
+// that many parts, along an axis whose extent is symbolic; the sizes may be 0.
+TEST(ConvertSequence, SplitToSequenceWithARunTimeSplit) {
+  onnx::ModelProto m = MakeModel(
+      12,
+      {MakeNode("SplitToSequence", {"x", "sp"}, {"s"}), MakeNode("SequenceLength", {"s"}, {"n"}),
+       MakeNode("SequenceAt", {"s", "at"}, {"e"})},
+      {MakeValueInfo("x", kF, {"L", 2}), MakeValueInfo("sp", kL, {3}), MakeValueInfo("at", kL, {})},
+      {MakeValueInfoNoShape("n", kL), MakeValueInfoNoShape("e", kF)});
+  const V x = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};  // [5, 2]
+  struct Case {
+    std::vector<double> sp;
+    int64_t at;
+    V want;
+  };
+  for (const Case& k : {Case{{1, 3, 1}, 1, {2, 3, 4, 5, 6, 7}}, Case{{0, 5, 0}, 2, {}},
+                        Case{{2, 0, 3}, 0, {0, 1, 2, 3}}}) {
+    auto out = RunModel(m, {F32In("x", {5, 2}, x), In("sp", kI64, {3}, k.sp),
+                            In("at", kI64, {}, {static_cast<double>(k.at)})});
+    ASSERT_TRUE(out.ok()) << out.status();
+    EXPECT_EQ(Values(*out->at(0)), V{3});
+    EXPECT_EQ(Values(*out->at(1)), k.want) << k.at;
+    EXPECT_EQ(out->at(1)->shape(), (std::vector<int64_t>{static_cast<int64_t>(k.want.size() / 2), 2}));
+  }
+}
+
 // A sequence graph input is the list ADT; its elements' rank comes from the
 // declared element shape or from input_shapes.
 TEST(ConvertSequence, SequenceGraphInputs) {
