@@ -16,6 +16,7 @@
 #include "ir/traversal.h"
 #include "ir/type.h"
 #include "lowering/compute/op_compute.h"
+#include "lowering/vm/batch_split.h"
 #include "lowering/vm/shape_func.h"
 #include "types/infer_type.h"
 
@@ -671,7 +672,15 @@ absl::StatusOr<const ProgramCompiler::Kernel*> ProgramCompiler::KernelFor(const 
   auto it = kernels_.find(fn.get());
   if (it != kernels_.end()) return &it->second;
   const std::string name = UniqueName(KernelName(fn));
-  KILN_ASSIGN_OR_RETURN(LoweredFunc lowered, LowerPrimitive(fn, name, options_));
+  // A symbolic batch: the static schedules inside a loop over it, when the
+  // kernel's operators allow (batch_split.h).
+  KILN_ASSIGN_OR_RETURN(std::optional<LoweredFunc> split, LowerBatchSplit(fn, name, options_));
+  LoweredFunc lowered;
+  if (split) {
+    lowered = *std::move(split);
+  } else {
+    KILN_ASSIGN_OR_RETURN(lowered, LowerPrimitive(fn, name, options_));
+  }
   Kernel k;
   k.index = AddKernel(lowered.func);
   ++out_.num_fused_kernels;

@@ -922,5 +922,36 @@ def @main(%x: Tensor[(?, 2), float32], %y: Tensor[(?, 2), float32]) {
   for (int64_t n : {1, 3}) RunAndCompare(art, text, {{kF32, {n, 2}, {}}, {kF32, {n, 2}, {}}}, 17);
 }
 
+
+// A convolutional block over a symbolic batch: its kernels (convolution with
+// a residual add, pooling, dense, softmax, the layout transforms) are the
+// static N = 1 schedules inside a loop over the batch
+// (lowering/vm/batch_split.h); the sum over the batch axis is not split.
+// Every output matches the interpreter at several batch sizes.
+TEST(Vm, SymbolicBatchKernelsRunTheStaticSchedules) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 3, 8, 8), float32], %r: Tensor[(N, 8, 8, 8), float32]) {
+  %w = sin(reshape(dyn.arange(0f, 216f, 1f), newshape=[8, 3, 3, 3]));
+  %b = cos(dyn.arange(0f, 8f, 1f));
+  %d = multiply(sin(reshape(dyn.arange(0f, 160f, 1f), newshape=[10, 16])), 0.25f);
+  %0 = nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1], channels=8, kernel_size=[3, 3]), %b);
+  %1 = nn.relu(add(%0, %r));
+  %2 = nn.max_pool2d(%1, pool_size=[2, 2], strides=[2, 2]);
+  %3 = reshape(nn.global_avg_pool2d(%2), newshape=[-1, 8]);
+  %4 = concatenate((%3, nn.relu(%3)), axis=1);
+  (nn.softmax(nn.dense(%4, %d, units=10)), sum(%1, axis=[0]), %2)
+}
+)";
+  const std::string path = TempPath("batch_split.so");
+  ASSERT_EQ(Compile(text, path), "");
+  Artifact art(path);
+  ASSERT_EQ(art.status(), "");
+  for (int64_t n : {1, 2, 5}) {
+    SCOPED_TRACE(n);
+    RunAndCompare(art, text, {{kF32, {n, 3, 8, 8}, {}}, {kF32, {n, 8, 8, 8}, {}}},
+                  21 + static_cast<uint32_t>(n));
+  }
+}
+
 }  // namespace
 }  // namespace kiln
