@@ -35,6 +35,7 @@
 //
 // A shape-like input must have a static length (it fixes the output rank);
 // otherwise the original "must be known at import time" error stands.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -171,8 +172,193 @@ absl::StatusOr<Expr> DynamicShapeOf(ConvertContext& c, Expr x, int64_t start, in
   return SliceAxis(c, s, 0, start, end, 1);
 }
 
+namespace {
+
+// An integer tensor of rank 0 or 1 whose entries are known as dims: static
+// numbers or symbolic dims of some tensor's type.
+struct DimValue {
+  std::vector<Dim> v;
+  bool scalar = false;
+};
+
+std::optional<DimValue> ConstantInts(const HostTensor& t) {
+  if (t.ndim() > 1 || !(t.dtype().is_int() || t.dtype().is_uint())) return std::nullopt;
+  DimValue out;
+  out.scalar = t.ndim() == 0;
+  for (int64_t i = 0; i < t.num_elements(); ++i) {
+    int64_t v = 0;
+    switch (t.dtype().bits()) {
+      case 64: v = t.data<int64_t>()[i]; break;
+      case 32: v = t.data<int32_t>()[i]; break;
+      default: return std::nullopt;
+    }
+    out.v.push_back(Dim(v));
+  }
+  return out;
+}
+
+// What a shape computation evaluates to, as dims: shape_of a tensor gives its
+// type's dims (symbolic ones too); take, strided_slice, concatenate, expand
+// dims, reshape to 1-D, cast and scalar arithmetic follow. nullopt for
+// anything that reads values (a graph input's data) or that this does not
+// follow.
+std::optional<DimValue> SymbolicInts(const Expr& e, int depth = 0) {
+  if (depth > 64 || !e) return std::nullopt;
+  if (const auto* k = e.as<ConstantNode>()) return ConstantInts(*k->data);
+  const auto* call = e.as<CallNode>();
+  const auto* op = call != nullptr ? call->op.as<OpNode>() : nullptr;
+  if (op == nullptr) return std::nullopt;
+  const std::string& name = op->name();
+  auto arg = [&](size_t i) -> std::optional<DimValue> {
+    if (i >= call->args.size()) return std::nullopt;
+    return SymbolicInts(call->args[i], depth + 1);
+  };
+  if (name == "shape_of" && call->args.size() == 1) {
+    absl::StatusOr<TensorType> t = TypeOf(call->args[0]);
+    if (!t.ok()) return std::nullopt;
+    const TensorTypeNode* tt = t->get();
+    DimValue out;
+    for (const Dim& d : tt->shape) {
+      if (d.is_any()) return std::nullopt;
+      out.v.push_back(d);
+    }
+    return out;
+  }
+  if (name == "cast" || name == "copy") return arg(0);
+  if (name == "expand_dims" || name == "reshape" || name == "squeeze") {
+    std::optional<DimValue> v = arg(0);
+    absl::StatusOr<TensorType> t = TypeOf(e);
+    if (!v || !t.ok() || (*t)->ndim() > 1) return std::nullopt;
+    v->scalar = (*t)->ndim() == 0;
+    return v;
+  }
+  if (name == "take" && call->args.size() == 2) {
+    std::optional<DimValue> v = arg(0), idx = arg(1);
+    const auto* a = call->attrs.as<TakeAttrs>();
+    if (!v || !idx || v->scalar || a == nullptr || (a->axis && *a->axis != 0)) return std::nullopt;
+    DimValue out;
+    out.scalar = idx->scalar;
+    const int64_t n = static_cast<int64_t>(v->v.size());
+    for (const Dim& i : idx->v) {
+      if (!i.is_static()) return std::nullopt;
+      int64_t k = i.value() < 0 ? i.value() + n : i.value();
+      if (k < 0 || k >= n) return std::nullopt;
+      out.v.push_back(v->v[static_cast<size_t>(k)]);
+    }
+    return out;
+  }
+  if (name == "strided_slice" && call->args.size() == 1) {
+    std::optional<DimValue> v = arg(0);
+    const auto* a = call->attrs.as<StridedSliceAttrs>();
+    if (!v || v->scalar || a == nullptr || a->begin.size() != 1 || a->end.size() != 1 ||
+        a->slice_mode != "end" || (a->axes && (a->axes->size() != 1 || (*a->axes)[0] != 0)))
+      return std::nullopt;
+    const int64_t step = a->strides && !a->strides->empty() ? (*a->strides)[0] : 1;
+    const int64_t n = static_cast<int64_t>(v->v.size());
+    if (step != 1) return std::nullopt;
+    int64_t b = a->begin[0] < 0 ? a->begin[0] + n : a->begin[0];
+    int64_t en = a->end[0] < 0 ? a->end[0] + n : a->end[0];
+    b = std::clamp<int64_t>(b, 0, n);
+    en = std::clamp<int64_t>(en, 0, n);
+    DimValue out;
+    for (int64_t i = b; i < en; ++i) out.v.push_back(v->v[static_cast<size_t>(i)]);
+    return out;
+  }
+  if (name == "concatenate" && call->args.size() == 1) {
+    const auto* tup = call->args[0].as<TupleNode>();
+    const auto* a = call->attrs.as<ConcatenateAttrs>();
+    if (tup == nullptr || a == nullptr || a->axis != 0) return std::nullopt;
+    DimValue out;
+    for (const Expr& f : tup->fields) {
+      std::optional<DimValue> v = SymbolicInts(f, depth + 1);
+      if (!v || v->scalar) return std::nullopt;
+      out.v.insert(out.v.end(), v->v.begin(), v->v.end());
+    }
+    return out;
+  }
+  if ((name == "multiply" || name == "add" || name == "subtract" || name == "floor_divide" ||
+       name == "divide") &&
+      call->args.size() == 2) {
+    std::optional<DimValue> x = arg(0), y = arg(1);
+    if (!x || !y) return std::nullopt;
+    const size_t n = std::max(x->v.size(), y->v.size());
+    if ((x->v.size() != n && x->v.size() != 1) || (y->v.size() != n && y->v.size() != 1))
+      return std::nullopt;
+    DimValue out;
+    out.scalar = x->scalar && y->scalar;
+    for (size_t i = 0; i < n; ++i) {
+      const Dim& p = x->v[x->v.size() == 1 ? 0 : i];
+      const Dim& q = y->v[y->v.size() == 1 ? 0 : i];
+      // Integer division of sizes; a negative operand (a -1 code) is not a size.
+      if ((p.is_static() && p.value() < 0) || (q.is_static() && q.value() < 0)) return std::nullopt;
+      Dim r = name == "multiply" ? p * q
+              : name == "add"    ? p + q
+              : name == "subtract" ? p - q
+                                   : Dim::FloorDiv(p, q);
+      if (r.is_any()) return std::nullopt;
+      out.v.push_back(r);
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+// Reshape codes for x to `shape` when the shape's entries are known as dims
+// (SymbolicInts); nullopt when not, or when the codes cannot say it.
+absl::StatusOr<std::optional<std::vector<int64_t>>> SymbolicReshapeCodes(const Expr& x,
+                                                                         const Expr& shape,
+                                                                         bool allowzero) {
+  std::optional<DimValue> v = SymbolicInts(shape);
+  if (!v || v->scalar) return std::optional<std::vector<int64_t>>();
+  KILN_ASSIGN_OR_RETURN(TensorType xt, TypeOf(x));
+  // Each entry as reshape's code: a number stays; a symbolic dim equal to
+  // x's dim at the same position is 0 (copy it); one other symbolic entry
+  // becomes -1 (inferred), if the shape has no -1 already.
+  std::vector<int64_t> codes;
+  int unknown = -1;
+  bool has_infer = false;
+  for (size_t i = 0; i < v->v.size(); ++i) {
+    const Dim& d = v->v[i];
+    if (d.is_static()) {
+      if (d.value() == 0 && allowzero) {
+        // A literal 0: not a code ReshapeAttrs can say next to copies.
+        return std::optional<std::vector<int64_t>>();
+      }
+      if (d.value() < -1) return std::optional<std::vector<int64_t>>();
+      has_infer |= d.value() == -1;
+      codes.push_back(d.value());
+      continue;
+    }
+    if (i < xt->shape.size() && xt->shape[i] == d) {
+      codes.push_back(0);
+      continue;
+    }
+    if (unknown >= 0) return std::optional<std::vector<int64_t>>();
+    unknown = static_cast<int>(i);
+    codes.push_back(-1);
+  }
+  if (unknown >= 0 && has_infer) return std::optional<std::vector<int64_t>>();
+  return std::optional<std::vector<int64_t>>(std::move(codes));
+}
+
+}  // namespace
+
 absl::StatusOr<Expr> DynamicReshape(ConvertContext& c, Expr x, bool allowzero,
                                     const absl::Status& why) {
+  // A shape computed from x's (or another tensor's) symbolic dims and
+  // constants, as PyTorch exports view(B, T, 4, 8): a static reshape that
+  // keeps the dims it knows.
+  if (c.HasInput(1)) {
+    KILN_ASSIGN_OR_RETURN(Expr raw, c.Input(1));
+    KILN_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> codes,
+                          SymbolicReshapeCodes(x, raw, allowzero));
+    if (codes) {
+      auto ra = NewAttrs<ReshapeAttrs>();
+      ra->newshape = *codes;
+      absl::StatusOr<Expr> y = c.Call("reshape", {x}, ra);
+      if (y.ok()) return y;
+    }
+  }
   KILN_ASSIGN_OR_RETURN(auto shape, IntVector(c, 1, why));
   auto a = NewAttrs<DynReshapeAttrs>();
   a->allowzero = allowzero;

@@ -83,9 +83,30 @@ std::optional<absl::StatusOr<Expr>> SameBatchMatMul(ConvertContext& c, const Exp
   }
   const Dim &m = at->shape[r - 2], &k = at->shape[r - 1], &kb = bt->shape[r - 2],
             &n = bt->shape[r - 1];
-  if (!m.is_static() || !k.is_static() || !kb.is_static() || !n.is_static() || k != kb ||
-      m.value() < 1 || k.value() < 1 || n.value() < 1)
-    return std::nullopt;
+  const bool all_static = m.is_static() && k.is_static() && kb.is_static() && n.is_static();
+  if (!all_static) {
+    // Symbolic or `?` rows, columns or reduction (attention over a sequence
+    // of run-time length): the batch dims merged with reshape's -3 code and
+    // split again with -4 (each static after the first), the other dims
+    // copied; nn.batch_matmul's type relation checks K.
+    if (k.is_static() && kb.is_static() && k.value() != kb.value()) return std::nullopt;
+    auto run = [&]() -> absl::StatusOr<Expr> {
+      Expr a3 = a, b3 = b;
+      for (size_t i = 0; i + 3 < r; ++i) {
+        KILN_ASSIGN_OR_RETURN(a3, Reshape(c, a3, {-3, -2}));
+        KILN_ASSIGN_OR_RETURN(b3, Reshape(c, b3, {-3, -2}));
+      }
+      auto ba = NewAttrs<BatchMatmulAttrs>();
+      ba->transpose_b = false;
+      KILN_ASSIGN_OR_RETURN(Expr y, c.Call("nn.batch_matmul", {a3, b3}, ba));
+      for (size_t i = r - 3; i >= 1; --i) {
+        KILN_ASSIGN_OR_RETURN(y, Reshape(c, y, {-4, -1, at->shape[i].value(), -2}));
+      }
+      return y;
+    };
+    return run();
+  }
+  if (k != kb || m.value() < 1 || k.value() < 1 || n.value() < 1) return std::nullopt;
   auto run = [&]() -> absl::StatusOr<Expr> {
     Expr a3 = a, b3 = b;
     std::vector<int64_t> out = {-1};

@@ -655,5 +655,57 @@ TEST(ConvertTopK, KFromAGraphInputIsReadAtRunTime) {
   EXPECT_THAT(st.message(), HasSubstr("K must hold one element"));
 }
 
+// PyTorch's view(B, T, 4, 8) of a [B, T, 32] tensor exports a Reshape whose
+// shape is Concat(Shape(x)[0], Shape(x)[1], 4, 8): the importer follows the
+// shape computation to dims and makes a static reshape that keeps B and T
+// (not a dyn.reshape typed [?, ?, ?, ?]); the attention MatMul of the heads,
+// [B, 4, T, 8] x [B, 4, 8, T], is then a batch_matmul typed [B, 4, T, T].
+// Values vs loops written here, at two (B, T).
+TEST(ConvertReshape, SymbolicViewAndAttentionKeepTheirDims) {
+  onnx::ModelProto m = MakeModel(
+      13,
+      {MakeNode("Shape", {"x"}, {"s"}), MakeNode("Gather", {"s", "i0"}, {"b"}, {AttrInt("axis", 0)}),
+       MakeNode("Gather", {"s", "i1"}, {"t"}, {AttrInt("axis", 0)}),
+       MakeNode("Unsqueeze", {"b", "ax"}, {"b1"}), MakeNode("Unsqueeze", {"t", "ax"}, {"t1"}),
+       MakeNode("Concat", {"b1", "t1", "heads"}, {"shape"}, {AttrInt("axis", 0)}),
+       MakeNode("Reshape", {"x", "shape"}, {"q"}),
+       MakeNode("Transpose", {"q"}, {"qt"}, {AttrInts("perm", {0, 2, 1, 3})}),
+       MakeNode("Transpose", {"q"}, {"kt"}, {AttrInts("perm", {0, 2, 3, 1})}),
+       MakeNode("MatMul", {"qt", "kt"}, {"att"})},
+      {MakeValueInfo("x", onnx::TensorProto::FLOAT, {std::string("B"), std::string("T"), int64_t{32}})},
+      {MakeValueInfoNoShape("q", onnx::TensorProto::FLOAT),
+       MakeValueInfoNoShape("att", onnx::TensorProto::FLOAT)},
+      {MakeInt64Tensor("i0", {}, {0}), MakeInt64Tensor("i1", {}, {1}), MakeInt64Tensor("ax", {1}, {0}),
+       MakeInt64Tensor("heads", {2}, {4, 8})});
+  absl::StatusOr<Module> r = ImportOnnxBytes(Serialize(m));
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<Function> main = r->Lookup("main");
+  ASSERT_TRUE(main.ok());
+  EXPECT_EQ(TypeToString((*main)->body->checked_type()),
+            "(Tensor[(B, T, 4, 8), float32], Tensor[(B, 4, T, T), float32])");
+  for (auto [b, t] : {std::pair<int64_t, int64_t>{1, 3}, {2, 5}}) {
+    V x(static_cast<size_t>(b * t * 32));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(static_cast<double>((i * 37) % 11) / 11.0 - 0.5);
+    absl::StatusOr<interp::Value> y =
+        interp::RunFunction(*r, "main", {interp::Value::Tensor(Tensor(kF32, {b, t, 32}, x))});
+    ASSERT_TRUE(y.ok()) << y.status();
+    EXPECT_EQ(y->fields()[0].tensor()->shape(), (S{b, t, 4, 8}));
+    EXPECT_EQ(Values(*y->fields()[0].tensor()), x);
+    const HostTensor& att = *y->fields()[1].tensor();
+    ASSERT_EQ(att.shape(), (S{b, 4, t, t}));
+    V got = Values(att);
+    for (int64_t n = 0; n < b; ++n)
+      for (int64_t h = 0; h < 4; ++h)
+        for (int64_t i = 0; i < t; ++i)
+          for (int64_t j = 0; j < t; ++j) {
+            double want = 0;
+            for (int64_t d = 0; d < 8; ++d)
+              want += x[static_cast<size_t>((n * t + i) * 32 + h * 8 + d)] *
+                      x[static_cast<size_t>((n * t + j) * 32 + h * 8 + d)];
+            EXPECT_NEAR(got[static_cast<size_t>(((n * 4 + h) * t + i) * t + j)], want, 1e-4);
+          }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::onnx_frontend::testing
