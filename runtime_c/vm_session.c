@@ -297,6 +297,8 @@ KilnStatus* kiln_vm_session_run(KilnSession* s) {
   }
   for (uint32_t i = 0; i < n; ++i) inputs[i] = &s->vm_inputs[i];
   KilnVmSequence stack_seqs[16];
+  /* Zeroed: g++ -O2 cannot see that only the first n (<= 16) are read. */
+  memset(stack_seqs, 0, sizeof stack_seqs);
   KilnVmSequence* seqs = stack_seqs;
   if (n > 16) {
     seqs = (KilnVmSequence*)malloc(n * sizeof(KilnVmSequence));
