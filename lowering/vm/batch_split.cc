@@ -20,18 +20,6 @@
 namespace kiln::lowering::vm {
 namespace {
 
-void Flatten(const Type& t, std::vector<const TensorTypeNode*>* out, bool* ok) {
-  if (!t) {
-    *ok = false;
-  } else if (const auto* tt = t.as<TensorTypeNode>()) {
-    out->push_back(tt);
-  } else if (const auto* tup = t.as<TupleTypeNode>()) {
-    for (const Type& f : tup->fields) Flatten(f, out, ok);
-  } else {
-    *ok = false;
-  }
-}
-
 Type CheckedOrAnnotated(const Expr& e) {
   if (e->checked_type()) return e->checked_type();
   if (const auto* v = e.as<VarNode>()) return v->type_annotation;
@@ -233,9 +221,9 @@ class RowShift : public tir::StmtExprMutator {
 std::string BatchSplitRefusal(const Function& fn, std::string* batch_var) {
   std::vector<const TensorTypeNode*> io;
   bool ok = true;
-  for (const Var& p : fn->params) Flatten(CheckedOrAnnotated(p), &io, &ok);
+  for (const Var& p : fn->params) ok &= FlattenTensorTypes(CheckedOrAnnotated(p), &io);
   const size_t num_param_tensors = io.size();
-  Flatten(fn->body->checked_type(), &io, &ok);
+  ok &= FlattenTensorTypes(fn->body->checked_type(), &io);
   if (!ok) return "a parameter or result that is not tensors";
   std::string n;
   for (const TensorTypeNode* t : io) {
@@ -260,7 +248,7 @@ std::string BatchSplitRefusal(const Function& fn, std::string* batch_var) {
   for (const Var& p : fn->params) {
     std::vector<const TensorTypeNode*> ts;
     bool fine = true;
-    Flatten(CheckedOrAnnotated(p), &ts, &fine);
+    fine &= FlattenTensorTypes(CheckedOrAnnotated(p), &ts);
     bool b = false;
     for (const TensorTypeNode* t : ts) b |= Names(*t, n);
     batched[p.get()] = b;
@@ -268,7 +256,7 @@ std::string BatchSplitRefusal(const Function& fn, std::string* batch_var) {
   auto type_batched = [&](const Expr& e, bool* all_rows) {
     std::vector<const TensorTypeNode*> ts;
     bool fine = true;
-    Flatten(e->checked_type(), &ts, &fine);
+    fine &= FlattenTensorTypes(e->checked_type(), &ts);
     bool any = false;
     *all_rows = fine && !ts.empty();
     for (const TensorTypeNode* t : ts) {
@@ -366,7 +354,7 @@ absl::StatusOr<std::optional<LoweredFunc>> LowerBatchSplit(const Function& fn,
     const Type t = CheckedOrAnnotated(p);
     std::vector<const TensorTypeNode*> ts;
     bool ok = true;
-    Flatten(t, &ts, &ok);
+    ok &= FlattenTensorTypes(t, &ts);
     for (const TensorTypeNode* tt : ts) flat_batched.push_back(Names(*tt, n));
     Var one = MakeVar(p->name_hint, WithBatchOne(t, n));
     subst[p.get()] = one;
