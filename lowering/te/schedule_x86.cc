@@ -69,6 +69,10 @@ absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel,
     KILN_RETURN_IF_ERROR(s->vectorize(sp.inner));
     outer.push_back(sp.outer);
     extents.push_back(arith::CeilDiv(inner->dom.extent, tir::IntImm(lanes)));
+  } else if (!whole_nest && !outer.empty() && !tir::IsConstInt(inner->dom.extent, nullptr)) {
+    // A symbolic innermost extent (a sequence length): it stays a serial
+    // loop inside the fused one. Fused in, every element would divide the
+    // fused index by it at run time (the divisor is not a constant).
   } else if (!vectorize || outer.empty() || !IsConstAtLeast(inner->dom.extent, 2)) {
     // Nothing to vectorize: the whole nest is one parallel loop.
     outer.push_back(inner);

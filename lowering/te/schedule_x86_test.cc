@@ -327,5 +327,16 @@ TEST(ScheduleX86Test, ScalarOutputAndErrors) {
   EXPECT_FALSE(ScheduleDefaultX86(*s, {total, Placeholder({IntImm(1)}, kF32, "Z")}).ok());
 }
 
+// A symbolic innermost extent (a sequence length) is not fused into the
+// parallel loop, where every element would divide the fused index by it at
+// run time; the loops around it are fused.
+TEST(ScheduleX86Test, SymbolicInnermostExtentStaysASerialLoop) {
+  const tir::Var n = tir::MakeVar("n");
+  Tensor a = Placeholder({IntImm(3), n, n}, kF32, "A");
+  Tensor b = Compute(a.shape(), [&](const std::vector<Var>& i) { return a(E(i)) * 2.0f; }, "B",
+                     "elemwise");
+  EXPECT_EQ(Loops({b}), "parallel ax0.ax1.fused; for ax2");
+}
+
 }  // namespace
 }  // namespace kiln::te
