@@ -175,5 +175,41 @@ TEST_F(VmContract, SessionsOutliveTheirArtifactAndReleasesAreCheckedNotRepeated)
   EXPECT_EQ(y, nullptr);
 }
 
+// kiln_model_evaluate (the interpreter through the C API) checks the
+// caller's tensors too: a byte_offset that cannot be an address is refused.
+// It was memcpy'd (SIGSEGV at byte_offset 2^56: found by the C API fuzz
+// target, tests/fuzz/c_api_fuzz.cc op 26).
+TEST(EvaluateContract, ByteOffsetsThatCannotBeAddressesAreRefused) {
+  KilnModel* model = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_model_parse_text(kProgram, "contract_test", &model)), "");
+  alignas(64) float data[6] = {1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {3, 2};
+  for (uint64_t off : {uint64_t{1} << 56, UINT64_MAX - 3, uint64_t{1} << 60,
+                       (uint64_t{1} << 56) - 8}) {
+    DLTensor t{data, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, off};
+    const DLTensor* inputs[] = {&t};
+    DLManagedTensor** outs = reinterpret_cast<DLManagedTensor**>(0x1);
+    int32_t n = -1;
+    ExpectRefused(kiln_model_evaluate(model, inputs, 1, &outs, &n), "byte_offset",
+                  absl::StrCat("evaluate byte_offset ", off));
+    EXPECT_EQ(outs, nullptr);
+    EXPECT_EQ(n, 0);
+  }
+  DLTensor t{data, {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 2 * sizeof(float)};
+  shape[0] = 2;  // rows 1 and 2 of data
+  const DLTensor* inputs[] = {&t};
+  DLManagedTensor** outs = nullptr;
+  int32_t n = 0;
+  ASSERT_EQ(TakeStatus(kiln_model_evaluate(model, inputs, 1, &outs, &n)), "");
+  ASSERT_EQ(n, 1);
+  const DLTensor& y = outs[0]->dl_tensor;
+  ASSERT_EQ(y.ndim, 2);
+  EXPECT_EQ(y.shape[0], 2);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(static_cast<const float*>(y.data)[i], 2.0f * data[i + 2]);
+  outs[0]->deleter(outs[0]);
+  kiln_free(outs);
+  kiln_model_release(model);
+}
+
 }  // namespace
 }  // namespace kiln
