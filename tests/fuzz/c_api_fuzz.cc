@@ -415,7 +415,30 @@ DLTensor MakeTensor(Input& in, const TensorInfo& plan, std::vector<int64_t>* sha
     }
   }
   // Room for the plan's shape at any offset used (huge offsets must be refused).
+  // A buffer smaller than its tensor's shape is the caller's contract, not
+  // misuse kiln can see: where a damaged shape could be taken (a symbolic
+  // dim of a VM input, kiln_model_evaluate), the buffer holds it too, up to
+  // 64 MiB; past that the data pointer is NULL (refused).
   uint64_t room = plan.Bytes() + 256;
+  {
+    constexpr uint64_t kCap = uint64_t{1} << 26;
+    uint64_t want = (t.dtype.bits * t.dtype.lanes + 7u) / 8u;
+    bool fits = true, too_big = false;
+    for (int64_t d : *shape) {
+      if (d < 0) {  // refused by every entry point
+        fits = false;
+        break;
+      }
+      if (d > 0 && want > kCap / static_cast<uint64_t>(d)) {
+        fits = false;
+        too_big = true;
+        break;
+      }
+      want *= static_cast<uint64_t>(d);
+    }
+    if (fits && want + 256 > room) room = want + 256;
+    if (too_big) null_data = true;
+  }
   buf->assign(room, static_cast<uint8_t>(in.Byte()));
   t.ndim = static_cast<int32_t>(shape->size());
   t.shape = null_shape ? nullptr : shape->data();
