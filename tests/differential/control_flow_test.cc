@@ -36,9 +36,11 @@
 #include "passes/registry/register_passes.h"
 #include "tests/differential/random_program.h"
 #include "types/infer_type.h"
+#include "tests/vm/c_api_test_util.h"
 
 namespace kiln::testing {
 namespace {
+
 
 constexpr double kRtol = 1e-4;
 constexpr double kAtol = 1e-4;
@@ -56,18 +58,7 @@ int NumCases() {
   return n > 0 ? n : kDefaultCases;
 }
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
 
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
-                               kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
-}
 
 // One set of inputs for @main(%x: T, %y: T, %n: int32, %c: bool).
 struct Inputs {
@@ -131,16 +122,6 @@ absl::StatusOr<std::vector<Ref<const HostTensor>>> Flatten(const interp::Value& 
   return out;
 }
 
-DLTensor ToDL(const HostTensor& t) {
-  DLTensor d{};
-  d.data = const_cast<void*>(t.raw_data());
-  d.device = {kDLCPU, 0};
-  d.ndim = t.ndim();
-  d.dtype = {static_cast<uint8_t>(t.dtype().code()), static_cast<uint8_t>(t.dtype().bits()),
-             static_cast<uint16_t>(t.dtype().lanes())};
-  d.shape = const_cast<int64_t*>(t.shape().data());
-  return d;
-}
 
 // Runs every input set through a compiled artifact and compares with
 // `expected` (one entry per input set); "" or the first difference.
@@ -156,7 +137,7 @@ std::string RunArtifact(const std::string& path, const std::vector<Inputs>& sets
     const Inputs& in = sets[k];
     const HostTensor* hosts[4] = {in.x.get(), in.y.get(), in.n.get(), in.c.get()};
     for (int32_t i = 0; i < 4 && e.empty(); ++i) {
-      DLTensor d = ToDL(*hosts[i]);
+      DLTensor d = ToDLTensor(*hosts[i]);
       e = TakeStatus(kiln_session_set_input_index(sess, i, &d));
     }
     if (e.empty()) e = TakeStatus(kiln_session_run(sess));
@@ -194,14 +175,6 @@ std::string RunArtifact(const std::string& path, const std::vector<Inputs>& sets
   return result;
 }
 
-std::string CompileText(const std::string& text, const std::string& path) {
-  KilnModel* model = nullptr;
-  std::string e = TakeStatus(kiln_model_parse_text(text.c_str(), "random_program", &model));
-  if (!e.empty()) return absl::StrCat("parse: ", e);
-  e = TakeStatus(kiln_model_compile(model, nullptr, path.c_str(), nullptr));
-  kiln_model_release(model);
-  return e.empty() ? "" : absl::StrCat("compile: ", e);
-}
 
 struct Case {
   RandomProgram program;

@@ -14,22 +14,15 @@
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "kiln/runtime.h"
+#include "tests/vm/c_api_test_util.h"
 
 namespace kiln {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
+using ::kiln::testing::TakeStatus;
+using ::kiln::testing::TempPath;
 
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m =
-      absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ", kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
-}
+
 
 // A symbolic batch: compiled for the VM.
 constexpr char kProgram[] = R"(#[version = "0.1"]

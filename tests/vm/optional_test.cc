@@ -13,22 +13,15 @@
 #include "gtest/gtest.h"
 #include "kiln/kiln.h"
 #include "kiln/runtime.h"
+#include "tests/vm/c_api_test_util.h"
 
 namespace kiln {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
+using ::kiln::testing::TakeStatus;
+using ::kiln::testing::TempPath;
 
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m =
-      absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ", kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
-}
+
 
 // main(o, x): (Some(o's value + sum(x)) or None; 1 when o has a value, else 0).
 constexpr char kTensorProgram[] = R"(#[version = "0.1"]

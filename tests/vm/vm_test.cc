@@ -29,31 +29,20 @@
 #include "kiln/kiln.h"
 #include "kiln/runtime.h"
 #include "types/infer_type.h"
+#include "tests/vm/c_api_test_util.h"
 
 namespace kiln {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
+using ::kiln::testing::TakeStatus;
+using ::kiln::testing::TempPath;
+using ::kiln::testing::ToDLTensor;
 
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
-                               kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
-}
+
 
 // Compiles `text` into an artifact at `path`; "" or the error.
 std::string Compile(const std::string& text, const std::string& path) {
-  KilnModel* model = nullptr;
-  std::string e = TakeStatus(kiln_model_parse_text(text.c_str(), "vm_test", &model));
-  if (!e.empty()) return e;
-  e = TakeStatus(kiln_model_compile(model, nullptr, path.c_str(), nullptr));
-  kiln_model_release(model);
-  return e;
+  return ::kiln::testing::CompileText(text, path, "vm_test");
 }
 
 struct Input {
@@ -77,16 +66,6 @@ Ref<HostTensor> MakeHost(const Input& in, std::mt19937* rng) {
   return t;
 }
 
-DLTensor ToDL(const HostTensor& t) {
-  DLTensor d{};
-  d.data = const_cast<void*>(t.raw_data());
-  d.device = {kDLCPU, 0};
-  d.ndim = t.ndim();
-  d.dtype = {static_cast<uint8_t>(t.dtype().code()), static_cast<uint8_t>(t.dtype().bits()),
-             static_cast<uint16_t>(t.dtype().lanes())};
-  d.shape = const_cast<int64_t*>(t.shape().data());
-  return d;
-}
 
 // The interpreter's outputs of main (a tuple flattened one level).
 std::vector<Ref<const HostTensor>> Expected(const std::string& text,
@@ -141,7 +120,7 @@ void RunAndCompare(Artifact& art, const std::string& text, const std::vector<Inp
   int32_t n = kiln_artifact_num_inputs(art.artifact());
   ASSERT_EQ(n, static_cast<int32_t>(hosts.size()));
   for (int32_t i = 0; i < n; ++i) {
-    DLTensor d = ToDL(*hosts[static_cast<size_t>(i)]);
+    DLTensor d = ToDLTensor(*hosts[static_cast<size_t>(i)]);
     ASSERT_EQ(TakeStatus(kiln_session_set_input_index(art.session(), i, &d)), "");
   }
   ASSERT_EQ(TakeStatus(kiln_session_run(art.session())), "");
