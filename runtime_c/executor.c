@@ -442,45 +442,42 @@ KilnStatus* kiln_session_set_input_index(KilnSession* session, int32_t index,
   return set_input(session, index, tensor, 0, fn);
 }
 
-KilnStatus* kiln_session_set_input_sequence(KilnSession* session, const char* name,
-                                            const DLTensor* elements, int32_t count) {
-  static const char fn[] = "kiln_session_set_input_sequence";
+/* The index of VM input `name` for a sequence or optional call `fn`; on a
+ * graph-executor artifact (no sequences, no optionals) an error saying so,
+ * `kind` naming what the call sets ("a sequence"), `kinds` its plural. */
+static KilnStatus* vm_input_index(KilnSession* session, const char* name, const char* fn,
+                                  const char* kind, const char* kinds, int32_t* index) {
   if (session == NULL || name == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
                               session == NULL ? "session" : "name");
   }
   KilnStatus* st = kiln_session_check_live(session, fn);
   if (st != NULL) return st;
-  int32_t index = -1;
-  st = kiln_artifact_find_input(session->artifact, name, &index);
+  st = kiln_artifact_find_input(session->artifact, name, index);
   if (st != NULL) return st;
   if (session->vm == NULL) {
     return kiln_status_create(KILN_INVALID_ARGUMENT,
-                              "%s: input '%s' is a tensor (the artifact runs on the graph executor, "
-                              "which has no sequences); set it with kiln_session_set_input",
-                              fn, name);
+                              "%s: input '%s' is a tensor, not %s (the artifact runs on the graph "
+                              "executor, which has no %s); set it with kiln_session_set_input",
+                              fn, name, kind, kinds);
   }
+  return NULL;
+}
+
+KilnStatus* kiln_session_set_input_sequence(KilnSession* session, const char* name,
+                                            const DLTensor* elements, int32_t count) {
+  static const char fn[] = "kiln_session_set_input_sequence";
+  int32_t index = -1;
+  KilnStatus* st = vm_input_index(session, name, fn, "a sequence", "sequences", &index);
+  if (st != NULL) return st;
   return kiln_vm_session_set_input_sequence(session, index, elements, count, fn);
 }
 
 KilnStatus* kiln_session_set_input_none(KilnSession* session, const char* name) {
   static const char fn[] = "kiln_session_set_input_none";
-  if (session == NULL || name == NULL) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                              session == NULL ? "session" : "name");
-  }
-  KilnStatus* st = kiln_session_check_live(session, fn);
-  if (st != NULL) return st;
   int32_t index = -1;
-  st = kiln_artifact_find_input(session->artifact, name, &index);
+  KilnStatus* st = vm_input_index(session, name, fn, "an optional", "optionals", &index);
   if (st != NULL) return st;
-  if (session->vm == NULL) {
-    return kiln_status_create(KILN_INVALID_ARGUMENT,
-                              "%s: input '%s' is a tensor, not an optional (the artifact runs on the "
-                              "graph executor, which has no optionals); set it with "
-                              "kiln_session_set_input",
-                              fn, name);
-  }
   return kiln_vm_session_set_input_none(session, index, fn);
 }
 
