@@ -40,16 +40,8 @@ namespace {
 
 using cvt::Outs;
 
-Expr Typed(Expr e, const Type& t) {
-  e->set_checked_type(t);
-  return e;
-}
-
-Var TypedVar(const std::string& name, const Type& t) {
-  Var v = MakeVar(name, t);
-  v->set_checked_type(t);
-  return v;
-}
+using cvt::Typed;
+using cvt::TypedVar;
 
 // The optional ADT holding `v`'s type (a tensor or a sequence), or an error.
 absl::StatusOr<OptionalAdt> OptionalFor(ConvertContext& c, const Expr& v, absl::string_view what) {

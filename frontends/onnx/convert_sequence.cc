@@ -55,16 +55,8 @@ using cvt::Outs;
 
 const DataType kI64 = DataType::Int(64);
 
-Expr Typed(Expr e, const Type& t) {
-  e->set_checked_type(t);
-  return e;
-}
-
-Var TypedVar(const std::string& name, const Type& t) {
-  Var v = MakeVar(name, t);
-  v->set_checked_type(t);
-  return v;
-}
+using cvt::Typed;
+using cvt::TypedVar;
 
 absl::StatusOr<Expr> Cons(const SequenceAdt& a, Expr head, Expr tail) {
   KILN_ASSIGN_OR_RETURN(Call c, MakeCall(a.cons, {std::move(head), std::move(tail)}));

@@ -191,4 +191,15 @@ absl::StatusOr<Expr> Binary(ConvertContext& c, absl::string_view op, Expr a, Exp
   return c.Call(op, {std::move(a), std::move(b)});
 }
 
+Expr Typed(Expr e, const Type& t) {
+  e->set_checked_type(t);
+  return e;
+}
+
+Var TypedVar(const std::string& name, const Type& t) {
+  Var v = MakeVar(name, t);
+  v->set_checked_type(t);
+  return v;
+}
+
 }  // namespace kiln::onnx_frontend::cvt

@@ -138,6 +138,11 @@ void RegisterRnnConverters(ConverterRegistry& r);     // convert_rnn.cc (nn fami
 Outs ConvertConvNode(ConvertContext& c);
 Outs ConvertMatMulNode(ConvertContext& c);
 
+// `e` (a node built by hand, outside type inference) with its type set.
+Expr Typed(Expr e, const Type& t);
+// A variable of type `t`, annotated and checked.
+Var TypedVar(const std::string& name, const Type& t);
+
 }  // namespace kiln::onnx_frontend::cvt
 
 #endif  // KILN_FRONTENDS_ONNX_CONVERT_UTIL_H_
