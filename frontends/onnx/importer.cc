@@ -433,17 +433,9 @@ class GraphImporter {
     if (!dtype.ok()) {
       return absl::Status(dtype.status().code(), absl::StrCat(what, ": ", dtype.status().message()));
     }
-    std::optional<int64_t> rank;
-    if (tt.has_shape()) rank = tt.shape().dim_size();
-    if (auto given = options_.input_shapes.find(in.name()); given != options_.input_shapes.end()) {
-      const int64_t g = static_cast<int64_t>(given->second.size());
-      if (rank && *rank != g) {
-        return absl::InvalidArgumentError(absl::StrCat("input_shapes['", in.name(), "'] has rank ", g,
-                                                       " but the elements of the model's ", what,
-                                                       " have rank ", *rank));
-      }
-      rank = g;
-    }
+    KILN_ASSIGN_OR_RETURN(std::optional<int64_t> rank,
+                          DeclaredOrGivenRank(in, tt, absl::StrCat("the elements of the model's ", what,
+                                                                   " have rank ")));
     if (!rank) {
       return absl::InvalidArgumentError(absl::StrCat(
           what, " is a sequence whose elements declare no shape (unknown rank); give one element's "
@@ -452,6 +444,26 @@ class GraphImporter {
     absl::StatusOr<SequenceAdt> adt = sequences_.Get(*dtype, *rank);
     if (!adt.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", adt.status().message()));
     return adt->type;
+  }
+
+  // The rank of a sequence's or optional's tensor: declared by the model,
+  // or given by input_shapes (which must agree with a declared one;
+  // `declared` words the mismatch, followed by the declared rank); nullopt
+  // when neither says.
+  absl::StatusOr<std::optional<int64_t>> DeclaredOrGivenRank(const onnx::ValueInfoProto& in,
+                                                             const onnx::TypeProto::Tensor& tt,
+                                                             const std::string& declared) {
+    std::optional<int64_t> rank;
+    if (tt.has_shape()) rank = tt.shape().dim_size();
+    if (auto given = options_.input_shapes.find(in.name()); given != options_.input_shapes.end()) {
+      const int64_t g = static_cast<int64_t>(given->second.size());
+      if (rank && *rank != g) {
+        return absl::InvalidArgumentError(absl::StrCat("input_shapes['", in.name(), "'] has rank ", g,
+                                                       " but ", declared, *rank));
+      }
+      rank = g;
+    }
+    return rank;
   }
 
   // An optional graph input (TypeProto optional_type): of a tensor or of a
@@ -473,17 +485,9 @@ class GraphImporter {
     if (!dtype.ok()) {
       return absl::Status(dtype.status().code(), absl::StrCat(what, ": ", dtype.status().message()));
     }
-    std::optional<int64_t> rank;
-    if (tt.has_shape()) rank = tt.shape().dim_size();
-    if (auto given = options_.input_shapes.find(in.name()); given != options_.input_shapes.end()) {
-      const int64_t g = static_cast<int64_t>(given->second.size());
-      if (rank && *rank != g) {
-        return absl::InvalidArgumentError(absl::StrCat("input_shapes['", in.name(), "'] has rank ", g,
-                                                       " but the model's ", what, " (an optional) has rank ",
-                                                       *rank));
-      }
-      rank = g;
-    }
+    KILN_ASSIGN_OR_RETURN(
+        std::optional<int64_t> rank,
+        DeclaredOrGivenRank(in, tt, absl::StrCat("the model's ", what, " (an optional) has rank ")));
     if (!rank) {
       return absl::InvalidArgumentError(absl::StrCat(
           what, " is an optional whose ", of_sequence ? "elements declare" : "tensor declares",
