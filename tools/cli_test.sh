@@ -193,6 +193,7 @@ for sig in TERM INT; do
   (( caught )) || { echo "FAIL: could not interrupt a compile with SIG$sig while it was linking"; fail=1; }
 done
 
+sanitizer_reports
 if (( fail )); then exit 1; fi
 echo "PASS: kiln CLI"
 

@@ -462,5 +462,6 @@ else
   echo "note: groff not installed; kiln.1 not rendered"
 fi
 
+sanitizer_reports
 if (( fail )); then exit 1; fi
 echo "PASS: kiln CLI (issue 16)"

@@ -85,6 +85,23 @@ TSAN_TESTS=(
   //tests/artifact:threads_test
 )
 
+# The shell tests that drive kiln's own programs (the CLI, make_model and the
+# C runtime's run_model) on real models and hostile paths: under ASan + UBSan
+# their binaries are the instrumented ones, so the security checks in them
+# (a shell in an output name, a planted symlink, FIFOs and devices as inputs,
+# SIGINT/SIGTERM cleanup, flipped and truncated artifacts) run sanitized too.
+# Not the FFI, binding or benchmark scripts: Python, Go and Rust programs
+# cannot load an ASan-instrumented libkiln.so without preloading its runtime.
+SANITIZED_SH_TESTS=(
+  //tools:cli_test
+  //tools:cli_user_test
+  //tests/artifact:resnet_block_test
+  //tests/artifact:mobilenet_block_test
+  //tests/artifact:transformer_block_test
+  //tests/artifact:debug_test
+  //tests/artifact:corrupt_test
+)
+
 # Every package of the repository (its top-level folders with a BUILD file), as
 # target patterns: `//...` would also walk a bazel-<name> link that points at
 # another output base.
@@ -94,11 +111,10 @@ package_patterns() {
 }
 
 # ASan and UBSan together (--config=asan_ubsan: one instrumented build
-# instead of two) over every cc_test (C and C++; the sh_tests that drive FFI
-# programs, language bindings and benchmark binaries are not cc_tests), then
-# TSan over TSAN_TESTS. Each config rebuilds what it tests (the sanitizers
-# share bazel-out/k8-fastbuild with the plain build, so run this after
-# anything that needs the plain binaries). Tests tagged no_asan / no_ubsan /
+# instead of two) over every cc_test (C and C++) and SANITIZED_SH_TESTS, then
+# TSan over TSAN_TESTS. Each config builds into an output folder of its own
+# (k8-fastbuild-asan_ubsan, k8-fastbuild-tsan: --platform_suffix in
+# .bazelrc), so the plain build's binaries stay as they were. Tests tagged no_asan / no_ubsan /
 # no_tsan are skipped by their config (.bazelrc).
 run_sanitizers() {
   local patterns tsan_tests=("${TSAN_TESTS[@]}")
@@ -114,6 +130,10 @@ run_sanitizers() {
   echo "==== bazel test --config=asan_ubsan (cc tests)"
   "$BAZEL" test --config=asan_ubsan --build_tests_only --test_lang_filters=cc "$@" -- \
     "${patterns[@]}"
+  if [[ "${patterns[0]}" != //runtime_c/... ]]; then
+    echo "==== bazel test --config=asan_ubsan (the CLI's and artifacts' shell tests)"
+    "$BAZEL" test --config=asan_ubsan "$@" -- "${SANITIZED_SH_TESTS[@]}"
+  fi
   echo "==== bazel test --config=tsan (concurrency tests)"
   "$BAZEL" test --config=tsan "$@" -- "${tsan_tests[@]}"
 }
