@@ -4,7 +4,7 @@
 # Bazel (so the Bazel lock stays free), niced, one target after another, each
 # in its runfiles tree with the same seed corpus as its *_fuzz_test.
 #
-#   tests/fuzz/run_long.sh [--seconds S] [--seed X] [--out DIR] [TARGET...]
+#   tests/fuzz/run_long.sh [--seconds S] [--seed X] [--timeout T] [--out DIR] [TARGET...]
 #
 # TARGET: kir_parse tir_parse onnx_import npy_read artifact c_api (default:
 # all). S: seconds per target (default 600). Build first:
@@ -13,6 +13,9 @@
 # the input is kept in DIR/<target>/crash-*, the log in DIR/<target>/log-*,
 # and the target goes on with the next seed until its time is spent. Prints
 # one line per target: executions, seconds, exec/s, findings.
+# T: the driver's per-input timeout in seconds (its default: 20; raise it for
+# sanitized builds or a busy machine, where 20 s of wall time can pass
+# without the process getting the CPU).
 # KILN_FUZZ_BIN overrides the folder of the binaries (default: bazel-out/k8-opt/bin).
 set -u
 cd "$(dirname "$0")/../.."
@@ -20,12 +23,14 @@ root=$(pwd)
 seconds=600
 seed=1
 out=""
+timeout=()
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --timeout) timeout=(--timeout "$2"); shift 2 ;;
     -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -63,7 +68,7 @@ for t in "${targets[@]}"; do
     log="$dir/log-seed$s"
     start=$(date +%s.%N)
     # shellcheck disable=SC2086
-    (cd "$exe.runfiles/kiln" && nice -n 10 "$exe" --seconds "$left" --seed "$s" \
+    (cd "$exe.runfiles/kiln" && nice -n 10 "$exe" --seconds "$left" --seed "$s" ${timeout[@]+"${timeout[@]}"} \
       --artifact_dir "$dir" $a) > "$log" 2>&1
     rc=$?
     end=$(date +%s.%N)
