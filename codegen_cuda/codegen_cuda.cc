@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "codegen_cuda/thread_sync.h"
 #include "ir/status_macros.h"
 #include "ir/tir_functor.h"
 
@@ -445,6 +446,10 @@ class Emitter {
       }
       case StmtKind::kEvaluate:
         if (tir::IsConstInt(s->a)) return absl::OkStatus();
+        if (IsSyncThreads(s)) {
+          Line("__syncthreads();");
+          return absl::OkStatus();
+        }
         return absl::UnimplementedError(
             absl::StrCat("a call evaluated for its effect (", s->a->name, ") in CUDA code"));
       case StmtKind::kAssert: {
@@ -462,10 +467,6 @@ class Emitter {
                          const Stmt& body) {
     const int i = TagIndex(tag);
     if (i < 0) return absl::UnimplementedError(absl::StrCat("thread tag '", tag, "'"));
-    if (bound_[i]) {
-      return absl::UnimplementedError(
-          absl::StrCat("two nested loops bound to ", tag, " (each tag binds one loop of a nest)"));
-    }
     static const char* const kIdx[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
     KILN_ASSIGN_OR_RETURN(std::string ty, ValueType(var->dtype));
@@ -479,10 +480,10 @@ class Emitter {
       Line(absl::StrCat("if (", name, " < ", e, ") {"));
       ++indent_;
     }
-    bound_[i] = true;
-    absl::Status st = EmitStmt(body);
-    bound_[i] = false;
-    KILN_RETURN_IF_ERROR(st);
+    // A nest inside a nest bound to the same tag (a stage computed inside
+    // its reader's thread loop, its own loops bound to the same threads: a
+    // cooperative load into shared memory) reads the same thread index.
+    KILN_RETURN_IF_ERROR(EmitStmt(body));
     if (guard) {
       --indent_;
       Line("}");
@@ -803,7 +804,6 @@ class Emitter {
   std::unordered_map<const ExprNode*, std::string> buffer_names_;
   std::set<std::string> used_;
   std::array<PrimExpr, 6> launch_;  // blockIdx.xyz, threadIdx.xyz extents
-  std::array<bool, 6> bound_ = {false, false, false, false, false, false};
   std::vector<Unit> units_;
   int64_t shared_bytes_ = 0;
 };
@@ -873,7 +873,9 @@ template <> __device__ __forceinline__ double kiln_max<double>(double a, double 
 }
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f) {
-  absl::StatusOr<CudaKernel> k = Emitter(f).Run();
+  absl::StatusOr<tir::PrimFunc> synced = InsertThreadSync(f);
+  absl::StatusOr<CudaKernel> k = synced.ok() ? Emitter(*synced).Run()
+                                             : absl::StatusOr<CudaKernel>(synced.status());
   if (!k.ok()) {
     return absl::Status(k.status().code(),
                         absl::StrCat("CUDA code for ", f->name, ": ", k.status().message()));

@@ -15,15 +15,22 @@
 //     output's threadIdx.x loop in "local" storage: each thread computes the
 //     part it reads (softmax's row max and sum per element: redundant work,
 //     but no barrier between threads is needed);
-//   - GEMM-like fusions (dense, matmul, with their fused epilogue): an output
-//     with two data-parallel axes of constant extents >= 64 computed by a
-//     reduction (its own, moved into a "local" cache_write stage, or a
-//     producer's) is register-blocked: 64x64 tiles per block of 16x16
-//     threads (blockIdx.y/x, threadIdx.y/x), each thread 4x4 outputs, the
-//     reduction computed at the thread's loop into a 4x4 "local" array with
-//     its reduction axes outermost (each A and B value loaded serves 4
-//     outputs). No shared memory yet: that needs __syncthreads, which
-//     tests/cuda/emulate.h cannot run;
+//   - GEMM-like fusions (dense, matmul, batch_matmul, with their fused
+//     epilogue): an output whose last two data-parallel axes have constant
+//     extents >= 64 (plus at most a batch axis) computed by a reduction (its
+//     own, moved into a "local" cache_write stage, or a producer's) is tiled
+//     as TVM's topi/cuda dense and batch_matmul templates do: 64x64 tiles per
+//     block of 16x16 threads (blockIdx.y/x, blockIdx.z per batch,
+//     threadIdx.y/x), each thread 4x4 outputs, the reduction computed at the
+//     thread's loop into a 4x4 "local" array; its reduction axis split by 16,
+//     and at each step the block's threads copy the 64x16 slices of A and B
+//     it reads into "shared" tiles (cache_read; consecutive threads copy
+//     consecutive elements; a row padded by one element against bank
+//     conflicts) before the inner product reads them there. The barriers
+//     (after the copies, before the next step's) are put in by the code
+//     generator (codegen_cuda/thread_sync.h). An input read at other than
+//     plain axis indices, or a reduction over several axes, is read from
+//     global memory as before (reduction axes outermost);
 //   - a scalar output (no data-parallel axis) is left unbound: the code
 //     generator runs it on thread 0 of block 0, and the stages it reads stay
 //     at the root in "local" storage, in the same thread.
