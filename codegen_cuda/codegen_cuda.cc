@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "codegen_cuda/thread_sync.h"
+#include "codegen_cuda/warp_reduce.h"
 #include "ir/status_macros.h"
 #include "ir/tir_functor.h"
 
@@ -742,6 +743,11 @@ class Emitter {
       if (!e->args[0]->dtype.is_float()) return std::string("false");
       return absl::StrCat("kiln_isnan(", args[0], ")");
     }
+    if (n == kShflXor) {  // codegen_cuda/warp_reduce.h
+      KILN_RETURN_IF_ERROR(need(2));
+      return Round(t, absl::StrCat("__shfl_xor_sync(0xffffffffu, ", args[0], ", (int)(", args[1],
+                                   "))"));
+    }
     if (n == "reinterpret") {
       KILN_RETURN_IF_ERROR(need(1));
       const DataType from = e->args[0]->dtype;
@@ -873,7 +879,9 @@ template <> __device__ __forceinline__ double kiln_max<double>(double a, double 
 }
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f) {
-  absl::StatusOr<tir::PrimFunc> synced = InsertThreadSync(f);
+  absl::StatusOr<tir::PrimFunc> shuffled = LowerWarpReduce(f);
+  absl::StatusOr<tir::PrimFunc> synced =
+      shuffled.ok() ? InsertThreadSync(*shuffled) : shuffled.status();
   absl::StatusOr<CudaKernel> k = synced.ok() ? Emitter(*synced).Run()
                                              : absl::StatusOr<CudaKernel>(synced.status());
   if (!k.ok()) {

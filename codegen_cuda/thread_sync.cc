@@ -2,7 +2,9 @@
 #include "codegen_cuda/thread_sync.h"
 
 #include <array>
-#include <set>
+#include <functional>
+#include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
@@ -20,16 +22,75 @@ using tir::Stmt;
 using tir::StmtKind;
 using tir::StmtNode;
 
-using BufferSet = std::set<const ExprNode*>;  // shared buffers' data vars
+// One access's indices; empty: unknown (equal to none).
+using Index = std::vector<PrimExpr>;
+// Shared buffer (data var) -> the indices it was accessed at.
+using AccessMap = std::map<const ExprNode*, std::vector<Index>>;
+
+bool SameIndex(const Index& a, const Index& b) {
+  if (a.empty() || a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!tir::ExprDeepEqual(a[i], b[i])) return false;
+  }
+  return true;
+}
 
 // What the threads did to shared memory since the last barrier.
 struct Pending {
-  BufferSet reads, writes;
+  AccessMap reads, writes;
+  // Adds `i` to `v` once; an unknown index stands for every index (and more
+  // than kMaxIndices distinct ones become unknown).
+  static void AddIndex(std::vector<Index>* v, const Index& i) {
+    static constexpr size_t kMaxIndices = 16;
+    if (v->size() == 1 && v->front().empty()) return;
+    if (i.empty() || v->size() >= kMaxIndices) {
+      v->assign(1, Index());
+      return;
+    }
+    for (const Index& j : *v) {
+      if (SameIndex(i, j)) return;
+    }
+    v->push_back(i);
+  }
+  static void Add(AccessMap* m, const AccessMap& o) {
+    for (const auto& [b, v] : o) {
+      auto& dst = (*m)[b];
+      for (const Index& i : v) AddIndex(&dst, i);
+    }
+  }
   void Merge(const Pending& o) {
-    reads.insert(o.reads.begin(), o.reads.end());
-    writes.insert(o.writes.begin(), o.writes.end());
+    Add(&reads, o.reads);
+    Add(&writes, o.writes);
+  }
+  // Forgets the indices that use a var for which `pred` holds (their values
+  // differ in the next iteration of a loop).
+  void Blur(const std::function<bool(const ExprNode*)>& pred) {
+    for (AccessMap* m : {&reads, &writes}) {
+      for (auto& [b, v] : *m) {
+        std::vector<Index> out;
+        for (const Index& i : v) {
+          bool uses = false;
+          for (const PrimExpr& e : i) uses = uses || tir::UsesVar(e, pred);
+          AddIndex(&out, uses ? Index() : i);
+        }
+        v = std::move(out);
+      }
+    }
   }
 };
+
+// Whether accesses `x` and `y` of one buffer may touch an element another
+// thread touches. The same index expression, evaluated with the same values,
+// is the same thread's element: kiln's schedules never have two threads
+// write one shared element (as TVM's ThreadSync assumes).
+bool MayConflict(const std::vector<Index>& x, const std::vector<Index>& y) {
+  for (const Index& a : x) {
+    for (const Index& b : y) {
+      if (!SameIndex(a, b)) return true;
+    }
+  }
+  return false;
+}
 
 int TagIndex(const std::string& tag) {
   static const char* const kTags[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
@@ -118,28 +179,36 @@ class Planner {
     return tir::WithChildren(s, s->a, s->b, s->indices, {body});
   }
 
-  // Shared accesses anywhere in `s`.
+  // Shared accesses anywhere in `s` (or in expression `e`).
+  void Collect(const ExprNode* e, Pending* p) const {
+    if (e->kind == ExprKind::kLoad && shared_.count(e->buffer->data.get())) {
+      Pending::AddIndex(&p->reads[e->buffer->data.get()], e->args);
+    }
+  }
   Pending Summary(const Stmt& s) const {
     Pending p;
-    tir::PostOrderVisit(s, [&](const ExprNode* e) {
-      if (e->kind == ExprKind::kLoad && shared_.count(e->buffer->data.get())) {
-        p.reads.insert(e->buffer->data.get());
-      }
-    }, [&](const StmtNode* n) {
+    tir::PostOrderVisit(s, [&](const ExprNode* e) { Collect(e, &p); }, [&](const StmtNode* n) {
       if (n->kind == StmtKind::kStore && shared_.count(n->buffer->data.get())) {
-        p.writes.insert(n->buffer->data.get());
+        Pending::AddIndex(&p.writes[n->buffer->data.get()], n->indices);
       }
     });
+    return p;
+  }
+  Pending Summary(const PrimExpr& e) const {
+    Pending p;
+    tir::PostOrderVisit(e, [&](const ExprNode* n) { Collect(n, &p); });
     return p;
   }
 
   // A shared buffer `next` accesses in conflict with `p`, or null.
   static const ExprNode* Conflict(const Pending& p, const Pending& next) {
-    for (const ExprNode* b : next.reads) {
-      if (p.writes.count(b)) return b;
+    for (const auto& [b, idx] : next.reads) {
+      auto it = p.writes.find(b);
+      if (it != p.writes.end() && MayConflict(it->second, idx)) return b;
     }
-    for (const ExprNode* b : next.writes) {
-      if (p.reads.count(b)) return b;
+    for (const auto& [b, idx] : next.writes) {
+      auto it = p.reads.find(b);
+      if (it != p.reads.end() && MayConflict(it->second, idx)) return b;
     }
     return nullptr;
   }
@@ -186,8 +255,18 @@ class Planner {
       }
       case StmtKind::kLetStmt: {
         if (ThreadDependent(s->a)) thread_vars_.insert(s->var.get());
+        // The value's own reads, before the body.
+        const Pending value = Summary(s->a);
+        bool placed = false;
+        if (const ExprNode* c = Conflict(*p, value)) {
+          if (divergent) return Divergent(c);
+          *p = Pending();
+          placed = true;
+        }
+        p->Merge(value);
         KILN_ASSIGN_OR_RETURN(Stmt b, Visit(s->body0(), p, divergent));
-        return Rebuild(s, b);
+        Stmt out = Rebuild(s, b);
+        return placed ? tir::Seq({SyncThreads(), out}) : out;
       }
       case StmtKind::kAllocate:
       case StmtKind::kAssert: {
@@ -267,6 +346,12 @@ class Planner {
     // (a dependence carried to the next iteration).
     Pending first = *p;
     KILN_RETURN_IF_ERROR(Visit(s->body0(), &first, div).status());
+    // In the next iteration the vars bound in the body have other values.
+    std::unordered_set<const ExprNode*> inner = {s->var.get()};
+    tir::PostOrderVisit(s->body0(), [](const ExprNode*) {}, [&](const StmtNode* n) {
+      if (n->var) inner.insert(n->var.get());
+    });
+    first.Blur([&](const ExprNode* v) { return inner.count(v) > 0; });
     Pending second = *p;
     second.Merge(first);
     KILN_ASSIGN_OR_RETURN(Stmt b, Visit(s->body0(), &second, div));

@@ -16,9 +16,11 @@
 // as far out as it can: before the outermost loop or `if` of the sequence
 // that contains the access. A loop's body is analysed twice, the second time
 // with what the first pass left pending, so a dependence carried from one
-// iteration to the next gets its barrier at the top of the body. Writes after
-// writes are not ordered (kiln's schedules never write one shared element
-// from two threads).
+// iteration to the next gets its barrier at the top of the body (there the
+// indices that use a var of the loop count as unknown). Two accesses at the
+// same index expression (same values of its vars) are one thread's element
+// and need no barrier (as TVM assumes: kiln's schedules never have two
+// threads write one shared element); writes after writes are not ordered.
 //
 //   for ko:                          for ko:
 //     AA[..] = A[..]   (threads)       kiln.syncthreads()     <- WAR, carried

@@ -90,6 +90,27 @@ TEST(ThreadSyncTest, TileLoopGetsACarriedAndAForwardBarrier) {
   EXPECT_LT(second, inner) << src;
 }
 
+// A thread updating its own element (the same index expression) needs no
+// barrier, even in a loop whose bound depends on the thread; a let that reads
+// another thread's element gets one before it.
+TEST(ThreadSyncTest, OwnElementNeedsNoBarrierOthersDo) {
+  absl::StatusOr<CudaKernel> k = GenerateKernel(Parse(R"(
+primfunc own(A: float32[64], B: float32[64]) {
+  thread_binding (tx, 0, 64) "threadIdx.x" {
+    allocate S: float32[64] shared
+    S[tx] = 0f
+    for (i, 0, (tx + 1)) { S[tx] = (S[tx] + A[i]) }
+    let v = S[(63 - tx)]
+    B[tx] = v
+  }
+}
+)"));
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(Count(k->source, "__syncthreads();"), 1u) << k->source;
+  EXPECT_LT(k->source.find("__syncthreads();"), k->source.find("const float v = ")) << k->source;
+  EXPECT_GT(k->source.find("__syncthreads();"), k->source.find("for (long long i")) << k->source;
+}
+
 TEST(ThreadSyncTest, NoSharedMemoryNoChange) {
   tir::PrimFunc f = Parse(R"(
 primfunc add(A: float32[64], B: float32[64]) {

@@ -183,6 +183,135 @@ absl::StatusOr<bool> StageThroughShared(Schedule& s, Stage* r) {
   return true;
 }
 
+// ---- Row reductions: one warp per row ----
+//
+// A fused function whose only output O is a row reduction (sum/max/min/prod
+// over its last input dim), or is computed from row reductions of its rows
+// (softmax, layer_norm, mean), runs one warp per row: the rows fused and
+// bound to blockIdx.x, 32 threads per block. Each reduction R (split by 32,
+// rfactor'ed) first has every lane reduce its own strided part of the row
+// into a "shared" slot (consecutive lanes read consecutive elements), then
+// combines the 32 slots in a loop that every lane runs (outside any
+// threadIdx.x nest), which the code generator turns into a butterfly of warp
+// shuffles (codegen_cuda/warp_reduce.h), every lane ending with the row's
+// value (it is a "local" value of each lane when O reads it). O's elements of
+// the row are spread over the 32 lanes (consecutive lanes, consecutive
+// elements); an O of one value per row is computed, the same, by every lane.
+constexpr int64_t kRowThreads = kWarp;
+
+// Whether `r` reduces (sum, prod, max or min) one constant axis of extent at
+// least a warp, found only as the last index of the tensors it reads.
+bool RowReduction(const Stage& r, int64_t* extent) {
+  if (r.is_placeholder() || r.op->reduce_axis.size() != 1 || r.op->num_outputs() != 1) {
+    return false;
+  }
+  const PrimExpr& body = r.op->body[0];
+  if (body->kind != tir::ExprKind::kReduce) return false;
+  const tir::ReduceKind k = body->reduce_kind;
+  if (k != tir::ReduceKind::kSum && k != tir::ReduceKind::kProd && k != tir::ReduceKind::kMax &&
+      k != tir::ReduceKind::kMin) {
+    return false;
+  }
+  if (!tir::IsConstInt(r.op->reduce_axis[0]->dom.extent, extent) || *extent < kRowThreads) {
+    return false;
+  }
+  const tir::ExprNode* kv = r.op->reduce_axis[0]->var.get();
+  bool ok = true;
+  tir::PostOrderVisit(body, [&](const tir::ExprNode* e) {
+    if (e->kind != tir::ExprKind::kProducerLoad) return;
+    for (size_t d = 0; d < e->args.size(); ++d) {
+      const bool uses = tir::UsesVar(e->args[d], [&](const tir::ExprNode* v) { return v == kv; });
+      if (uses && (d + 1 != e->args.size() || e->args[d].get() != kv)) ok = false;
+    }
+  });
+  return ok;
+}
+
+bool SameConstExtents(const std::vector<IterVar>& a, const std::vector<IterVar>& b, size_t n) {
+  if (a.size() < n || b.size() < n) return false;
+  for (size_t d = 0; d < n; ++d) {
+    int64_t x = 0, y = 0;
+    if (!tir::IsConstInt(a[d]->dom.extent, &x) || !tir::IsConstInt(b[d]->dom.extent, &y) ||
+        x != y) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Splits reduction `r` by a warp and rfactors the lanes' part into a
+// "shared" stage (returned, for the caller to place) whose lane axis is bound
+// to threadIdx.x. Resets r's loops.
+absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r) {
+  const Tensor t = r->op->output(0);
+  KILN_ASSIGN_OR_RETURN(SplitAxes k, r->split(r->op->reduce_axis[0], kRowThreads));
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> rf, s.rfactor(t, k.inner, 0));
+  Stage* f = s[rf[0]];
+  if (f == nullptr) return absl::InternalError("ScheduleDefaultCuda: rfactor gave no stage");
+  KILN_RETURN_IF_ERROR(f->set_scope("shared"));
+  KILN_RETURN_IF_ERROR(f->bind(f->op->axis[0], "threadIdx.x"));
+  return f;
+}
+
+// Schedules `out` (the fused function's only output) one warp per row when
+// it and the stages it reads fit (see above); false, with nothing changed,
+// when they do not.
+absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out) {
+  if (out->is_placeholder() || !Untouched(*out) || out->op->axis.empty()) return false;
+  int64_t e = 0;
+  const bool out_reduces = RowReduction(*out, &e);
+  if (!out_reduces && !out->op->reduce_axis.empty()) return false;
+  std::vector<Stage*> reductions;
+  for (Stage* st : s.stages()) {
+    if (st == out || st->is_placeholder() || st->is_inlined()) continue;
+    int64_t re = 0;
+    if (!Untouched(*st) || !RowReduction(*st, &re) || (e != 0 && re != e)) return false;
+    e = re;
+    reductions.push_back(st);
+  }
+  if (e == 0) return false;
+  // The rows: the output's axes (a reduction, or one value per row) or all
+  // but its last, which then is the reduced dim.
+  const size_t rows = out_reduces ? out->op->axis.size() : reductions[0]->op->axis.size();
+  if (rows == 0) return false;
+  if (!out_reduces) {
+    const size_t n = out->op->axis.size();
+    int64_t last = 0;
+    const bool per_row = n == rows;
+    const bool per_elem =
+        n == rows + 1 && tir::IsConstInt(out->op->axis[n - 1]->dom.extent, &last) && last == e;
+    if (!per_row && !per_elem) return false;
+  }
+  for (Stage* r : reductions) {
+    if (r->op->axis.size() != rows || !SameConstExtents(r->op->axis, out->op->axis, rows)) {
+      return false;
+    }
+  }
+  if (out_reduces) {
+    // The lanes accumulate in registers ("local"); the output copies them
+    // (every lane the same value).
+    KILN_ASSIGN_OR_RETURN(Tensor cache, s.cache_write(out->op->output(0), "local"));
+    reductions.push_back(s[cache]);
+  }
+  const std::vector<IterVar> axes = out->op->axis;
+  KILN_ASSIGN_OR_RETURN(IterVar row,
+                        out->fuse(std::vector<IterVar>(axes.begin(),
+                                                       axes.begin() + static_cast<long>(rows))));
+  KILN_RETURN_IF_ERROR(out->bind(row, "blockIdx.x"));
+  if (axes.size() == rows + 1) {
+    KILN_ASSIGN_OR_RETURN(SplitAxes j, out->split(axes.back(), kRowThreads));
+    KILN_RETURN_IF_ERROR(out->reorder({j.inner, j.outer}));
+    KILN_RETURN_IF_ERROR(out->bind(j.inner, "threadIdx.x"));
+  }
+  for (Stage* r : reductions) {
+    KILN_ASSIGN_OR_RETURN(Stage* rf, WarpReduce(s, r));
+    KILN_RETURN_IF_ERROR(rf->compute_at(r, r->leaf_iter_vars[rows - 1]));
+    KILN_RETURN_IF_ERROR(r->set_scope("local"));
+    KILN_RETURN_IF_ERROR(r->compute_at(out, row));
+  }
+  return true;
+}
+
 }  // namespace
 
 absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs,
@@ -236,6 +365,10 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
       thread_loop[out] = tx;
       gemm_tiled.insert(out);
       continue;
+    }
+    if (out_stages.size() == 1) {
+      KILN_ASSIGN_OR_RETURN(bool rows, ScheduleRows(s, out));
+      if (rows) continue;
     }
     KILN_ASSIGN_OR_RETURN(IterVar tx, BindDataParallel(out, max_threads));
     thread_loop[out] = tx;

@@ -31,6 +31,15 @@
 //     generator (codegen_cuda/thread_sync.h). An input read at other than
 //     plain axis indices, or a reduction over several axes, is read from
 //     global memory as before (reduction axes outermost);
+//   - row reductions: a fused function whose only output is a reduction
+//     (sum, prod, max, min) over one axis of >= 32 elements that is the last
+//     index of what it reads, or is computed from such reductions of its rows
+//     (softmax, log_softmax, layer_norm, mean), runs one warp per row: rows
+//     fused on blockIdx.x, 32 threads; each reduction (moved into a "local"
+//     cache_write stage when it is the output) split by 32 and rfactor'ed,
+//     the lanes' partials in "shared" memory combined by a loop every lane
+//     runs, which the code generator turns into warp shuffles
+//     (codegen_cuda/warp_reduce.h); the output's row spread over the lanes;
 //   - a scalar output (no data-parallel axis) is left unbound: the code
 //     generator runs it on thread 0 of block 0, and the stages it reads stay
 //     at the root in "local" storage, in the same thread.
