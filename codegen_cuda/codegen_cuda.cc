@@ -125,6 +125,9 @@ std::string FloatLiteral(double v, DataType t) {
   return s[0] == '-' ? absl::StrCat("(", s, ")") : s;
 }
 
+// Static __shared__ memory per block (CUDA's limit without a dynamic opt-in).
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+
 // A root statement of the kernel: a nest bound to threads, or one run by a
 // single thread; what it reads and writes (buffer data vars).
 struct Unit {
@@ -199,8 +202,12 @@ class Emitter {
 
     indent_ = 1;
     KILN_RETURN_IF_ERROR(EmitRoot(f_->body));
-    KILN_RETURN_IF_ERROR(CheckUnits());
     k.shared_bytes = shared_bytes_;
+    if (shared_bytes_ > kMaxStaticShared) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "its __shared__ arrays take ", shared_bytes_, " bytes per block, more than the ",
+          kMaxStaticShared, " a kernel may declare statically"));
+    }
     std::string head = absl::StrCat("extern \"C\" __global__ void ");
     if (bt > 0) absl::StrAppend(&head, "__launch_bounds__(", bt, ") ");
     absl::StrAppend(&head, k.name, "(", absl::StrJoin(params, ", "), ") {\n");
@@ -317,6 +324,7 @@ class Emitter {
     }, [&](const StmtNode* n) {
       if (n->kind == StmtKind::kStore) u.writes.insert(n->buffer->data.get());
     });
+    KILN_RETURN_IF_ERROR(OrderAfterEarlierUnits(u));
     units_.push_back(std::move(u));
     if (units_.back().single_thread) {
       if (tir::IsNoOp(s)) return absl::OkStatus();
@@ -331,19 +339,33 @@ class Emitter {
     return EmitStmt(s);
   }
 
-  absl::Status CheckUnits() {
-    for (size_t j = 0; j < units_.size(); ++j) {
-      for (size_t i = 0; i < j; ++i) {
-        if (units_[i].single_thread && units_[j].single_thread) continue;
-        for (const ExprNode* b : units_[j].reads) {
-          if (!units_[i].writes.count(b)) continue;
-          auto it = buffer_names_.find(b);
-          const std::string name = it != buffer_names_.end() ? it->second : b->name;
-          return absl::UnimplementedError(absl::StrCat(
-              "loop nest ", j + 1, " reads '", name, "', which loop nest ", i + 1,
-              " writes in other threads; one CUDA kernel has no grid-wide barrier between them "
-              "(compute the producer inside its reader, or split the function)"));
+  // Whether the launch is one block (every blockIdx extent 1 or unbound).
+  bool OneBlock() const {
+    for (int d = 0; d < 3; ++d) {
+      if (launch_[d] && !tir::IsConstValue(launch_[d], 1)) return false;
+    }
+    return true;
+  }
+
+  // A root nest that reads what an earlier one wrote in other threads: in a
+  // one-block launch a block barrier between them orders them (emitted
+  // here); otherwise one kernel has no grid-wide barrier, and it is refused.
+  absl::Status OrderAfterEarlierUnits(const Unit& u) {
+    for (size_t i = synced_units_; i < units_.size(); ++i) {
+      if (units_[i].single_thread && u.single_thread) continue;
+      for (const ExprNode* b : u.reads) {
+        if (!units_[i].writes.count(b)) continue;
+        if (OneBlock()) {
+          Line("__syncthreads();  // the next nest reads what the one before wrote");
+          synced_units_ = units_.size();
+          return absl::OkStatus();
         }
+        auto it = buffer_names_.find(b);
+        const std::string name = it != buffer_names_.end() ? it->second : b->name;
+        return absl::UnimplementedError(absl::StrCat(
+            "loop nest ", units_.size() + 1, " reads '", name, "', which loop nest ", i + 1,
+            " writes in other threads; one CUDA kernel has no grid-wide barrier between them "
+            "(compute the producer inside its reader, or split the function)"));
       }
     }
     return absl::OkStatus();
@@ -811,6 +833,7 @@ class Emitter {
   std::set<std::string> used_;
   std::array<PrimExpr, 6> launch_;  // blockIdx.xyz, threadIdx.xyz extents
   std::vector<Unit> units_;
+  size_t synced_units_ = 0;  // units before it are ordered by a barrier
   int64_t shared_bytes_ = 0;
 };
 
