@@ -184,6 +184,12 @@ class Planner {
     if (e->kind == ExprKind::kLoad && shared_.count(e->buffer->data.get())) {
       Pending::AddIndex(&p->reads[e->buffer->data.get()], e->args);
     }
+    // A shared buffer passed as a value (to a call: kiln.mma_block) may be
+    // read and written anywhere.
+    if (e->kind == ExprKind::kVar && shared_.count(e)) {
+      Pending::AddIndex(&p->reads[e], Index());
+      Pending::AddIndex(&p->writes[e], Index());
+    }
   }
   Pending Summary(const Stmt& s) const {
     Pending p;

@@ -28,7 +28,9 @@
 //     consecutive elements; a row padded by one element against bank
 //     conflicts) before the inner product reads them there. The barriers
 //     (after the copies, before the next step's) are put in by the code
-//     generator (codegen_cuda/thread_sync.h). An input read at other than
+//     generator (codegen_cuda/thread_sync.h), and for float16/bfloat16 tiles
+//     that divide the tile the step products go to tensor cores
+//     (codegen_cuda/tensor_core.h). An input read at other than
 //     plain axis indices, or a reduction over several axes, is read from
 //     global memory as before (reduction axes outermost);
 //   - row reductions: a fused function whose only output is a reduction

@@ -34,6 +34,7 @@ struct Fiber {
   State state;
   unsigned mask;              // kWarp: the lanes it meets
   unsigned long long value;   // the value it publishes to its warp
+  unsigned payload[6];        // an mma's A and B fragment registers
 };
 constexpr size_t kStack = 256u << 10;  // bytes per fiber, below a guard page
 constexpr size_t kGuard = 4096;
@@ -177,6 +178,57 @@ static const char* RunBlock() {
 }  // namespace kiln_emu
 
 inline void __syncthreads() { kiln_emu::Wait(kiln_emu::kBarrier); }
+
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: d += A * B for the warp,
+// each lane holding the fragments of the PTX ISA's layout (groupID = lane/4,
+// t = lane%4): A's a0..a7 (two 16-bit elements per register, low first) at
+// rows groupID (+8 for a2, a3, a6, a7), columns 2t + (i&1) (+8 for i >= 4);
+// B's b0..b3 at rows 2t + (i&1) (+8 for i >= 2), column groupID; d's c0..c3
+// at rows groupID (+8 for c2, c3), columns 2t + (i&1). The lanes publish
+// their registers, meet, each computes its four outputs, and meet again.
+inline float kiln_emu_half(unsigned h, bool bf) {
+  if (bf) {
+    unsigned u = h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  unsigned short s = (unsigned short)h;
+  _Float16 x;
+  memcpy(&x, &s, 2);
+  return (float)x;
+}
+inline void kiln_emu_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b, bool bf) {
+  using namespace kiln_emu;
+  const unsigned lane = Lane(), base = cur - lane;
+  if (base + 32 > nthreads) Fail("an mma.sync needs a full warp");
+  Fiber& me = fibers[cur];
+  memcpy(me.payload, a, 16);
+  memcpy(me.payload + 4, b, 8);
+  me.mask = 0xffffffffu;
+  Wait(kWarp);
+  float A[16][16], B[16][8];
+  for (unsigned l = 0; l < 32; ++l) {
+    const unsigned* p = fibers[base + l].payload;
+    const unsigned g = l >> 2, t = l & 3u;
+    for (unsigned e = 0; e < 8; ++e) {
+      const unsigned h = (p[e / 2] >> (16 * (e & 1))) & 0xffffu;
+      A[g + ((e & 2) ? 8 : 0)][t * 2 + (e & 1) + ((e & 4) ? 8 : 0)] = kiln_emu_half(h, bf);
+    }
+    for (unsigned e = 0; e < 4; ++e) {
+      const unsigned h = (p[4 + e / 2] >> (16 * (e & 1))) & 0xffffu;
+      B[t * 2 + (e & 1) + ((e & 2) ? 8 : 0)][g] = kiln_emu_half(h, bf);
+    }
+  }
+  const unsigned g = lane >> 2, t = lane & 3u;
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = g + (i >= 2 ? 8 : 0), col = t * 2 + (i & 1);
+    float s = 0.0f;
+    for (unsigned k = 0; k < 16; ++k) s += A[row][k] * B[k][col];
+    d[i] += s;
+  }
+  Wait(kWarp);
+}
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   (void)kiln_emu::Exchange(mask, 0, kiln_emu::Lane());
 }

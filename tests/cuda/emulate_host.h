@@ -21,6 +21,11 @@
 //     one whatever order the fibers run in. A source lane outside the
 //     segment (`width`) returns the lane's own value, as on the device; a
 //     mask naming a lane that does not exist or has finished is an error;
+//   - `mma.sync` m16n8k16 (float16/bfloat16 in, float32 accumulation; the
+//     prelude's kiln_mma_m16n8k16 calls kiln_emu_mma_m16n8k16 on the host)
+//     meets the warp's 32 lanes: each publishes its fragment registers, and
+//     computes its own four outputs from the whole warp's A and B, with the
+//     PTX ISA's fragment layouts;
 //   - `__shared__` arrays are `static` (one per kernel, shared by the
 //     block's fibers; blocks run one at a time).
 //

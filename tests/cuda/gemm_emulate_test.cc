@@ -6,7 +6,9 @@
 // into "shared" tiles by the block's threads, barriers from
 // codegen_cuda/thread_sync.h): dense alone, dense with a fused bias and relu,
 // shapes that do not divide the tile (M, N and K), matmul (B not transposed),
-// batch_matmul (blockIdx.z per batch), in float32 and float16, compiled for
+// batch_matmul (blockIdx.z per batch), in float32, float16 and bfloat16 (the
+// tile products of the last two on tensor cores where the shape divides the
+// tile: mma.sync in the PTX, emulated lane by lane), compiled for
 // sm_90 (PTX, cubin when ptxas is found) and the generated CUDA C run on the
 // host (tests/cuda/emulate.h: a block's threads as fibers meeting at the
 // barriers) against the interpreter. Also checks the launch (16x16 threads,
@@ -35,6 +37,7 @@ namespace {
 struct Expect {
   int64_t grid_x = 1, grid_y = 1, grid_z = 1;
   double tol = 1e-4;
+  const char* mma = nullptr;  // the tensor-core call expected ("kiln_mma_block<false>"), or none
 };
 
 void Check(const std::string& text, Expect want) {
@@ -81,6 +84,15 @@ void Check(const std::string& text, Expect want) {
   EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
   EXPECT_GE(k.shared_bytes, 2 * 64 * 16 * 2) << k.source;
   EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
+  if (want.mma != nullptr) {
+    EXPECT_NE(k.source.find(want.mma), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("kiln_mma_finish("), std::string::npos) << k.source;
+    if (!cm->ptx.empty()) {
+      EXPECT_NE(cm->ptx.find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
+    }
+  } else {
+    EXPECT_EQ(k.source.find("kiln_mma_block<"), std::string::npos) << k.source;
+  }
   if (std::getenv("KILN_GEMM_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
   if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
   // Without its barriers the same kernel reads tiles before they are written.
@@ -107,15 +119,15 @@ std::string Dense(int m, int n, int k, const char* dt, bool epilogue) {
                       "]) {\n  ", body, "\n}\n");
 }
 
-std::string Matmul(int m, int n, int k) {
-  return absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(", m, ", ", k,
-                      "), float32], %b: Tensor[(", k, ", ", n, "), float32]) {\n  nn.matmul(%a, %b)\n}\n");
+std::string Matmul(int m, int n, int k, const char* dt = "float32") {
+  return absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(", m, ", ", k, "), ", dt,
+                      "], %b: Tensor[(", k, ", ", n, "), ", dt, "]) {\n  nn.matmul(%a, %b)\n}\n");
 }
 
-std::string BatchMatmul(int batch, int m, int n, int k) {
+std::string BatchMatmul(int batch, int m, int n, int k, const char* dt = "float32") {
   return absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(", batch, ", ", m, ", ", k,
-                      "), float32], %b: Tensor[(", batch, ", ", n, ", ", k,
-                      "), float32]) {\n  nn.batch_matmul(%a, %b)\n}\n");
+                      "), ", dt, "], %b: Tensor[(", batch, ", ", n, ", ", k, "), ", dt,
+                      "]) {\n  nn.batch_matmul(%a, %b)\n}\n");
 }
 
 TEST(GemmEmulateTest, DenseFloat32) { Check(Dense(128, 192, 64, "float32", false), {3, 2, 1}); }
@@ -125,11 +137,35 @@ TEST(GemmEmulateTest, DenseBiasReluFloat32) {
 TEST(GemmEmulateTest, ShapesThatDoNotDivideTheTile) {
   Check(Dense(100, 70, 33, "float32", true), {2, 2, 1});
 }
+// float16 and bfloat16 tiles that divide the tile: the step products on
+// tensor cores (codegen_cuda/tensor_core.h), float32 accumulation.
+constexpr char kF16Mma[] = "kiln_mma_block<false>";
 TEST(GemmEmulateTest, DenseFloat16) {
-  Check(Dense(64, 128, 64, "float16", false), {2, 1, 1, 2e-2});
+  Check(Dense(64, 128, 64, "float16", false), {2, 1, 1, 2e-2, kF16Mma});
+}
+TEST(GemmEmulateTest, DenseBiasReluFloat16) {
+  Check(Dense(128, 192, 96, "float16", true), {3, 2, 1, 2e-2, kF16Mma});
+}
+TEST(GemmEmulateTest, DenseBFloat16) {
+  Check(Dense(64, 64, 32, "bfloat16", false), {1, 1, 1, 5e-2, "kiln_mma_block<true>"});
+}
+// K = 40: two 16-steps on tensor cores, the 8 left by the scalar tail.
+TEST(GemmEmulateTest, DenseFloat16ReductionTail) {
+  Check(Dense(64, 128, 40, "float16", false), {2, 1, 1, 2e-2, kF16Mma});
+}
+// M = 100: guarded, partitioned loops: the scalar inner product.
+TEST(GemmEmulateTest, DenseFloat16RaggedRowsStayScalar) {
+  Check(Dense(100, 64, 32, "float16", false), {1, 2, 1, 2e-2});
 }
 TEST(GemmEmulateTest, MatmulNotTransposed) { Check(Matmul(96, 130, 40), {3, 2, 1}); }
 TEST(GemmEmulateTest, BatchMatmul) { Check(BatchMatmul(3, 64, 80, 50), {2, 1, 3}); }
+// B not transposed (its shared tile is k-major): other strides for the mma.
+TEST(GemmEmulateTest, MatmulFloat16) {
+  Check(Matmul(64, 128, 48, "float16"), {2, 1, 1, 2e-2, kF16Mma});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16) {
+  Check(BatchMatmul(2, 64, 64, 32, "float16"), {1, 1, 2, 2e-2, kF16Mma});
+}
 
 }  // namespace
 }  // namespace kiln::testing
