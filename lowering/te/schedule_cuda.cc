@@ -85,11 +85,21 @@ absl::StatusOr<IterVar> TileGemm(Stage* s) {
   return j2.outer;
 }
 
-// Whether the reduction stage `r` (read by the GEMM-tiled output only) is
-// GEMM-like: two data-parallel axes (three with a batch) and at least one
-// reduction axis.
-bool GemmReduction(const Stage& r) {
-  return (r.op->axis.size() == 2 || r.op->axis.size() == 3) && !r.op->reduce_axis.empty();
+// Whether the reduction stage `r` (read by the GEMM-tiled output `out` only)
+// is GEMM-like: two data-parallel axes (three with a batch) of out's extents
+// and at least one reduction axis (a layer_norm's row sums over a batch of
+// rows are not).
+bool GemmReduction(const Stage& r, const Stage& out) {
+  const size_t n = r.op->axis.size();
+  if ((n != 2 && n != 3) || r.op->reduce_axis.empty() || out.op->axis.size() != n) return false;
+  for (size_t d = 0; d < n; ++d) {
+    int64_t a = 0, b = 0;
+    if (!tir::IsConstInt(r.op->axis[d]->dom.extent, &a) ||
+        !tir::IsConstInt(out.op->axis[d]->dom.extent, &b) || a != b) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // The inputs of GEMM reduction `r` that a block can stage through shared
@@ -335,7 +345,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
   //    "local" cache stage (register blocking, below).
   for (const Tensor& t : outputs) {
     Stage* st = s[t];
-    if (st->is_placeholder() || !Untouched(*st) || !GemmShaped(*st) || !GemmReduction(*st) ||
+    if (st->is_placeholder() || !Untouched(*st) || !GemmShaped(*st) || !GemmReduction(*st, *st) ||
         outputs.size() != 1) {
       continue;
     }
@@ -358,7 +368,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
     if (GemmShaped(*out) && out_stages.size() == 1) {
       const std::vector<Stage*> all = s.stages();
       for (Stage* r : all) gemm = gemm || (r != out && !r->is_placeholder() && !r->is_inlined() &&
-                                           Untouched(*r) && GemmReduction(*r));
+                                           Untouched(*r) && GemmReduction(*r, *out));
     }
     if (gemm) {
       KILN_ASSIGN_OR_RETURN(IterVar tx, TileGemm(out));
@@ -398,7 +408,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
         KILN_RETURN_IF_ERROR(st->set_scope("local"));
         if (tl->second) {
           KILN_RETURN_IF_ERROR(st->compute_at(out, tl->second));
-          if (gemm_tiled.count(out) && GemmReduction(*st)) {
+          if (gemm_tiled.count(out) && GemmReduction(*st, *out)) {
             KILN_ASSIGN_OR_RETURN(bool staged, StageThroughShared(s, st));
             if (!staged) {
               // Reduction axes outermost: each loaded value serves a row or

@@ -93,6 +93,16 @@ TEST(ReduceEmulateTest, LayerNorm) {
   Check("%x: Tensor[(5, 96), float32], %g: Tensor[(96), float32], %b: Tensor[(96), float32]",
         "nn.layer_norm(%x, %g, %b)", 5);
 }
+// The shapes of the BERT-style example's layer_norm and softmax (smaller):
+// 64 rows of 96 in a batch of 1 once went to the GEMM tiles (a [1, 64, 96]
+// output fed by row sums over [1, 64]).
+TEST(ReduceEmulateTest, LayerNormOfABatchOfRows) {
+  Check("%x: Tensor[(1, 64, 96), float32], %g: Tensor[(96), float32], %b: Tensor[(96), float32]",
+        "nn.layer_norm(%x, %g, %b, epsilon=1e-12)", 64);
+}
+TEST(ReduceEmulateTest, SoftmaxOnTheLastOfThreeAxes) {
+  Check("%x: Tensor[(2, 64, 64), float32]", "nn.softmax(%x, axis=2)", 128);
+}
 TEST(ReduceEmulateTest, RowShorterThanAWarp) { Check("%x: Tensor[(6, 20), float32]", "sum(%x, axis=[1])", 0); }
 
 }  // namespace
