@@ -1,4 +1,4 @@
-// File: lowering/te/schedule_cuda_test.cc — the default GPU schedule's
+// File: tests/cuda/schedule_cuda_test.cc — lowering/te/schedule_cuda's
 // decisions, read off the schedule: which stages are staged through shared
 // memory or reduced one warp per row, and how their loops are bound. What the
 // kernels compute is checked by running them (tests/cuda/*_emulate_test).
