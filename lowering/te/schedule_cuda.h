@@ -2,7 +2,8 @@
 //
 // The default GPU schedule of a fused operator (TVM's generic CUDA injective
 // and reduce schedules, topi/cuda/injective.py and reduction.py, in their
-// simplest form): one kernel, one thread per output element.
+// simplest form: one kernel, one thread per output element), with the
+// shared-memory GEMM tiles and the one-warp-per-row reductions below.
 //
 //   - every injective stage that is not an output is inlined (as on x86);
 //   - each output: its data-parallel axes fused into one loop, split by the
@@ -10,7 +11,7 @@
 //     that is smaller), the outer part bound to blockIdx.x and the inner to
 //     threadIdx.x; a reduction output keeps its reduction loops serial inside
 //     the thread (one thread per output);
-//   - every other stage (reductions, "no_inline" stages) read, directly or
+//   - otherwise, every other stage (reductions, "no_inline" stages) read, directly or
 //     through other such stages, by exactly one output is computed at that
 //     output's threadIdx.x loop in "local" storage: each thread computes the
 //     part it reads (softmax's row max and sum per element: redundant work,
@@ -48,7 +49,9 @@
 //
 // What is left at the root otherwise (a reduction read by two outputs) is
 // bound like an output; the CUDA code generator refuses a kernel whose root
-// nests read each other's results (that needs a grid-wide barrier).
+// nests read each other's results over several blocks (that needs a
+// grid-wide barrier) and puts a block barrier between them in a one-block
+// launch.
 //
 //   KILN_ASSIGN_OR_RETURN(Schedule s, CreateSchedule(outputs));
 //   KILN_RETURN_IF_ERROR(ScheduleDefaultCuda(s, outputs, 256));
