@@ -89,6 +89,16 @@ void Check(const std::string& text, Expect want) {
     EXPECT_NE(k.source.find("kiln_mma_finish("), std::string::npos) << k.source;
     if (!cm->ptx.empty()) {
       EXPECT_NE(cm->ptx.find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
+      // sm_80 (A100) takes the same mma: NVRTC and ptxas for it too.
+      absl::StatusOr<codegen_cuda::CudaTarget> t80 = codegen_cuda::ParseCudaTarget("cuda -arch=sm_80");
+      ASSERT_TRUE(t80.ok());
+      absl::StatusOr<std::string> ptx80 = codegen_cuda::CompileToPtx(cm->source, "gemm.cu", *t80);
+      ASSERT_TRUE(ptx80.ok()) << ptx80.status();
+      EXPECT_NE(ptx80->find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
+      if (!codegen_cuda::FindPtxas().empty()) {
+        absl::StatusOr<codegen_cuda::PtxasResult> r = codegen_cuda::AssemblePtx(*ptx80, *t80);
+        ASSERT_TRUE(r.ok()) << r.status();
+      }
     }
   } else {
     EXPECT_EQ(k.source.find("kiln_mma_block<"), std::string::npos) << k.source;
