@@ -9,9 +9,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "codegen_cuda/tensor_core.h"
+#include "codegen_cuda/thread_sync.h"
+#include "codegen_cuda/warp_reduce.h"
 #include "ir/status_macros.h"
 #include "ir/tir_functor.h"
 
@@ -123,6 +127,9 @@ std::string FloatLiteral(double v, DataType t) {
   return s[0] == '-' ? absl::StrCat("(", s, ")") : s;
 }
 
+// Static __shared__ memory per block (CUDA's limit without a dynamic opt-in).
+constexpr int64_t kMaxStaticShared = 48 * 1024;
+
 // A root statement of the kernel: a nest bound to threads, or one run by a
 // single thread; what it reads and writes (buffer data vars).
 struct Unit {
@@ -197,8 +204,12 @@ class Emitter {
 
     indent_ = 1;
     KILN_RETURN_IF_ERROR(EmitRoot(f_->body));
-    KILN_RETURN_IF_ERROR(CheckUnits());
     k.shared_bytes = shared_bytes_;
+    if (shared_bytes_ > kMaxStaticShared) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "its __shared__ arrays take ", shared_bytes_, " bytes per block, more than the ",
+          kMaxStaticShared, " a kernel may declare statically"));
+    }
     std::string head = absl::StrCat("extern \"C\" __global__ void ");
     if (bt > 0) absl::StrAppend(&head, "__launch_bounds__(", bt, ") ");
     absl::StrAppend(&head, k.name, "(", absl::StrJoin(params, ", "), ") {\n");
@@ -315,6 +326,7 @@ class Emitter {
     }, [&](const StmtNode* n) {
       if (n->kind == StmtKind::kStore) u.writes.insert(n->buffer->data.get());
     });
+    KILN_RETURN_IF_ERROR(OrderAfterEarlierUnits(u));
     units_.push_back(std::move(u));
     if (units_.back().single_thread) {
       if (tir::IsNoOp(s)) return absl::OkStatus();
@@ -329,19 +341,33 @@ class Emitter {
     return EmitStmt(s);
   }
 
-  absl::Status CheckUnits() {
-    for (size_t j = 0; j < units_.size(); ++j) {
-      for (size_t i = 0; i < j; ++i) {
-        if (units_[i].single_thread && units_[j].single_thread) continue;
-        for (const ExprNode* b : units_[j].reads) {
-          if (!units_[i].writes.count(b)) continue;
-          auto it = buffer_names_.find(b);
-          const std::string name = it != buffer_names_.end() ? it->second : b->name;
-          return absl::UnimplementedError(absl::StrCat(
-              "loop nest ", j + 1, " reads '", name, "', which loop nest ", i + 1,
-              " writes in other threads; one CUDA kernel has no grid-wide barrier between them "
-              "(compute the producer inside its reader, or split the function)"));
+  // Whether the launch is one block (every blockIdx extent 1 or unbound).
+  bool OneBlock() const {
+    for (int d = 0; d < 3; ++d) {
+      if (launch_[d] && !tir::IsConstValue(launch_[d], 1)) return false;
+    }
+    return true;
+  }
+
+  // A root nest that reads what an earlier one wrote in other threads: in a
+  // one-block launch a block barrier between them orders them (emitted
+  // here); otherwise one kernel has no grid-wide barrier, and it is refused.
+  absl::Status OrderAfterEarlierUnits(const Unit& u) {
+    for (size_t i = synced_units_; i < units_.size(); ++i) {
+      if (units_[i].single_thread && u.single_thread) continue;
+      for (const ExprNode* b : u.reads) {
+        if (!units_[i].writes.count(b)) continue;
+        if (OneBlock()) {
+          Line("__syncthreads();  // the next nest reads what the one before wrote");
+          synced_units_ = units_.size();
+          return absl::OkStatus();
         }
+        auto it = buffer_names_.find(b);
+        const std::string name = it != buffer_names_.end() ? it->second : b->name;
+        return absl::UnimplementedError(absl::StrCat(
+            "loop nest ", units_.size() + 1, " reads '", name, "', which loop nest ", i + 1,
+            " writes in other threads; one CUDA kernel has no grid-wide barrier between them "
+            "(compute the producer inside its reader, or split the function)"));
       }
     }
     return absl::OkStatus();
@@ -445,6 +471,13 @@ class Emitter {
       }
       case StmtKind::kEvaluate:
         if (tir::IsConstInt(s->a)) return absl::OkStatus();
+        if (IsSyncThreads(s)) {
+          Line("__syncthreads();");
+          return absl::OkStatus();
+        }
+        if (s->a->kind == ExprKind::kCall && absl::StartsWith(s->a->name, "kiln.mma_")) {
+          return EmitMma(s->a);  // codegen_cuda/tensor_core.h
+        }
         return absl::UnimplementedError(
             absl::StrCat("a call evaluated for its effect (", s->a->name, ") in CUDA code"));
       case StmtKind::kAssert: {
@@ -458,14 +491,35 @@ class Emitter {
     return absl::InternalError("unknown statement kind");
   }
 
+  absl::Status EmitMma(const PrimExpr& call) {
+    std::vector<std::string> args;
+    for (const PrimExpr& a : call->args) {
+      KILN_ASSIGN_OR_RETURN(std::string v, Expr(a));
+      args.push_back(std::move(v));
+    }
+    std::string fn;
+    if (call->name == kMmaZero && args.size() == 1) {
+      fn = "kiln_mma_zero";
+    } else if (call->name == kMmaBlockF16 && args.size() == 9) {
+      fn = "kiln_mma_block<false>";
+    } else if (call->name == kMmaBlockBF16 && args.size() == 9) {
+      fn = "kiln_mma_block<true>";
+    } else if (call->name == kMmaFinish && args.size() == 2) {
+      fn = "kiln_mma_finish";
+      if (!mma_finish_) shared_bytes_ += kMmaFinishSharedBytes;
+      mma_finish_ = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("call '", call->name, "' with ", args.size(), " arguments"));
+    }
+    Line(absl::StrCat(fn, "(", absl::StrJoin(args, ", "), ");"));
+    return absl::OkStatus();
+  }
+
   absl::Status EmitBound(const PrimExpr& var, absl::string_view tag, const PrimExpr& extent,
                          const Stmt& body) {
     const int i = TagIndex(tag);
     if (i < 0) return absl::UnimplementedError(absl::StrCat("thread tag '", tag, "'"));
-    if (bound_[i]) {
-      return absl::UnimplementedError(
-          absl::StrCat("two nested loops bound to ", tag, " (each tag binds one loop of a nest)"));
-    }
     static const char* const kIdx[] = {"blockIdx.x",  "blockIdx.y",  "blockIdx.z",
                                        "threadIdx.x", "threadIdx.y", "threadIdx.z"};
     KILN_ASSIGN_OR_RETURN(std::string ty, ValueType(var->dtype));
@@ -479,10 +533,10 @@ class Emitter {
       Line(absl::StrCat("if (", name, " < ", e, ") {"));
       ++indent_;
     }
-    bound_[i] = true;
-    absl::Status st = EmitStmt(body);
-    bound_[i] = false;
-    KILN_RETURN_IF_ERROR(st);
+    // A nest inside a nest bound to the same tag (a stage computed inside
+    // its reader's thread loop, its own loops bound to the same threads: a
+    // cooperative load into shared memory) reads the same thread index.
+    KILN_RETURN_IF_ERROR(EmitStmt(body));
     if (guard) {
       --indent_;
       Line("}");
@@ -741,6 +795,11 @@ class Emitter {
       if (!e->args[0]->dtype.is_float()) return std::string("false");
       return absl::StrCat("kiln_isnan(", args[0], ")");
     }
+    if (n == kShflXor) {  // codegen_cuda/warp_reduce.h
+      KILN_RETURN_IF_ERROR(need(2));
+      return Round(t, absl::StrCat("__shfl_xor_sync(0xffffffffu, ", args[0], ", (int)(", args[1],
+                                   "))"));
+    }
     if (n == "reinterpret") {
       KILN_RETURN_IF_ERROR(need(1));
       const DataType from = e->args[0]->dtype;
@@ -803,8 +862,9 @@ class Emitter {
   std::unordered_map<const ExprNode*, std::string> buffer_names_;
   std::set<std::string> used_;
   std::array<PrimExpr, 6> launch_;  // blockIdx.xyz, threadIdx.xyz extents
-  std::array<bool, 6> bound_ = {false, false, false, false, false, false};
   std::vector<Unit> units_;
+  size_t synced_units_ = 0;  // units before it are ordered by a barrier
+  bool mma_finish_ = false;   // kiln_mma_finish's shared tile counted
   int64_t shared_bytes_ = 0;
 };
 
@@ -861,6 +921,85 @@ template <typename T> __device__ __forceinline__ T kiln_floormod(T a, T b) {
 }
 template <> __device__ __forceinline__ float kiln_floormod<float>(float a, float b) { return a - floorf(a / b) * b; }
 template <> __device__ __forceinline__ double kiln_floormod<double>(double a, double b) { return a - floor(a / b) * b; }
+// Tensor cores (codegen_cuda/tensor_core.h): mma.sync m16n8k16 with float32
+// accumulation; the fragment layouts of the PTX ISA ("Matrix Fragments for
+// mma.m16n8k16 with floating point type"). Host builds run the warp's mma as
+// an exchange between its lanes (tests/cuda/emulate_host.h).
+#ifdef __CUDA_ARCH__
+template <bool BF> __device__ __forceinline__ void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
+  if (BF) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+#else
+template <bool BF> inline void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
+  kiln_emu_mma_m16n8k16(d, a, b, BF);
+}
+#endif
+__device__ __forceinline__ void kiln_mma_zero(float* acc) {
+  for (int i = 0; i < 16; ++i) acc[i] = 0.0f;
+}
+// A 16x16-thread block's 64x64x16 tile product: warp w takes rows (w/2)*16
+// and columns (w%2)*32 (four m16n8k16). A(row, k) = A[ao + row*ar + k*ak],
+// B(k, col) = B[bo + col*bn + k*bk] (16-bit words in shared memory).
+template <bool BF> __device__ __forceinline__ void kiln_mma_block(
+    float* acc, const unsigned short* A, long long ao, long long ar, long long ak,
+    const unsigned short* B, long long bo, long long bn, long long bk) {
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+  const long long g = lane >> 2, t = lane & 3u;
+  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
+  unsigned a[4];
+  for (int i = 0; i < 4; ++i) {
+    unsigned v = 0;
+    for (int h = 0; h < 2; ++h) {
+      const int e = 2 * i + h;
+      const long long row = r0 + g + ((e & 2) ? 8 : 0), k = t * 2 + (e & 1) + ((e & 4) ? 8 : 0);
+      v |= (unsigned)A[ao + row * ar + k * ak] << (16 * h);
+    }
+    a[i] = v;
+  }
+  for (int nt = 0; nt < 4; ++nt) {
+    unsigned b[2];
+    for (int i = 0; i < 2; ++i) {
+      unsigned v = 0;
+      for (int h = 0; h < 2; ++h) {
+        const int e = 2 * i + h;
+        const long long k = t * 2 + (e & 1) + ((e & 2) ? 8 : 0), col = c0 + nt * 8 + g;
+        v |= (unsigned)B[bo + col * bn + k * bk] << (16 * h);
+      }
+      b[i] = v;
+    }
+    kiln_mma_m16n8k16<BF>(acc + nt * 4, a, b);
+  }
+}
+// The warps' accumulators into the block's 64x64 tile, then each thread's
+// 4x4 block (rows threadIdx.y*4.., columns threadIdx.x*4..) added into cl.
+__device__ __forceinline__ void kiln_mma_finish(const float* acc, float* cl) {
+  __shared__ float kiln_mma_tile[64 * 64];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+  const long long g = lane >> 2, t = lane & 3u;
+  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
+  __syncthreads();
+  for (int nt = 0; nt < 4; ++nt) {
+    for (int i = 0; i < 4; ++i) {
+      const long long row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + nt * 8 + t * 2 + (i & 1);
+      kiln_mma_tile[row * 64 + col] = acc[nt * 4 + i];
+    }
+  }
+  __syncthreads();
+  for (int ii = 0; ii < 4; ++ii) {
+    for (int jj = 0; jj < 4; ++jj) {
+      cl[ii * 4 + jj] += kiln_mma_tile[(threadIdx.y * 4 + ii) * 64 + threadIdx.x * 4 + jj];
+    }
+  }
+  __syncthreads();
+}
 // min/max: NaN propagates (LLVM's minimum/maximum, as the CPU code does).
 template <typename T> __device__ __forceinline__ T kiln_min(T a, T b) { return a < b ? a : b; }
 template <typename T> __device__ __forceinline__ T kiln_max(T a, T b) { return a > b ? a : b; }
@@ -873,7 +1012,12 @@ template <> __device__ __forceinline__ double kiln_max<double>(double a, double 
 }
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f) {
-  absl::StatusOr<CudaKernel> k = Emitter(f).Run();
+  absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(f);
+  absl::StatusOr<tir::PrimFunc> shuffled = mma.ok() ? LowerWarpReduce(*mma) : mma.status();
+  absl::StatusOr<tir::PrimFunc> synced =
+      shuffled.ok() ? InsertThreadSync(*shuffled) : shuffled.status();
+  absl::StatusOr<CudaKernel> k = synced.ok() ? Emitter(*synced).Run()
+                                             : absl::StatusOr<CudaKernel>(synced.status());
   if (!k.ok()) {
     return absl::Status(k.status().code(),
                         absl::StrCat("CUDA code for ", f->name, ": ", k.status().message()));

@@ -23,11 +23,18 @@
 //     after every operation (as codegen_llvm does), stored as 16-bit words;
 //   - "local" temporaries are per-thread arrays, "shared" ones `__shared__`.
 //
+//   - barriers: `__syncthreads()` where threads exchange data through
+//     "shared" memory (codegen_cuda/thread_sync.h), and between root nests
+//     that read what an earlier one wrote when the launch is one block; warp
+//     shuffles for lane reductions (codegen_cuda/warp_reduce.h).
+//
 // Errors (statuses naming the kernel): vector lanes (the GPU schedule does not
 // vectorize), parallel or vectorized loops (a CPU schedule), temporaries in
-// "global" memory or of a symbolic size, external calls, and root loop nests
-// that read what another nest wrote in other threads (that needs a grid-wide
-// barrier; the default schedule avoids it by computing producers per thread).
+// "global" memory or of a symbolic size, more than 48 KiB of __shared__
+// arrays, external calls, a barrier needed in divergent code, and root loop
+// nests that read what another nest wrote in other threads of a launch of
+// several blocks (that needs a grid-wide barrier; the default schedule avoids
+// it by computing producers per thread).
 #ifndef KILN_CODEGEN_CUDA_CODEGEN_CUDA_H_
 #define KILN_CODEGEN_CUDA_CODEGEN_CUDA_H_
 

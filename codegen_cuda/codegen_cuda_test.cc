@@ -134,14 +134,18 @@ TEST(CodegenCudaTest, ErrorsNameTheKernelAndTheReason) {
       {R"(primfunc e(A: float32[8]) {
             thread_binding (tx, 0, 8) "threadIdx.x" { A[tx] = my_fn:float32:opaque(1f) } })",
        "external function"},
-      {R"(primfunc d(A: float32[8], B: float32[8]) {
-            thread_binding (tx, 0, 8) "threadIdx.x" { A[tx] = 1f }
-            thread_binding (tx2, 0, 8) "threadIdx.x" { B[tx2] = A[(7 - tx2)] } })",
+      {R"(primfunc d(A: float32[16], B: float32[16]) {
+            thread_binding (bx, 0, 2) "blockIdx.x" {
+              thread_binding (tx, 0, 8) "threadIdx.x" { A[((bx * 8) + tx)] = 1f } }
+            thread_binding (bx2, 0, 2) "blockIdx.x" {
+              thread_binding (tx2, 0, 8) "threadIdx.x" { B[((bx2 * 8) + tx2)] = A[(15 - ((bx2 * 8) + tx2))] } } })",
        "loop nest 2 reads 'A', which loop nest 1 writes in other threads"},
-      {R"(primfunc n(A: float32[8]) {
-            thread_binding (tx, 0, 8) "threadIdx.x" {
-              thread_binding (ty, 0, 8) "threadIdx.x" { A[tx] = 1f } } })",
-       "two nested loops bound to threadIdx.x"},
+      {R"(primfunc s(A: float32[16384]) {
+            thread_binding (tx, 0, 64) "threadIdx.x" {
+              allocate S: float32[16384] shared
+              S[tx] = 1f
+              A[tx] = S[(63 - tx)] } })",
+       "its __shared__ arrays take 65536 bytes per block, more than the 49152"},
   };
   for (const Case& c : cases) {
     tir::PrimFunc f = Parse(c.text);
@@ -151,6 +155,31 @@ TEST(CodegenCudaTest, ErrorsNameTheKernelAndTheReason) {
     EXPECT_THAT(std::string(k.status().message()), HasSubstr(c.message)) << c.text;
     EXPECT_THAT(std::string(k.status().message()), HasSubstr("CUDA code for " + f->name));
   }
+}
+
+// A stage computed inside its reader's thread loop with its own loop bound
+// to the same tag (a cooperative load): both read threadIdx.x, the smaller
+// one guarded.
+TEST(CodegenCudaTest, NestedBindingOfOneTagIsTheSameThread) {
+  absl::StatusOr<CudaKernel> k = GenerateKernel(Parse(R"(primfunc n(A: float32[8]) {
+      thread_binding (tx, 0, 8) "threadIdx.x" {
+        thread_binding (t2, 0, 4) "threadIdx.x" { A[t2] = 1f } } })"));
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k->source, HasSubstr("const long long tx = (long long)threadIdx.x;"));
+  EXPECT_THAT(k->source, HasSubstr("const long long t2 = (long long)threadIdx.x;"));
+  EXPECT_THAT(k->source, HasSubstr("if (t2 < 4LL) {"));
+}
+
+// In a one-block launch a block barrier orders two root nests.
+TEST(CodegenCudaTest, OneBlockNestsAreOrderedByABarrier) {
+  absl::StatusOr<CudaKernel> k = GenerateKernel(Parse(R"(primfunc d(A: float32[8], B: float32[8]) {
+      thread_binding (tx, 0, 8) "threadIdx.x" { A[tx] = 1f }
+      thread_binding (tx2, 0, 8) "threadIdx.x" { B[tx2] = A[(7 - tx2)] } })"));
+  ASSERT_TRUE(k.ok()) << k.status();
+  const size_t sync = k->source.find("__syncthreads();");
+  ASSERT_NE(sync, std::string::npos) << k->source;
+  EXPECT_LT(k->source.find("A[tx] = "), sync);
+  EXPECT_GT(k->source.find("B[tx2] = "), sync);
 }
 
 TEST(NvrtcTest, CompilesToPtxAndPtxasAssemblesIt) {

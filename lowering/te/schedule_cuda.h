@@ -2,7 +2,8 @@
 //
 // The default GPU schedule of a fused operator (TVM's generic CUDA injective
 // and reduce schedules, topi/cuda/injective.py and reduction.py, in their
-// simplest form): one kernel, one thread per output element.
+// simplest form: one kernel, one thread per output element), with the
+// shared-memory GEMM tiles and the one-warp-per-row reductions below.
 //
 //   - every injective stage that is not an output is inlined (as on x86);
 //   - each output: its data-parallel axes fused into one loop, split by the
@@ -10,27 +11,47 @@
 //     that is smaller), the outer part bound to blockIdx.x and the inner to
 //     threadIdx.x; a reduction output keeps its reduction loops serial inside
 //     the thread (one thread per output);
-//   - every other stage (reductions, "no_inline" stages) read, directly or
+//   - otherwise, every other stage (reductions, "no_inline" stages) read, directly or
 //     through other such stages, by exactly one output is computed at that
 //     output's threadIdx.x loop in "local" storage: each thread computes the
 //     part it reads (softmax's row max and sum per element: redundant work,
 //     but no barrier between threads is needed);
-//   - GEMM-like fusions (dense, matmul, with their fused epilogue): an output
-//     with two data-parallel axes of constant extents >= 64 computed by a
-//     reduction (its own, moved into a "local" cache_write stage, or a
-//     producer's) is register-blocked: 64x64 tiles per block of 16x16
-//     threads (blockIdx.y/x, threadIdx.y/x), each thread 4x4 outputs, the
-//     reduction computed at the thread's loop into a 4x4 "local" array with
-//     its reduction axes outermost (each A and B value loaded serves 4
-//     outputs). No shared memory yet: that needs __syncthreads, which
-//     tests/cuda/emulate.h cannot run;
+//   - GEMM-like fusions (dense, matmul, batch_matmul, with their fused
+//     epilogue): an output whose last two data-parallel axes have constant
+//     extents >= 64 (plus at most a batch axis) computed by a reduction (its
+//     own, moved into a "local" cache_write stage, or a producer's) is tiled
+//     as TVM's topi/cuda dense and batch_matmul templates do: 64x64 tiles per
+//     block of 16x16 threads (blockIdx.y/x, blockIdx.z per batch,
+//     threadIdx.y/x), each thread 4x4 outputs, the reduction computed at the
+//     thread's loop into a 4x4 "local" array; its reduction axis split by 16,
+//     and at each step the block's threads copy the 64x16 slices of A and B
+//     it reads into "shared" tiles (cache_read; consecutive threads copy
+//     consecutive elements; a row padded by one element against bank
+//     conflicts) before the inner product reads them there. The barriers
+//     (after the copies, before the next step's) are put in by the code
+//     generator (codegen_cuda/thread_sync.h), and for float16/bfloat16 tiles
+//     that divide the tile the step products go to tensor cores
+//     (codegen_cuda/tensor_core.h). An input read at other than
+//     plain axis indices, or a reduction over several axes, is read from
+//     global memory as before (reduction axes outermost);
+//   - row reductions: a fused function whose only output is a reduction
+//     (sum, prod, max, min) over one axis of >= 32 elements that is the last
+//     index of what it reads, or is computed from such reductions of its rows
+//     (softmax, log_softmax, layer_norm, mean), runs one warp per row: rows
+//     fused on blockIdx.x, 32 threads; each reduction (moved into a "local"
+//     cache_write stage when it is the output) split by 32 and rfactor'ed,
+//     the lanes' partials in "shared" memory combined by a loop every lane
+//     runs, which the code generator turns into warp shuffles
+//     (codegen_cuda/warp_reduce.h); the output's row spread over the lanes;
 //   - a scalar output (no data-parallel axis) is left unbound: the code
 //     generator runs it on thread 0 of block 0, and the stages it reads stay
 //     at the root in "local" storage, in the same thread.
 //
 // What is left at the root otherwise (a reduction read by two outputs) is
 // bound like an output; the CUDA code generator refuses a kernel whose root
-// nests read each other's results (that needs a grid-wide barrier).
+// nests read each other's results over several blocks (that needs a
+// grid-wide barrier) and puts a block barrier between them in a one-block
+// launch.
 //
 //   KILN_ASSIGN_OR_RETURN(Schedule s, CreateSchedule(outputs));
 //   KILN_RETURN_IF_ERROR(ScheduleDefaultCuda(s, outputs, 256));

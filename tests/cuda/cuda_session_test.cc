@@ -30,6 +30,7 @@
 #include "ir/status_macros.h"
 #include "kiln/device_code_format.h"
 #include "kiln/runtime.h"
+#include "tests/cuda/emulate_host.h"
 #include "types/infer_type.h"
 
 namespace kiln {
@@ -96,7 +97,8 @@ T Rd(const std::string& s, size_t at) {
 
 // The kernels of a GPU artifact built for the host: its CUDA C (the SOURCE
 // image) with host definitions of CUDA's built-ins, and per kernel
-// kiln_fake_<name>(grid, block, args) running every block and thread.
+// kiln_fake_<name>(grid, block, args) running every block, the threads of a
+// block as fibers (tests/cuda/emulate_host.h).
 absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact) {
   const std::string bytes = ReadAll(artifact);
   const size_t dc = bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
@@ -110,39 +112,20 @@ absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact) {
     source = std::string(bytes.data() + dc + Rd<uint64_t>(bytes, e + 8));  // NUL-terminated
   }
   if (source.empty()) return absl::NotFoundError("no CUDA C source image");
-  std::string unit = R"(#include <math.h>
-#include <stdlib.h>
-#include <utility>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-#define __shared__ static
-struct kiln_dim3 { unsigned x, y, z; };
-static kiln_dim3 threadIdx, blockIdx;
-inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
-inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
-inline double __longlong_as_double(long long i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
-inline void __trap() { abort(); }
-inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-)";
+  // The shim's launcher runs a block's threads as fibers (barriers, shuffles).
+  std::string unit = kiln::testing::EmulatorHostShim();
   unit += source;
   unit += R"(
+#include <stdio.h>
+#include <utility>
 template <typename... P, size_t... I>
 static void kiln_call(void (*f)(P...), void** a, std::index_sequence<I...>) {
   f(static_cast<P>(*static_cast<void**>(a[I]))...);
 }
-template <typename... P>
-static void kiln_launch(void (*f)(P...), const unsigned* g, const unsigned* b, void** a) {
-  for (unsigned gz = 0; gz < g[2]; ++gz) for (unsigned gy = 0; gy < g[1]; ++gy)
-  for (unsigned gx = 0; gx < g[0]; ++gx) for (unsigned tz = 0; tz < b[2]; ++tz)
-  for (unsigned ty = 0; ty < b[1]; ++ty) for (unsigned tx = 0; tx < b[0]; ++tx) {
-    blockIdx = {gx, gy, gz};
-    threadIdx = {tx, ty, tz};
-    kiln_call(f, a, std::index_sequence_for<P...>{});
-  }
+template <typename... P> static void kiln_invoke(void (*f)(P...), void** a) {
+  kiln_call(f, a, std::index_sequence_for<P...>{});
 }
+template <auto F> static void kiln_body(void** a) { kiln_invoke(F, a); }
 )";
   const uint32_t num_kernels = Rd<uint32_t>(bytes, dc + 20);
   const uint64_t kernels = Rd<uint64_t>(bytes, dc + 40), strings = Rd<uint64_t>(bytes, dc + 56);
@@ -150,8 +133,9 @@ static void kiln_launch(void (*f)(P...), const unsigned* g, const unsigned* b, v
     const size_t e = dc + kernels + 48 * k;
     const std::string name(bytes.data() + dc + strings + Rd<uint32_t>(bytes, e), Rd<uint32_t>(bytes, e + 4));
     absl::StrAppend(&unit, "extern \"C\" void kiln_fake_", name,
-                    "(const unsigned* g, const unsigned* b, void** a) { kiln_launch(&", name,
-                    ", g, b, a); }\n");
+                    "(const unsigned* g, const unsigned* b, void** a) {\n  const char* e = "
+                    "kiln_emu_launch(&kiln_body<&", name, ">, a, g, b);\n  if (e) { "
+                    "fprintf(stderr, \"%s\\n\", e); abort(); }\n}\n");
   }
   const std::string cc = TempPath("host_kernels.cc"), so = TempPath("host_kernels.so");
   std::ofstream(cc) << unit;

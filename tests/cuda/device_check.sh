@@ -18,9 +18,11 @@
 #      and fp16, compiled for sm_90): sessions on cuda:0 through the public
 #      runtime API, every output against the interpreter's;
 #   4. device_run bench: each case's time on cuda:0, and dense 4096^3 fp16 in
-#      TFLOP/s (the issue's GEMM target);
+#      TFLOP/s (the issue's GEMM target; its tile products on tensor cores);
 #   5. the references in the same run: PyTorch's fp16 4096^3 matmul (cuBLAS)
 #      and, when torchvision is there, ResNet-50 latency at batch 1.
+#   6. the figure: dense 4096^3 fp16 as a share of cuBLAS's (step 5) and of
+#      the tensor-core peak.
 # Exit status: nonzero when a kiln check fails (the references and timings
 # are informational).
 set -u
@@ -83,7 +85,7 @@ for dir in "$carry"/cases/*/; do
   [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
 done
 
-say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: one thread per output, GEMMs register-blocked 4x4)"
+say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: one thread per output; GEMMs in 64x64 shared-memory tiles, 4x4 per thread, fp16/bf16 tile products on tensor cores (mma.sync m16n8k16); row reductions one warp per row)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
   if [[ "$name" == dense_4096_fp16 ]]; then
@@ -134,6 +136,18 @@ except Exception as e:
 PY
 else
   say "python3: not found"
+fi
+# The issue's GEMM figure: dense 4096^3 fp16 against cuBLAS (PyTorch, this
+# run) and the tensor-core peak (989 TFLOP/s: NVIDIA's dense FP16 figure for
+# the H200 SXM, an assumption of this script, not measured).
+kiln_tf="$(grep -o 'dense_4096_fp16/* on cuda:0: .*, [0-9.]* TFLOP/s' "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+torch_tf="$(grep -o 'fp16 4096^3 matmul .* ms, [0-9.]* TFLOP/s' "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+say "## figure: dense 4096^3 fp16"
+if [[ -n "$kiln_tf" ]]; then
+  say "kiln: $kiln_tf TFLOP/s; $(awk -v k="$kiln_tf" 'BEGIN { printf "%.1f%% of 989 TFLOP/s (tensor-core peak, assumed)", 100 * k / 989 }')"
+  [[ -n "$torch_tf" ]] && say "cuBLAS (torch): $torch_tf TFLOP/s; kiln/cuBLAS $(awk -v k="$kiln_tf" -v t="$torch_tf" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
+else
+  say "no kiln figure (the bench failed or did not run)"
 fi
 say "exit $status"
 exit $status

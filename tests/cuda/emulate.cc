@@ -19,31 +19,14 @@
 #include "ir/status_macros.h"
 #include "ir/traversal.h"
 #include "ir/type.h"
+#include "tests/cuda/emulate_host.h"
 
 extern char** environ;
 
 namespace kiln::testing {
 namespace {
 
-const char kHostShim[] = R"(// host definitions for kiln's CUDA C (tests/cuda/emulate.cc)
-#include <math.h>
-#include <stdlib.h>
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(n)
-#define __shared__ static
-struct kiln_dim3 { unsigned x, y, z; };
-static kiln_dim3 threadIdx, blockIdx;
-inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
-inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
-inline double __longlong_as_double(long long i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
-inline void __trap() { abort(); }
-inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }   // CUDA math without a host libm twin
-inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-)";
-
-using LaunchFn = void (*)(void** args);
+using LaunchFn = const char* (*)(void** args);
 
 absl::Status RunCompiler(const std::string& src, const std::string& so, const std::string& log) {
   std::vector<std::string> argv_s = {"g++", "-std=c++17", "-O0", "-w", "-shared", "-fPIC",
@@ -107,9 +90,8 @@ absl::StatusOr<interp::Value> Unflatten(const Type& t, const std::vector<Ref<con
 
 }  // namespace
 
-struct CudaEmulator::Impl {
-  codegen_cuda::CudaModule m;
-  Function main;
+struct HostKernels::Impl {
+  std::vector<HostKernel> kernels;
   void* lib = nullptr;
   std::vector<LaunchFn> launch;  // per kernel
   std::string dir;
@@ -118,38 +100,27 @@ struct CudaEmulator::Impl {
   }
 };
 
-CudaEmulator::~CudaEmulator() = default;
+HostKernels::~HostKernels() = default;
 
-absl::StatusOr<std::unique_ptr<CudaEmulator>> CudaEmulator::Build(const Module& fused,
-                                                                  codegen_cuda::CudaModule m) {
-  std::unique_ptr<CudaEmulator> e(new CudaEmulator());
-  e->impl_ = std::make_unique<Impl>();
-  Impl& im = *e->impl_;
-  KILN_ASSIGN_OR_RETURN(im.main, fused.Lookup("main"));
-  std::string src = absl::StrCat(kHostShim, m.source, "\n");
-  for (const codegen_cuda::CudaKernel& k : m.kernels) {
-    if (k.grid_blocks <= 0 || k.block_threads <= 0) {
-      return absl::UnimplementedError(absl::StrCat("emulator: kernel ", k.name,
-                                                   " has symbolic launch dims"));
-    }
+absl::StatusOr<std::unique_ptr<HostKernels>> HostKernels::Build(
+    const std::string& cuda_source, std::vector<HostKernel> kernels) {
+  std::unique_ptr<HostKernels> h(new HostKernels());
+  h->impl_ = std::make_unique<Impl>();
+  Impl& im = *h->impl_;
+  std::string src = absl::StrCat(EmulatorHostShim(), cuda_source, "\n");
+  for (const HostKernel& k : kernels) {
     std::vector<std::string> call;
     for (size_t i = 0; i < k.param_types.size(); ++i) {
-      call.push_back(i < k.num_buffers ? absl::StrCat("(", k.param_types[i], ")a[", i, "]")
-                                       : absl::StrCat("*(long long*)a[", i, "]"));
+      const std::string& t = k.param_types[i];
+      call.push_back(!t.empty() && t.back() == '*' ? absl::StrCat("(", t, ")a[", i, "]")
+                                                   : absl::StrCat("*(", t, "*)a[", i, "]"));
     }
-    int64_t g[3], b[3];
-    for (int d = 0; d < 3; ++d) {
-      if (!tir::IsConstInt(k.grid[d], &g[d]) || !tir::IsConstInt(k.block[d], &b[d])) {
-        return absl::InternalError("emulator: launch dims");
-      }
-    }
-    absl::StrAppend(&src, "extern \"C\" void kiln_emu_", k.name, "(void** a) {\n",
-                    "  for (unsigned gz = 0; gz < ", g[2], "; ++gz) for (unsigned gy = 0; gy < ", g[1],
-                    "; ++gy) for (unsigned gx = 0; gx < ", g[0], "; ++gx)\n",
-                    "  for (unsigned tz = 0; tz < ", b[2], "; ++tz) for (unsigned ty = 0; ty < ", b[1],
-                    "; ++ty) for (unsigned tx = 0; tx < ", b[0], "; ++tx) {\n",
-                    "    blockIdx = {gx, gy, gz}; threadIdx = {tx, ty, tz};\n", "    ", k.name, "(",
-                    absl::StrJoin(call, ", "), ");\n  }\n}\n");
+    absl::StrAppend(&src, "static void kiln_emu_body_", k.name, "(void** a) { ", k.name, "(",
+                    absl::StrJoin(call, ", "), "); }\n", "extern \"C\" const char* kiln_emu_",
+                    k.name, "(void** a) {\n  static const unsigned g[3] = {", k.grid[0], ", ",
+                    k.grid[1], ", ", k.grid[2], "}, b[3] = {", k.block[0], ", ", k.block[1], ", ",
+                    k.block[2], "};\n  return kiln_emu_launch(kiln_emu_body_", k.name,
+                    ", a, g, b);\n}\n");
   }
   const char* base = getenv("TEST_TMPDIR");
   std::string tmpl = absl::StrCat(base ? base : "/tmp", "/kiln_emu_XXXXXX");
@@ -162,11 +133,59 @@ absl::StatusOr<std::unique_ptr<CudaEmulator>> CudaEmulator::Build(const Module& 
   KILN_RETURN_IF_ERROR(RunCompiler(path, so, im.dir + "/g++.log"));
   im.lib = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (im.lib == nullptr) return absl::InternalError(absl::StrCat("emulator: dlopen: ", dlerror()));
-  for (const codegen_cuda::CudaKernel& k : m.kernels) {
+  for (const HostKernel& k : kernels) {
     void* f = dlsym(im.lib, absl::StrCat("kiln_emu_", k.name).c_str());
     if (f == nullptr) return absl::InternalError(absl::StrCat("emulator: no entry for ", k.name));
     im.launch.push_back(reinterpret_cast<LaunchFn>(f));
   }
+  im.kernels = std::move(kernels);
+  return h;
+}
+
+absl::Status HostKernels::Launch(size_t i, void** args) const {
+  const Impl& im = *impl_;
+  if (i >= im.launch.size()) return absl::InvalidArgumentError("emulator: no such kernel");
+  if (const char* err = im.launch[i](args)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("emulator: kernel ", im.kernels[i].name, ": ", err));
+  }
+  return absl::OkStatus();
+}
+
+struct CudaEmulator::Impl {
+  codegen_cuda::CudaModule m;
+  Function main;
+  std::unique_ptr<HostKernels> host;
+};
+
+CudaEmulator::~CudaEmulator() = default;
+
+absl::StatusOr<std::unique_ptr<CudaEmulator>> CudaEmulator::Build(const Module& fused,
+                                                                  codegen_cuda::CudaModule m) {
+  std::unique_ptr<CudaEmulator> e(new CudaEmulator());
+  e->impl_ = std::make_unique<Impl>();
+  Impl& im = *e->impl_;
+  KILN_ASSIGN_OR_RETURN(im.main, fused.Lookup("main"));
+  std::vector<HostKernel> kernels;
+  for (const codegen_cuda::CudaKernel& k : m.kernels) {
+    if (k.grid_blocks <= 0 || k.block_threads <= 0) {
+      return absl::UnimplementedError(absl::StrCat("emulator: kernel ", k.name,
+                                                   " has symbolic launch dims"));
+    }
+    HostKernel hk;
+    hk.name = k.name;
+    hk.param_types = k.param_types;
+    for (int d = 0; d < 3; ++d) {
+      int64_t g = 0, b = 0;
+      if (!tir::IsConstInt(k.grid[d], &g) || !tir::IsConstInt(k.block[d], &b)) {
+        return absl::InternalError("emulator: launch dims");
+      }
+      hk.grid[d] = static_cast<unsigned>(g);
+      hk.block[d] = static_cast<unsigned>(b);
+    }
+    kernels.push_back(std::move(hk));
+  }
+  KILN_ASSIGN_OR_RETURN(im.host, HostKernels::Build(m.source, std::move(kernels)));
   im.m = std::move(m);
   return e;
 }
@@ -232,7 +251,7 @@ absl::StatusOr<interp::Value> CudaEmulator::Run(const std::vector<interp::Value>
                                                 " buffers and ", k.shape_vars.size(),
                                                 " shapes; the call passes ", a.size()));
       }
-      im.launch[it->second](a.data());
+      KILN_RETURN_IF_ERROR(im.host->Launch(it->second, a.data()));
       for (auto& t : outputs) out.push_back(t);
     } else if (n.as<FunctionNode>() != nullptr || n.as<OpNode>() != nullptr) {
       continue;

@@ -1,17 +1,25 @@
 // File: tests/cuda/gemm_emulate_test.cc
 //
-// The register-blocked GEMM schedule of lowering/te/schedule_cuda.cc (64x64
-// tile per block of 16x16 threads, 4x4 outputs per thread, the reduction in
-// "local" memory with its axis outermost): dense alone, dense with a fused
-// bias and relu, batch-free matmul shapes that do not divide the tile, in
-// float32 and float16, compiled for sm_90 (PTX, cubin when ptxas is found)
-// and the generated CUDA C run on the host (tests/cuda/emulate.h) against the
-// interpreter. Also checks the launch: 16x16 threads and ceil(M/64) x
-// ceil(N/64) blocks.
+// The shared-memory tiled GEMM schedule of lowering/te/schedule_cuda.cc (64x64
+// tile per block of 16x16 threads, 4x4 outputs per thread in "local"
+// registers, the reduction split by 16 with A's and B's 64x16 slices copied
+// into "shared" tiles by the block's threads, barriers from
+// codegen_cuda/thread_sync.h): dense alone, dense with a fused bias and relu,
+// shapes that do not divide the tile (M, N and K), matmul (B not transposed),
+// batch_matmul (blockIdx.z per batch), in float32, float16 and bfloat16 (the
+// tile products of the last two on tensor cores where the shape divides the
+// tile: mma.sync in the PTX, emulated lane by lane), compiled for
+// sm_90 (PTX, cubin when ptxas is found) and the generated CUDA C run on the
+// host (tests/cuda/emulate.h: a block's threads as fibers meeting at the
+// barriers) against the interpreter. Also checks the launch (16x16 threads,
+// ceil(N/64) x ceil(M/64) x batch blocks), the shared tiles and barriers in
+// the source, and that the same kernel with its barriers removed computes
+// wrong values (so the emulation does depend on them).
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "codegen_cuda/compile.h"
 #include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
@@ -26,7 +34,13 @@
 namespace kiln::testing {
 namespace {
 
-void Check(const std::string& text, int64_t grid_x, int64_t grid_y, double tol) {
+struct Expect {
+  int64_t grid_x = 1, grid_y = 1, grid_z = 1;
+  double tol = 1e-4;
+  const char* mma = nullptr;  // the tensor-core call expected ("kiln_mma_block<false>"), or none
+};
+
+void Check(const std::string& text, Expect want) {
   absl::StatusOr<Module> parsed = ParseModule(text, "gemm");
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   absl::StatusOr<Module> typed = types::InferType(*parsed);
@@ -54,23 +68,57 @@ void Check(const std::string& text, int64_t grid_x, int64_t grid_y, double tol) 
   ASSERT_TRUE(cm.ok()) << cm.status();
   ASSERT_EQ(cm->kernels.size(), 1u);
   const codegen_cuda::CudaKernel& k = cm->kernels[0];
-  int64_t gx = 0, gy = 0, bx = 0, by = 0;
-  ASSERT_TRUE(tir::IsConstInt(k.grid[0], &gx) && tir::IsConstInt(k.grid[1], &gy));
+  int64_t g[3] = {0, 0, 0}, bx = 0, by = 0;
+  for (int d = 0; d < 3; ++d) ASSERT_TRUE(tir::IsConstInt(k.grid[d], &g[d]));
   ASSERT_TRUE(tir::IsConstInt(k.block[0], &bx) && tir::IsConstInt(k.block[1], &by));
-  EXPECT_EQ(gx, grid_x);
-  EXPECT_EQ(gy, grid_y);
+  EXPECT_EQ(g[0], want.grid_x);
+  EXPECT_EQ(g[1], want.grid_y);
+  EXPECT_EQ(g[2], want.grid_z);
   EXPECT_EQ(bx, 16);
   EXPECT_EQ(by, 16);
-  // The thread's 4x4 block of the reduction in registers ("local").
+  // The thread's 4x4 block of the reduction in registers ("local"), A's and
+  // B's slices in shared tiles of 64 rows of 16 (+1 padding) elements (or 16
+  // of 64 + 1 for a B that is not transposed), the barriers around them.
   EXPECT_NE(k.source.find("[16];"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("__shared__"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
+  EXPECT_GE(k.shared_bytes, 2 * 64 * 16 * 2) << k.source;
+  EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
+  if (want.mma != nullptr) {
+    EXPECT_NE(k.source.find(want.mma), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("kiln_mma_finish("), std::string::npos) << k.source;
+    if (!cm->ptx.empty()) {
+      EXPECT_NE(cm->ptx.find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
+      // sm_80 (A100) takes the same mma: NVRTC and ptxas for it too.
+      absl::StatusOr<codegen_cuda::CudaTarget> t80 = codegen_cuda::ParseCudaTarget("cuda -arch=sm_80");
+      ASSERT_TRUE(t80.ok());
+      absl::StatusOr<std::string> ptx80 = codegen_cuda::CompileToPtx(cm->source, "gemm.cu", *t80);
+      ASSERT_TRUE(ptx80.ok()) << ptx80.status();
+      EXPECT_NE(ptx80->find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
+      if (!codegen_cuda::FindPtxas().empty()) {
+        absl::StatusOr<codegen_cuda::PtxasResult> r = codegen_cuda::AssemblePtx(*ptx80, *t80);
+        ASSERT_TRUE(r.ok()) << r.status();
+      }
+    }
+  } else {
+    EXPECT_EQ(k.source.find("kiln_mma_block<"), std::string::npos) << k.source;
+  }
   if (std::getenv("KILN_GEMM_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
   if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
+  // Without its barriers the same kernel reads tiles before they are written.
+  codegen_cuda::CudaModule racy = *cm;
+  racy.source = absl::StrReplaceAll(racy.source, {{"__syncthreads();", ""}});
   absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(*fused, std::move(*cm));
   if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
   ASSERT_TRUE(emu.ok()) << emu.status();
   absl::StatusOr<interp::Value> got = (*emu)->Run(*inputs);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_TRUE(ValuesClose(*expected, *got, tol, tol));
+  EXPECT_TRUE(ValuesClose(*expected, *got, want.tol, want.tol));
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> racy_emu = CudaEmulator::Build(*fused, racy);
+  ASSERT_TRUE(racy_emu.ok()) << racy_emu.status();
+  absl::StatusOr<interp::Value> racy_got = (*racy_emu)->Run(*inputs);
+  ASSERT_TRUE(racy_got.ok()) << racy_got.status();
+  EXPECT_FALSE(ValuesClose(*expected, *racy_got, want.tol, want.tol));
 }
 
 std::string Dense(int m, int n, int k, const char* dt, bool epilogue) {
@@ -81,14 +129,53 @@ std::string Dense(int m, int n, int k, const char* dt, bool epilogue) {
                       "]) {\n  ", body, "\n}\n");
 }
 
-TEST(GemmEmulateTest, DenseFloat32) { Check(Dense(128, 192, 64, "float32", false), 3, 2, 1e-4); }
+std::string Matmul(int m, int n, int k, const char* dt = "float32") {
+  return absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(", m, ", ", k, "), ", dt,
+                      "], %b: Tensor[(", k, ", ", n, "), ", dt, "]) {\n  nn.matmul(%a, %b)\n}\n");
+}
+
+std::string BatchMatmul(int batch, int m, int n, int k, const char* dt = "float32") {
+  return absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(", batch, ", ", m, ", ", k,
+                      "), ", dt, "], %b: Tensor[(", batch, ", ", n, ", ", k, "), ", dt,
+                      "]) {\n  nn.batch_matmul(%a, %b)\n}\n");
+}
+
+TEST(GemmEmulateTest, DenseFloat32) { Check(Dense(128, 192, 64, "float32", false), {3, 2, 1}); }
 TEST(GemmEmulateTest, DenseBiasReluFloat32) {
-  Check(Dense(128, 128, 96, "float32", true), 2, 2, 1e-4);
+  Check(Dense(128, 128, 96, "float32", true), {2, 2, 1});
 }
 TEST(GemmEmulateTest, ShapesThatDoNotDivideTheTile) {
-  Check(Dense(100, 70, 33, "float32", true), 2, 2, 1e-4);
+  Check(Dense(100, 70, 33, "float32", true), {2, 2, 1});
 }
-TEST(GemmEmulateTest, DenseFloat16) { Check(Dense(64, 128, 64, "float16", false), 2, 1, 2e-2); }
+// float16 and bfloat16 tiles that divide the tile: the step products on
+// tensor cores (codegen_cuda/tensor_core.h), float32 accumulation.
+constexpr char kF16Mma[] = "kiln_mma_block<false>";
+TEST(GemmEmulateTest, DenseFloat16) {
+  Check(Dense(64, 128, 64, "float16", false), {2, 1, 1, 2e-2, kF16Mma});
+}
+TEST(GemmEmulateTest, DenseBiasReluFloat16) {
+  Check(Dense(128, 192, 96, "float16", true), {3, 2, 1, 2e-2, kF16Mma});
+}
+TEST(GemmEmulateTest, DenseBFloat16) {
+  Check(Dense(64, 64, 32, "bfloat16", false), {1, 1, 1, 5e-2, "kiln_mma_block<true>"});
+}
+// K = 40: two 16-steps on tensor cores, the 8 left by the scalar tail.
+TEST(GemmEmulateTest, DenseFloat16ReductionTail) {
+  Check(Dense(64, 128, 40, "float16", false), {2, 1, 1, 2e-2, kF16Mma});
+}
+// M = 100: guarded, partitioned loops: the scalar inner product.
+TEST(GemmEmulateTest, DenseFloat16RaggedRowsStayScalar) {
+  Check(Dense(100, 64, 32, "float16", false), {1, 2, 1, 2e-2});
+}
+TEST(GemmEmulateTest, MatmulNotTransposed) { Check(Matmul(96, 130, 40), {3, 2, 1}); }
+TEST(GemmEmulateTest, BatchMatmul) { Check(BatchMatmul(3, 64, 80, 50), {2, 1, 3}); }
+// B not transposed (its shared tile is k-major): other strides for the mma.
+TEST(GemmEmulateTest, MatmulFloat16) {
+  Check(Matmul(64, 128, 48, "float16"), {2, 1, 1, 2e-2, kF16Mma});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16) {
+  Check(BatchMatmul(2, 64, 64, 32, "float16"), {1, 1, 2, 2e-2, kF16Mma});
+}
 
 }  // namespace
 }  // namespace kiln::testing

@@ -1,0 +1,299 @@
+// File: codegen_cuda/tensor_core.cc — GEMM tile products on tensor cores.
+#include "codegen_cuda/tensor_core.h"
+
+#include <array>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/tir_functor.h"
+
+namespace kiln::codegen_cuda {
+namespace {
+
+using tir::ExprKind;
+using tir::ExprNode;
+using tir::ForKind;
+using tir::PrimExpr;
+using tir::Stmt;
+using tir::StmtKind;
+using tir::StmtNode;
+
+using Env = std::unordered_map<const ExprNode*, int64_t>;
+
+// The value of an integer index expression, or nothing (an unknown var, an
+// operation other than + - * or a constant floordiv/floormod).
+std::optional<int64_t> Eval(const PrimExpr& e, const Env& env) {
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+      return e->int_value;
+    case ExprKind::kVar: {
+      auto it = env.find(e.get());
+      if (it == env.end()) return std::nullopt;
+      return it->second;
+    }
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul: {
+      std::optional<int64_t> a = Eval(e->args[0], env), b = Eval(e->args[1], env);
+      if (!a || !b) return std::nullopt;
+      if (e->kind == ExprKind::kAdd) return *a + *b;
+      if (e->kind == ExprKind::kSub) return *a - *b;
+      return *a * *b;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// index = c0 + c[0]*v0 + c[1]*v1 + c[2]*v2 over exactly the vars given (and
+// no other), checked at a few points.
+struct Affine {
+  int64_t c0 = 0;
+  std::array<int64_t, 3> c = {0, 0, 0};
+};
+
+std::optional<Affine> FitAffine(const PrimExpr& index, const std::array<const ExprNode*, 3>& vars) {
+  Env env;
+  for (const ExprNode* v : vars) env[v] = 0;
+  Affine a;
+  std::optional<int64_t> base = Eval(index, env);
+  if (!base) return std::nullopt;
+  a.c0 = *base;
+  for (size_t i = 0; i < 3; ++i) {
+    Env e = env;
+    e[vars[i]] = 1;
+    std::optional<int64_t> v = Eval(index, e);
+    if (!v) return std::nullopt;
+    a.c[i] = *v - a.c0;
+  }
+  const int64_t points[3][3] = {{3, 2, 5}, {7, 1, 11}, {15, 3, 13}};
+  for (const auto& p : points) {
+    Env e;
+    int64_t want = a.c0;
+    for (size_t i = 0; i < 3; ++i) {
+      e[vars[i]] = p[i];
+      want += a.c[i] * p[i];
+    }
+    std::optional<int64_t> v = Eval(index, e);
+    if (!v || *v != want) return std::nullopt;
+  }
+  return a;
+}
+
+bool IsF32(DataType t) { return t.code() == DTypeCode::kFloat && t.bits() == 32 && t.lanes() == 1; }
+bool IsHalf(DataType t) { return t.code() == DTypeCode::kFloat && t.bits() == 16 && t.lanes() == 1; }
+bool IsBF16(DataType t) { return t.code() == DTypeCode::kBFloat && t.bits() == 16 && t.lanes() == 1; }
+
+// A float32 value of a 16-bit float shared tile: Cast(f32, Load).
+const ExprNode* TileLoad(const PrimExpr& e) {
+  const PrimExpr* x = &e;
+  if (e->kind == ExprKind::kCast && IsF32(e->dtype)) x = &e->args[0];
+  if ((*x)->kind != ExprKind::kLoad || (*x)->args.size() != 1) return nullptr;
+  return x->get();
+}
+
+class Rewriter {
+ public:
+  Rewriter(const Stmt& body) {
+    tir::PostOrderVisit(body, [](const ExprNode*) {}, [&](const StmtNode* s) {
+      if (s->kind == StmtKind::kAllocate) {
+        scope_[s->buffer->data.get()] = s->tag.empty() ? s->buffer->scope : s->tag;
+      }
+    });
+  }
+
+  Stmt Visit(const Stmt& s, bool in_if) {
+    if (!s) return s;
+    switch (s->kind) {
+      case StmtKind::kSeq: {
+        std::vector<Stmt> out;
+        bool changed = false;
+        for (const Stmt& c : s->body) {
+          out.push_back(Visit(c, in_if));
+          changed = changed || out.back().get() != c.get();
+        }
+        return changed ? tir::Seq(std::move(out)) : s;
+      }
+      case StmtKind::kIfThenElse: {
+        Stmt a = Visit(s->body[0], true);
+        Stmt b = s->body.size() > 1 ? Visit(s->body[1], true) : Stmt();
+        if (a.get() == s->body[0].get() && (s->body.size() < 2 || b.get() == s->body[1].get())) {
+          return s;
+        }
+        return tir::IfThenElse(s->a, a, b);
+      }
+      case StmtKind::kFor:
+        if (s->for_kind == ForKind::kThreadBinding) {
+          // Nests of the whole block (16 of the launch's 16 threads) only.
+          if (s->tag == "threadIdx.y" && tir::IsConstValue(s->b, 16)) ty_.insert(s->var.get());
+          if (s->tag == "threadIdx.x" && tir::IsConstValue(s->b, 16)) tx_.insert(s->var.get());
+        } else if (!in_if && !ty_.empty() && !tx_.empty()) {
+          if (Stmt r = RewriteStep(s)) return r;
+        }
+        [[fallthrough]];
+      case StmtKind::kAttr:
+      case StmtKind::kLetStmt:
+      case StmtKind::kAllocate:
+      case StmtKind::kAssert: {
+        Stmt b = Visit(s->body0(), in_if);
+        if (b.get() == s->body0().get()) return s;
+        return tir::WithChildren(s, s->a, s->b, s->indices, {b});
+      }
+      default:
+        return s;
+    }
+  }
+
+ private:
+  struct Match {
+    const StmtNode* triple = nullptr;
+    tir::Buffer cl, as, bs;
+    Affine a, b;
+    bool bf16 = false;
+  };
+
+  // The step's triple loop among `s`'s statements (through sequences and
+  // wrappers, not loops or conditions).
+  const StmtNode* FindTriple(const Stmt& s, Match* m) {
+    switch (s->kind) {
+      case StmtKind::kSeq:
+        for (const Stmt& c : s->body) {
+          if (const StmtNode* t = FindTriple(c, m)) return t;
+        }
+        return nullptr;
+      case StmtKind::kAllocate:
+      case StmtKind::kLetStmt:
+      case StmtKind::kAttr:
+        return FindTriple(s->body0(), m);
+      case StmtKind::kFor:
+        return MatchTriple(s, m) ? s.get() : nullptr;
+      default:
+        return nullptr;
+    }
+  }
+
+  static bool Serial(const Stmt& s, int64_t extent) {
+    return s->kind == StmtKind::kFor &&
+           (s->for_kind == ForKind::kSerial || s->for_kind == ForKind::kUnrolled) &&
+           tir::IsConstValue(s->a, 0) && tir::IsConstValue(s->b, extent);
+  }
+
+  bool MatchTriple(const Stmt& ki, Match* m) {
+    if (!Serial(ki, 16) || !Serial(ki->body0(), 4) || !Serial(ki->body0()->body0(), 4)) return false;
+    const Stmt& ii = ki->body0();
+    const Stmt& jj = ii->body0();
+    const Stmt& st = jj->body0();
+    if (st->kind != StmtKind::kStore || st->indices.size() != 1 || !IsF32(st->buffer->dtype) ||
+        scope_[st->buffer->data.get()] != "local") {
+      return false;
+    }
+    const PrimExpr& v = st->a;
+    if (v->kind != ExprKind::kAdd || v->args[0]->kind != ExprKind::kLoad ||
+        v->args[0]->buffer->data.get() != st->buffer->data.get() ||
+        !tir::ExprDeepEqual(v->args[0]->args[0], st->indices[0]) ||
+        v->args[1]->kind != ExprKind::kMul) {
+      return false;
+    }
+    const std::optional<Affine> ci =
+        FitAffine(st->indices[0], {ii->var.get(), jj->var.get(), ki->var.get()});
+    if (!ci || ci->c0 != 0 || ci->c[0] != 4 || ci->c[1] != 1 || ci->c[2] != 0) return false;
+    const ExprNode* la = TileLoad(v->args[1]->args[0]);
+    const ExprNode* lb = TileLoad(v->args[1]->args[1]);
+    if (la == nullptr || lb == nullptr || scope_[la->buffer->data.get()] != "shared" ||
+        scope_[lb->buffer->data.get()] != "shared") {
+      return false;
+    }
+    const DataType t = la->buffer->dtype;
+    if ((!IsHalf(t) && !IsBF16(t)) || lb->buffer->dtype != t) return false;
+    // A's index over (ty, ii, ki), B's over (tx, jj, ki): row ty*4 + ii and
+    // column tx*4 + jj of the block's tiles.
+    for (const ExprNode* y : ty_) {
+      std::optional<Affine> a = FitAffine(la->args[0], {y, ii->var.get(), ki->var.get()});
+      if (!a || a->c[0] != 4 * a->c[1]) continue;
+      for (const ExprNode* x : tx_) {
+        std::optional<Affine> b = FitAffine(lb->args[0], {x, jj->var.get(), ki->var.get()});
+        if (!b || b->c[0] != 4 * b->c[1]) continue;
+        m->cl = st->buffer;
+        m->as = la->buffer;
+        m->bs = lb->buffer;
+        m->a = *a;
+        m->b = *b;
+        m->bf16 = IsBF16(t);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static Stmt Call(const char* name, std::vector<PrimExpr> args) {
+    return tir::Evaluate(tir::Call(DataType::Int(32), name, std::move(args), tir::CallEffect::kOpaque));
+  }
+
+  // Replaces `triple` in `s` (found by FindTriple).
+  static Stmt Replace(const Stmt& s, const StmtNode* triple, const Stmt& with) {
+    if (s.get() == triple) return with;
+    switch (s->kind) {
+      case StmtKind::kSeq: {
+        std::vector<Stmt> out;
+        for (const Stmt& c : s->body) out.push_back(Replace(c, triple, with));
+        return tir::Seq(std::move(out));
+      }
+      case StmtKind::kAllocate:
+      case StmtKind::kLetStmt:
+      case StmtKind::kAttr:
+        return tir::WithChildren(s, s->a, s->b, s->indices, {Replace(s->body0(), triple, with)});
+      default:
+        return s;
+    }
+  }
+
+  Stmt RewriteStep(const Stmt& ko) {
+    Match m;
+    const StmtNode* triple = FindTriple(ko->body0(), &m);
+    if (triple == nullptr) return nullptr;
+    tir::Buffer acc = tir::MakeBuffer("mma_acc", DataType::Float(32), {tir::IntImm(16)}, "local");
+    scope_[acc->data.get()] = "local";
+    auto i64 = [](int64_t v) { return tir::IntImm(v); };
+    Stmt block = Call(m.bf16 ? kMmaBlockBF16 : kMmaBlockF16,
+                      {acc->data, m.as->data, i64(m.a.c0), i64(m.a.c[1]), i64(m.a.c[2]), m.bs->data,
+                       i64(m.b.c0), i64(m.b.c[1]), i64(m.b.c[2])});
+    Stmt step = tir::WithChildren(ko, ko->a, ko->b, ko->indices, {Replace(ko->body0(), triple, block)});
+    Stmt all = tir::Seq({Call(kMmaZero, {acc->data}), step, Call(kMmaFinish, {acc->data, m.cl->data})});
+    return tir::Allocate(acc, all, "local");
+  }
+
+  std::unordered_map<const ExprNode*, std::string> scope_;
+  std::unordered_set<const ExprNode*> ty_, tx_;
+};
+
+// The launch's threadIdx extents (0: unbound; -1: symbolic).
+std::array<int64_t, 3> ThreadExtents(const Stmt& body) {
+  std::array<int64_t, 3> ext = {0, 0, 0};
+  tir::PostOrderVisit(body, [](const ExprNode*) {}, [&](const StmtNode* s) {
+    if (s->kind != StmtKind::kFor || s->for_kind != ForKind::kThreadBinding) return;
+    const char* const kTags[] = {"threadIdx.x", "threadIdx.y", "threadIdx.z"};
+    for (size_t i = 0; i < 3; ++i) {
+      if (s->tag != kTags[i]) continue;
+      int64_t v = 0;
+      if (!tir::IsConstInt(s->b, &v)) {
+        ext[i] = -1;
+      } else if (ext[i] >= 0 && v > ext[i]) {
+        ext[i] = v;
+      }
+    }
+  });
+  return ext;
+}
+
+}  // namespace
+
+absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f) {
+  const std::array<int64_t, 3> ext = ThreadExtents(f->body);
+  if (ext[0] != 16 || ext[1] != 16 || ext[2] > 1 || ext[2] < 0) return f;
+  Stmt body = Rewriter(f->body).Visit(f->body, false);
+  if (body.get() == f->body.get()) return f;
+  return tir::WithBody(f, body);
+}
+
+}  // namespace kiln::codegen_cuda

@@ -1,0 +1,59 @@
+// File: codegen_cuda/tensor_core.h
+//
+// LowerTensorCoreGemm: the inner product of the GPU schedule's shared-memory
+// GEMM tiles (lowering/te/schedule_cuda.h) on tensor cores, for float16 and
+// bfloat16 inputs with float32 accumulation (mma.sync m16n8k16, sm_80+).
+//
+// The schedule gives each block of 16x16 threads a 64x64 output tile, each
+// thread (ty, tx) the 4x4 outputs (ty*4+ii, tx*4+jj) in a "local" array Cl,
+// and at each step `ko` of the reduction the block's 64x16 slices of A and B
+// in shared tiles AS and BS. The step's inner product
+//
+//   for (ki, 0, 16) for (ii, 0, 4) for (jj, 0, 4)
+//     Cl[ii*4 + jj] = Cl[ii*4 + jj] + float(AS[a(ty, ii, ki)]) * float(BS[b(tx, jj, ki)])
+//
+// (a and b affine: A's row ty*4+ii, B's column tx*4+jj) becomes
+//
+//   allocate acc: float32[16] local          (the warp's mma accumulators)
+//   evaluate(kiln.mma_zero(acc))
+//   for ko { ... evaluate(kiln.mma_block_f16(acc, AS, a0, a_row, a_k, BS, b0, b_col, b_k)) }
+//   evaluate(kiln.mma_finish(acc, Cl))
+//
+// kiln_mma_block (codegen_cuda.cc's prelude) has warp w of the block compute
+// rows (w/2)*16.. and columns (w%2)*32.. of the 64x64 step product: A's
+// fragment and four B fragments read from the shared tiles at the strides
+// found, four m16n8k16 mma. kiln_mma_finish writes the accumulators into a
+// shared 64x64 float tile and adds each thread's 4x4 outputs into Cl, so the
+// epilogue reads Cl as before. Host builds (tests/cuda/emulate_host.h) run the
+// mma as a warp exchange with the same fragment layouts (the PTX ISA's,
+// section "Matrix Fragments for mma.m16n8k16 with floating point type").
+//
+// Only that exact shape is rewritten: a 16x16x1 launch; the triple loop the
+// only statement of its kind in a serial loop (ko) inside the thread nests
+// and no `if`; extents 16, 4, 4; float32 accumulation into a "local" buffer
+// indexed ii*4 + jj; 16-bit float shared tiles indexed as above. Everything
+// else (shapes that do not divide the tile, which the loop passes guard and
+// partition, float32 GEMMs) keeps the scalar inner product.
+#ifndef KILN_CODEGEN_CUDA_TENSOR_CORE_H_
+#define KILN_CODEGEN_CUDA_TENSOR_CORE_H_
+
+#include "absl/status/statusor.h"
+#include "ir/tir.h"
+
+namespace kiln::codegen_cuda {
+
+// Bytes of shared memory kiln_mma_finish declares (its 64x64 float tile).
+inline constexpr int64_t kMmaFinishSharedBytes = 64 * 64 * 4;
+
+// Calls the rewrite leaves (evaluated for their effect, printed as
+// kiln_<name after "kiln.">(args)).
+inline constexpr char kMmaZero[] = "kiln.mma_zero";
+inline constexpr char kMmaBlockF16[] = "kiln.mma_block_f16";
+inline constexpr char kMmaBlockBF16[] = "kiln.mma_block_bf16";
+inline constexpr char kMmaFinish[] = "kiln.mma_finish";
+
+absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f);
+
+}  // namespace kiln::codegen_cuda
+
+#endif  // KILN_CODEGEN_CUDA_TENSOR_CORE_H_

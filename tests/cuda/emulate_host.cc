@@ -1,0 +1,298 @@
+// File: tests/cuda/emulate_host.cc — the host shim (emulate_host.h).
+#include "tests/cuda/emulate_host.h"
+
+namespace kiln::testing {
+
+const std::string& EmulatorHostShim() {
+  static const std::string* const kShim = new std::string(R"KILN_SHIM(// host definitions for kiln's CUDA C (tests/cuda/emulate_host.cc)
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+struct kiln_dim3 { unsigned x, y, z; };
+static kiln_dim3 threadIdx, blockIdx, blockDim, gridDim;
+static const int warpSize = 32;
+inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+inline float __uint_as_float(unsigned i) { float f; __builtin_memcpy(&f, &i, 4); return f; }
+inline double __longlong_as_double(long long i) { double d; __builtin_memcpy(&d, &i, 8); return d; }
+inline void __trap() { abort(); }
+inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }   // CUDA math without a host libm twin
+inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+
+// ---- The block's threads as fibers ----
+namespace kiln_emu {
+enum State { kReady, kBarrier, kWarp, kDone };
+struct Fiber {
+  ucontext_t ctx;
+  kiln_dim3 tid;
+  State state;
+  unsigned mask;              // kWarp: the lanes it meets
+  unsigned long long value;   // the value it publishes to its warp
+  unsigned payload[6];        // an mma's A and B fragment registers
+};
+constexpr size_t kStack = 256u << 10;  // bytes per fiber, below a guard page
+constexpr size_t kGuard = 4096;
+static ucontext_t sched;
+static Fiber* fibers = nullptr;
+static unsigned nthreads = 0, cur = 0, capacity = 0;
+static char* stacks = nullptr;
+static void (*body)(void**) = nullptr;
+static void** body_args = nullptr;
+static const char* error = nullptr;
+
+static void Entry() {
+  body(body_args);
+  fibers[cur].state = kDone;  // uc_link returns to the scheduler
+}
+
+// Suspends the running fiber in state `s` until the scheduler resumes it.
+static void Wait(State s) {
+  Fiber& f = fibers[cur];
+  f.state = s;
+  swapcontext(&f.ctx, &sched);
+}
+
+// Ends the launch with `msg`: the running fiber is never resumed.
+static void Fail(const char* msg) {
+  if (error == nullptr) error = msg;
+  Wait(kDone);
+}
+
+static unsigned Lane() { return cur % 32u; }
+
+// The lanes of `mask` publish their values, meet, read lane `src`'s, meet
+// again (so no value is overwritten before every lane has read it).
+static unsigned long long Exchange(unsigned mask, unsigned long long v, unsigned src) {
+  const unsigned lane = Lane();
+  if ((mask & (1u << lane)) == 0) Fail("a warp exchange whose mask does not name the calling lane");
+  if ((mask & (1u << src)) == 0) Fail("a warp exchange reads a lane that its mask does not name");
+  fibers[cur].value = v;
+  fibers[cur].mask = mask;
+  Wait(kWarp);
+  const unsigned long long r = fibers[cur - lane + src].value;
+  Wait(kWarp);
+  return r;
+}
+
+static bool AllocStacks(unsigned n) {
+  if (n <= capacity) return true;
+  if (stacks != nullptr) munmap(stacks, capacity * (kStack + kGuard));
+  free(fibers);
+  stacks = (char*)mmap(nullptr, n * (kStack + kGuard), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  fibers = (Fiber*)calloc(n, sizeof(Fiber));
+  if (stacks == MAP_FAILED || fibers == nullptr) {
+    stacks = nullptr;
+    capacity = 0;
+    return false;
+  }
+  for (unsigned t = 0; t < n; ++t) mprotect(stacks + t * (kStack + kGuard), kGuard, PROT_NONE);
+  capacity = n;
+  return true;
+}
+
+// Whether the lanes waiting in warp `w` can all go on; an error names why not.
+static bool WarpReleasable(unsigned w, const char** why) {
+  unsigned mask = 0;
+  bool any = false;
+  for (unsigned l = 0; l < 32 && w * 32 + l < nthreads; ++l) {
+    const Fiber& f = fibers[w * 32 + l];
+    if (f.state != kWarp) continue;
+    if (any && f.mask != mask) {
+      *why = "lanes of one warp wait in warp exchanges with different masks";
+      return false;
+    }
+    mask = f.mask;
+    any = true;
+  }
+  if (!any) return false;
+  for (unsigned l = 0; l < 32; ++l) {
+    if ((mask & (1u << l)) == 0) continue;
+    if (w * 32 + l >= nthreads) {
+      *why = "a warp exchange's mask names a lane the block does not have";
+      return false;
+    }
+    const State s = fibers[w * 32 + l].state;
+    if (s == kDone) {
+      *why = "a warp exchange's mask names a lane that has finished";
+      return false;
+    }
+    if (s != kWarp) return false;
+  }
+  for (unsigned l = 0; l < 32; ++l) {
+    if ((mask & (1u << l)) != 0) fibers[w * 32 + l].state = kReady;
+  }
+  return true;
+}
+
+static const char* RunBlock() {
+  for (unsigned t = 0; t < nthreads; ++t) {
+    Fiber& f = fibers[t];
+    f.tid = {t % blockDim.x, t / blockDim.x % blockDim.y, t / (blockDim.x * blockDim.y)};
+    f.state = kReady;
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = stacks + t * (kStack + kGuard) + kGuard;
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = &sched;
+    makecontext(&f.ctx, Entry, 0);
+  }
+  for (;;) {
+    for (unsigned t = 0; t < nthreads; ++t) {
+      if (fibers[t].state != kReady) continue;
+      cur = t;
+      threadIdx = fibers[t].tid;
+      swapcontext(&sched, &fibers[t].ctx);
+      if (error != nullptr) return error;
+    }
+    unsigned done = 0, barrier = 0;
+    for (unsigned t = 0; t < nthreads; ++t) {
+      done += fibers[t].state == kDone;
+      barrier += fibers[t].state == kBarrier;
+    }
+    if (done == nthreads) return nullptr;
+    bool released = false;
+    for (unsigned w = 0; w * 32 < nthreads; ++w) {
+      const char* why = nullptr;
+      released = WarpReleasable(w, &why) || released;
+      if (why != nullptr) return why;
+    }
+    if (released) continue;
+    if (barrier + done == nthreads) {
+      if (done != 0) {
+        return "__syncthreads() reached by some threads of a block while others had finished "
+               "(a barrier in divergent code)";
+      }
+      for (unsigned t = 0; t < nthreads; ++t) fibers[t].state = kReady;
+      continue;
+    }
+    return "deadlock: the threads of a block wait at different barriers or warp exchanges";
+  }
+}
+
+}  // namespace kiln_emu
+
+inline void __syncthreads() { kiln_emu::Wait(kiln_emu::kBarrier); }
+
+// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: d += A * B for the warp,
+// each lane holding the fragments of the PTX ISA's layout (groupID = lane/4,
+// t = lane%4): A's a0..a7 (two 16-bit elements per register, low first) at
+// rows groupID (+8 for a2, a3, a6, a7), columns 2t + (i&1) (+8 for i >= 4);
+// B's b0..b3 at rows 2t + (i&1) (+8 for i >= 2), column groupID; d's c0..c3
+// at rows groupID (+8 for c2, c3), columns 2t + (i&1). The lanes publish
+// their registers, meet, each computes its four outputs, and meet again.
+inline float kiln_emu_half(unsigned h, bool bf) {
+  if (bf) {
+    unsigned u = h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  unsigned short s = (unsigned short)h;
+  _Float16 x;
+  memcpy(&x, &s, 2);
+  return (float)x;
+}
+inline void kiln_emu_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b, bool bf) {
+  using namespace kiln_emu;
+  const unsigned lane = Lane(), base = cur - lane;
+  if (base + 32 > nthreads) Fail("an mma.sync needs a full warp");
+  Fiber& me = fibers[cur];
+  memcpy(me.payload, a, 16);
+  memcpy(me.payload + 4, b, 8);
+  me.mask = 0xffffffffu;
+  Wait(kWarp);
+  float A[16][16], B[16][8];
+  for (unsigned l = 0; l < 32; ++l) {
+    const unsigned* p = fibers[base + l].payload;
+    const unsigned g = l >> 2, t = l & 3u;
+    for (unsigned e = 0; e < 8; ++e) {
+      const unsigned h = (p[e / 2] >> (16 * (e & 1))) & 0xffffu;
+      A[g + ((e & 2) ? 8 : 0)][t * 2 + (e & 1) + ((e & 4) ? 8 : 0)] = kiln_emu_half(h, bf);
+    }
+    for (unsigned e = 0; e < 4; ++e) {
+      const unsigned h = (p[4 + e / 2] >> (16 * (e & 1))) & 0xffffu;
+      B[t * 2 + (e & 1) + ((e & 2) ? 8 : 0)][g] = kiln_emu_half(h, bf);
+    }
+  }
+  const unsigned g = lane >> 2, t = lane & 3u;
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = g + (i >= 2 ? 8 : 0), col = t * 2 + (i & 1);
+    float s = 0.0f;
+    for (unsigned k = 0; k < 16; ++k) s += A[row][k] * B[k][col];
+    d[i] += s;
+  }
+  Wait(kWarp);
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu) {
+  (void)kiln_emu::Exchange(mask, 0, kiln_emu::Lane());
+}
+template <typename T> inline unsigned long long kiln_emu_bits(T v) {
+  static_assert(sizeof(T) <= 8, "warp exchange of a value wider than 64 bits");
+  unsigned long long u = 0;
+  memcpy(&u, &v, sizeof(T));
+  return u;
+}
+template <typename T> inline T kiln_emu_from_bits(unsigned long long u) {
+  T v;
+  memcpy(&v, &u, sizeof(T));
+  return v;
+}
+// `width` splits the warp into segments (a power of two, at most 32): a lane
+// reading outside its own segment's range gets its own value.
+template <typename T> inline T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+  const unsigned lane = kiln_emu::Lane(), base = lane & ~(unsigned)(width - 1);
+  const unsigned s = base + ((unsigned)src & (unsigned)(width - 1));
+  return kiln_emu_from_bits<T>(kiln_emu::Exchange(mask, kiln_emu_bits(v), s));
+}
+template <typename T> inline T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  const unsigned lane = kiln_emu::Lane();
+  const unsigned in_seg = (lane & (unsigned)(width - 1)) + delta;
+  const unsigned s = in_seg < (unsigned)width ? lane + delta : lane;
+  return kiln_emu_from_bits<T>(kiln_emu::Exchange(mask, kiln_emu_bits(v), s));
+}
+template <typename T> inline T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+  const unsigned lane = kiln_emu::Lane();
+  const unsigned s = (lane & (unsigned)(width - 1)) >= delta ? lane - delta : lane;
+  return kiln_emu_from_bits<T>(kiln_emu::Exchange(mask, kiln_emu_bits(v), s));
+}
+template <typename T> inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+  const unsigned lane = kiln_emu::Lane(), s0 = lane ^ (unsigned)lane_mask;
+  const unsigned end = (lane & ~(unsigned)(width - 1)) + (unsigned)width;
+  const unsigned s = s0 < end ? s0 : lane;
+  return kiln_emu_from_bits<T>(kiln_emu::Exchange(mask, kiln_emu_bits(v), s));
+}
+
+// Runs `body(args)` on every thread of every block of the launch.
+static const char* kiln_emu_launch(void (*body)(void**), void** args, const unsigned grid[3],
+                                   const unsigned block[3]) {
+  using namespace kiln_emu;
+  const unsigned n = block[0] * block[1] * block[2];
+  if (n == 0 || grid[0] * grid[1] * grid[2] == 0) return nullptr;
+  if (!AllocStacks(n)) return "cannot allocate the fibers' stacks";
+  kiln_emu::body = body;
+  body_args = args;
+  error = nullptr;
+  nthreads = n;
+  blockDim = {block[0], block[1], block[2]};
+  gridDim = {grid[0], grid[1], grid[2]};
+  for (unsigned gz = 0; gz < grid[2]; ++gz) {
+    for (unsigned gy = 0; gy < grid[1]; ++gy) {
+      for (unsigned gx = 0; gx < grid[0]; ++gx) {
+        blockIdx = {gx, gy, gz};
+        if (const char* e = RunBlock()) return e;
+      }
+    }
+  }
+  return nullptr;
+}
+)KILN_SHIM");
+  return *kShim;
+}
+
+}  // namespace kiln::testing

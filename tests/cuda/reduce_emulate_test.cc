@@ -1,0 +1,109 @@
+// File: tests/cuda/reduce_emulate_test.cc
+//
+// The one-warp-per-row schedule of lowering/te/schedule_cuda.cc for row
+// reductions (sum, max, min, mean over the last axis) and the functions
+// computed from them (softmax, log_softmax, layer_norm): each kernel must
+// launch one block of 32 threads per row, combine the lanes' partials with
+// warp shuffles (codegen_cuda/warp_reduce.h) and compute what the
+// interpreter computes when its CUDA C runs on the host emulator
+// (tests/cuda/emulate.h: the lanes of a warp meet at every shuffle). Rows
+// that the warp does not divide, several row dims, float16 and a row shorter
+// than a warp (the one-thread-per-output schedule, no shuffle) are covered.
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "codegen_cuda/compile.h"
+#include "gtest/gtest.h"
+#include "interpreter/interpreter.h"
+#include "ir/parser.h"
+#include "passes/infra/pass.h"
+#include "passes/pipeline.h"
+#include "passes/registry/register_passes.h"
+#include "tests/compiled/compare.h"
+#include "tests/cuda/emulate.h"
+#include "types/infer_type.h"
+
+namespace kiln::testing {
+namespace {
+
+// `rows` blocks of 32 threads with shuffles, or (rows == 0) no shuffle.
+void Check(const std::string& params, const std::string& body, int64_t rows, double tol = 1e-4) {
+  const std::string text =
+      absl::StrCat("#[version = \"0.1\"]\ndef @main(", params, ") {\n  ", body, "\n}\n");
+  absl::StatusOr<Module> parsed = ParseModule(text, "rows");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<Module> typed = types::InferType(*parsed);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  auto inputs = RandomInputs(*typed, 5, -2, 2, 0, 3);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  absl::StatusOr<interp::Value> expected = interp::RunFunction(*typed, "main", *inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  Module m = *typed;
+  passes::RegisterAllPasses();
+  absl::StatusOr<passes::PassPtr> pipeline = passes::DefaultPipeline(0);
+  ASSERT_TRUE(pipeline.ok());
+  passes::PassContext ctx;
+  ctx.opt_level = 0;
+  ctx.required_passes.insert("FuseOps");
+  ctx.required_passes.insert("InferType");
+  ASSERT_TRUE((*pipeline)->Run(&m, ctx).ok());
+  absl::StatusOr<Module> fused = types::InferType(m);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget("cuda -arch=sm_90");
+  ASSERT_TRUE(t.ok());
+  codegen_cuda::CudaCompileOptions opts;
+  opts.compile_ptx = codegen_cuda::NvrtcAvailable();
+  absl::StatusOr<codegen_cuda::CudaModule> cm = codegen_cuda::CompileModuleCuda(*fused, *t, opts);
+  ASSERT_TRUE(cm.ok()) << cm.status();
+  ASSERT_EQ(cm->kernels.size(), 1u);
+  const codegen_cuda::CudaKernel& k = cm->kernels[0];
+  if (std::getenv("KILN_ROWS_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
+  if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
+  if (rows > 0) {
+    EXPECT_EQ(k.block_threads, 32) << k.source;
+    EXPECT_EQ(k.grid_blocks, rows) << k.source;
+    EXPECT_NE(k.source.find("__shfl_xor_sync(0xffffffffu, "), std::string::npos) << k.source;
+  } else {
+    EXPECT_EQ(k.source.find("__shfl"), std::string::npos) << k.source;
+  }
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(*fused, std::move(*cm));
+  if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
+  ASSERT_TRUE(emu.ok()) << emu.status();
+  absl::StatusOr<interp::Value> got = (*emu)->Run(*inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(ValuesClose(*expected, *got, tol, tol)) << text;
+}
+
+const char kX[] = "%x: Tensor[(6, 100), float32]";
+
+TEST(ReduceEmulateTest, SumOfRows) { Check(kX, "sum(%x, axis=[1])", 6); }
+TEST(ReduceEmulateTest, MaxOfRows) { Check(kX, "max(%x, axis=[1])", 6); }
+TEST(ReduceEmulateTest, MinOfRowsKeepDims) { Check(kX, "min(%x, axis=[1], keepdims=true)", 6); }
+TEST(ReduceEmulateTest, MeanOfRows) { Check(kX, "mean(%x, axis=[1])", 6); }
+TEST(ReduceEmulateTest, SeveralRowDims) {
+  Check("%x: Tensor[(2, 3, 64), float32]", "sum(%x, axis=[2])", 6);
+}
+TEST(ReduceEmulateTest, Softmax) { Check(kX, "nn.softmax(%x)", 6); }
+TEST(ReduceEmulateTest, LogSoftmax) { Check(kX, "nn.log_softmax(%x)", 6); }
+TEST(ReduceEmulateTest, SoftmaxFloat16) {
+  Check("%x: Tensor[(4, 77), float16]", "nn.softmax(%x)", 4, 2e-2);
+}
+TEST(ReduceEmulateTest, LayerNorm) {
+  Check("%x: Tensor[(5, 96), float32], %g: Tensor[(96), float32], %b: Tensor[(96), float32]",
+        "nn.layer_norm(%x, %g, %b)", 5);
+}
+// The shapes of the BERT-style example's layer_norm and softmax (smaller):
+// 64 rows of 96 in a batch of 1 once went to the GEMM tiles (a [1, 64, 96]
+// output fed by row sums over [1, 64]).
+TEST(ReduceEmulateTest, LayerNormOfABatchOfRows) {
+  Check("%x: Tensor[(1, 64, 96), float32], %g: Tensor[(96), float32], %b: Tensor[(96), float32]",
+        "nn.layer_norm(%x, %g, %b, epsilon=1e-12)", 64);
+}
+TEST(ReduceEmulateTest, SoftmaxOnTheLastOfThreeAxes) {
+  Check("%x: Tensor[(2, 64, 64), float32]", "nn.softmax(%x, axis=2)", 128);
+}
+TEST(ReduceEmulateTest, RowShorterThanAWarp) { Check("%x: Tensor[(6, 20), float32]", "sum(%x, axis=[1])", 0); }
+
+}  // namespace
+}  // namespace kiln::testing
