@@ -34,6 +34,15 @@
 //     (codegen_cuda/tensor_core.h). An input read at other than
 //     plain axis indices, or a reduction over several axes, is read from
 //     global memory as before (reduction axes outermost);
+//   - conv2d (NCHW or NHWC, constant shapes, the conv alone or with its
+//     fused injective epilogue): groups == 1: a block of 4 x 4 x 16 threads
+//     computes 16 output channels x 4 rows x 16 columns, each thread 4
+//     outputs in "local" registers (4 channels of a pixel in NCHW, 4 columns
+//     of a channel in NHWC); groups > 1 (depthwise): a block of 16 x 16
+//     threads computes 16 x 16 pixels of one channel, one each; the input
+//     channels split by a step, and at each step the block copies the input
+//     window its tile reads (the padding computed in the copy) and its
+//     weights into "shared" tiles (TVM's topi/cuda conv2d_direct template);
 //   - row reductions: a fused function whose only output is a reduction
 //     (sum, prod, max, min) over one axis of >= 32 elements that is the last
 //     index of what it reads, or is computed from such reductions of its rows
