@@ -34,6 +34,12 @@
 //     (codegen_cuda/tensor_core.h). An input read at other than
 //     plain axis indices, or a reduction over several axes, is read from
 //     global memory as before (reduction axes outermost);
+//   - an injective output of 4-byte elements whose extent is a constant
+//     multiple of 128, the function's other stages all inlined: 4
+//     consecutive elements per thread (the inner loop marked with the
+//     "kiln_vector" pragma, which the code generator turns into 16-byte
+//     loads and stores where the indices allow), a block size that divides
+//     the extent / 4, so no guard;
 //   - conv2d (NCHW or NHWC, constant shapes, the conv alone or with its
 //     fused injective epilogue): groups == 1: a block of 4 x 4 x 16 threads
 //     computes 16 output channels x 4 rows x 16 columns, each thread 4
