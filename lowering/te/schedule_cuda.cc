@@ -294,9 +294,9 @@ bool SameConstExtents(const std::vector<IterVar>& a, const std::vector<IterVar>&
 // Splits reduction `r` by a warp and rfactors the lanes' part into a
 // "shared" stage (returned, for the caller to place) whose lane axis is bound
 // to threadIdx.x. Resets r's loops.
-absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r) {
+absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r, int64_t threads) {
   const Tensor t = r->op->output(0);
-  KILN_ASSIGN_OR_RETURN(SplitAxes k, r->split(r->op->reduce_axis[0], kRowThreads));
+  KILN_ASSIGN_OR_RETURN(SplitAxes k, r->split(r->op->reduce_axis[0], threads));
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> rf, s.rfactor(t, k.inner, 0));
   Stage* f = s[rf[0]];
   if (f == nullptr) return absl::InternalError("ScheduleDefaultCuda: rfactor gave no stage");
@@ -308,7 +308,15 @@ absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r) {
 // Schedules `out` (the fused function's only output) one warp per row when
 // it and the stages it reads fit (see above); false, with nothing changed,
 // when they do not.
-absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out) {
+// Rows of at least kBlockRowMin elements get a block of up to
+// kBlockRowThreads threads (several warps) instead of one warp: each thread
+// reduces its strided part into a "shared" slot, each warp combines its 32
+// slots with shuffles, lane 0 of each warp writes the warp's total back, and
+// every thread combines the warps' totals (codegen_cuda/warp_reduce.h).
+constexpr int64_t kBlockRowMin = 1024;
+constexpr int64_t kBlockRowThreads = 256;
+
+absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out, int max_threads) {
   if (out->is_placeholder() || !Untouched(*out) || out->op->axis.empty()) return false;
   int64_t e = 0;
   const bool out_reduces = RowReduction(*out, &e);
@@ -339,6 +347,8 @@ absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out) {
       return false;
     }
   }
+  const int64_t threads =
+      e >= kBlockRowMin ? std::min<int64_t>(kBlockRowThreads, max_threads) : kRowThreads;
   if (out_reduces) {
     // The lanes accumulate in registers ("local"); the output copies them
     // (every lane the same value).
@@ -351,12 +361,12 @@ absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out) {
                                                        axes.begin() + static_cast<long>(rows))));
   KILN_RETURN_IF_ERROR(out->bind(row, "blockIdx.x"));
   if (axes.size() == rows + 1) {
-    KILN_ASSIGN_OR_RETURN(SplitAxes j, out->split(axes.back(), kRowThreads));
+    KILN_ASSIGN_OR_RETURN(SplitAxes j, out->split(axes.back(), threads));
     KILN_RETURN_IF_ERROR(out->reorder({j.inner, j.outer}));
     KILN_RETURN_IF_ERROR(out->bind(j.inner, "threadIdx.x"));
   }
   for (Stage* r : reductions) {
-    KILN_ASSIGN_OR_RETURN(Stage* rf, WarpReduce(s, r));
+    KILN_ASSIGN_OR_RETURN(Stage* rf, WarpReduce(s, r, threads));
     KILN_RETURN_IF_ERROR(rf->compute_at(r, r->leaf_iter_vars[rows - 1]));
     KILN_RETURN_IF_ERROR(r->set_scope("local"));
     KILN_RETURN_IF_ERROR(r->compute_at(out, row));
@@ -670,7 +680,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
       continue;
     }
     if (out_stages.size() == 1) {
-      KILN_ASSIGN_OR_RETURN(bool rows, ScheduleRows(s, out));
+      KILN_ASSIGN_OR_RETURN(bool rows, ScheduleRows(s, out, max_threads));
       if (rows) continue;
       KILN_ASSIGN_OR_RETURN(bool vec, BindVectorized(s, out, max_threads));
       if (vec) continue;

@@ -58,6 +58,9 @@
 //     the lanes' partials in "shared" memory combined by a loop every lane
 //     runs, which the code generator turns into warp shuffles
 //     (codegen_cuda/warp_reduce.h); the output's row spread over the lanes;
+//     rows of >= 1024 elements get a block of 256 threads (8 warps) instead:
+//     shuffles within each warp, the warps' totals through the shared
+//     partials;
 //   - a scalar output (no data-parallel axis) is left unbound: the code
 //     generator runs it on thread 0 of block 0, and the stages it reads stay
 //     at the root in "local" storage, in the same thread.
