@@ -129,6 +129,9 @@ std::string FloatLiteral(double v, DataType t) {
 
 // Static __shared__ memory per block (CUDA's limit without a dynamic opt-in).
 constexpr int64_t kMaxStaticShared = 48 * 1024;
+// The attribute the GPU schedule puts around a loop of 4 consecutive
+// elements (Stage::pragma "kiln_vector", lowering/te/schedule_cuda.h).
+constexpr char kVectorPragma[] = "pragma_kiln_vector";
 
 // A root statement of the kernel: a nest bound to threads, or one run by a
 // single thread; what it reads and writes (buffer data vars).
@@ -467,6 +470,10 @@ class Emitter {
           if (iv == nullptr) return absl::InvalidArgumentError("thread_extent without an iteration variable");
           return EmitBound(iv->var, iv->thread_tag, s->a, s->body0());
         }
+        if (s->tag == kVectorPragma) {
+          KILN_ASSIGN_OR_RETURN(bool done, EmitVector(s->body0()));
+          if (done) return absl::OkStatus();
+        }
         return EmitStmt(s->body0());  // pragmas, alignment: nothing to emit
       }
       case StmtKind::kEvaluate:
@@ -489,6 +496,165 @@ class Emitter {
       }
     }
     return absl::InternalError("unknown statement kind");
+  }
+
+  // ---- Vectorized global accesses (the "pragma_kiln_vector" loop) ----
+  //
+  // The schedule marks the innermost loop of 4 consecutive elements of an
+  // injective output. When its body is one store `out[base + v] = value`
+  // to a 32-bit kernel parameter with `base` a provable multiple of 4, the
+  // loop becomes one 16-byte store, and every load in `value` of a 32-bit
+  // parameter at `base' + v` (base' a multiple of 4) one 16-byte load
+  // (float4 / int4 / uint4: ld.global.v4 / st.global.v4); other loads
+  // (a broadcast bias) stay per lane. Whether the pointers themselves are
+  // 16-byte aligned is only known at run time (a caller's tensor may start
+  // anywhere), so the vector form runs under a test of all of them (the same
+  // for every thread of the launch) and the scalar loop otherwise. Returns
+  // false, emitting nothing, when the loop is not of that form.
+
+  // e == base + v with v appearing once, as a top-level addend.
+  static bool SplitLane(const PrimExpr& e, const ExprNode* v, PrimExpr* base) {
+    std::vector<PrimExpr> terms;
+    std::function<void(const PrimExpr&)> flat = [&](const PrimExpr& x) {
+      if (x->kind == ExprKind::kAdd) {
+        flat(x->args[0]);
+        flat(x->args[1]);
+      } else {
+        terms.push_back(x);
+      }
+    };
+    flat(e);
+    int lane = 0;
+    PrimExpr b;
+    for (const PrimExpr& t : terms) {
+      if (t.get() == v) {
+        ++lane;
+        continue;
+      }
+      if (tir::UsesVar(t, [&](const ExprNode* n) { return n == v; })) return false;
+      b = b ? tir::Add(b, t) : t;
+    }
+    if (lane != 1) return false;
+    *base = b ? b : tir::IntImm(0);
+    return true;
+  }
+
+  // Whether e is provably a multiple of m (sums and products of constants).
+  static bool MultipleOf(const PrimExpr& e, int64_t m) {
+    int64_t c = 0;
+    if (tir::IsConstInt(e, &c)) return c % m == 0;
+    if (e->kind == ExprKind::kAdd || e->kind == ExprKind::kSub) {
+      return MultipleOf(e->args[0], m) && MultipleOf(e->args[1], m);
+    }
+    if (e->kind == ExprKind::kMul) return MultipleOf(e->args[0], m) || MultipleOf(e->args[1], m);
+    return false;
+  }
+
+  static const char* VectorType4(DataType t) {
+    if (t.lanes() != 1 || t.bits() != 32) return nullptr;
+    if (t.is_float()) return "float4";
+    if (t.is_int()) return "int4";
+    if (t.is_uint()) return "uint4";
+    return nullptr;
+  }
+
+  bool IsParam(const Buffer& b) const {
+    for (const Buffer& p : f_->params) {
+      if (p->data.get() == b->data.get()) return !b->elem_offset || tir::IsConstValue(b->elem_offset, 0);
+    }
+    return false;
+  }
+
+  absl::StatusOr<bool> EmitVector(const Stmt& loop) {
+    int64_t lanes = 0;
+    if (loop->kind != StmtKind::kFor || loop->for_kind != ForKind::kSerial ||
+        !tir::IsConstValue(loop->a, 0) || !tir::IsConstInt(loop->b, &lanes) || lanes != 4) {
+      return false;
+    }
+    const Stmt& st = loop->body0();
+    const ExprNode* v = loop->var.get();
+    PrimExpr out_base;
+    if (st->kind != StmtKind::kStore || st->indices.size() != 1 || !IsParam(st->buffer) ||
+        VectorType4(st->buffer->dtype) == nullptr || !SplitLane(st->indices[0], v, &out_base) ||
+        !MultipleOf(out_base, 4)) {
+      return false;
+    }
+    // The loads to vectorize, each replaced by a placeholder var.
+    struct VLoad {
+      Buffer buffer;
+      PrimExpr base;
+      tir::Var slot;
+    };
+    std::vector<VLoad> vloads;
+    class Replace : public tir::StmtExprMutator {
+     public:
+      Replace(const ExprNode* v, std::vector<VLoad>* out, const Emitter* em) : v_(v), out_(out), em_(em) {}
+      PrimExpr VisitExpr_(const PrimExpr& e) override {
+        PrimExpr base;
+        if (e->kind == ExprKind::kLoad && e->args.size() == 1 && em_->IsParam(e->buffer) &&
+            VectorType4(e->buffer->dtype) != nullptr && SplitLane(e->args[0], v_, &base) &&
+            MultipleOf(base, 4)) {
+          for (const VLoad& l : *out_) {
+            if (l.buffer->data.get() == e->buffer->data.get() && tir::ExprDeepEqual(l.base, base)) {
+              return l.slot;
+            }
+          }
+          tir::Var slot = tir::MakeVar(absl::StrCat("kv", out_->size()), e->dtype);
+          out_->push_back({e->buffer, base, slot});
+          return slot;
+        }
+        return MutateChildren(e);
+      }
+
+     private:
+      const ExprNode* v_;
+      std::vector<VLoad>* out_;
+      const Emitter* em_;
+    };
+    Replace rep(v, &vloads, this);
+    const PrimExpr value = rep.VisitExpr(st->a);
+    // Every pointer the vector form touches must be 16-byte aligned.
+    KILN_ASSIGN_OR_RETURN(std::string out_name, BufferName(st->buffer));
+    std::vector<std::string> ptrs = {absl::StrCat("(unsigned long long)", out_name)};
+    for (const VLoad& l : vloads) {
+      KILN_ASSIGN_OR_RETURN(std::string n, BufferName(l.buffer));
+      ptrs.push_back(absl::StrCat("(unsigned long long)", n));
+    }
+    Line(absl::StrCat("if (((", absl::StrJoin(ptrs, " | "), ") & 15ull) == 0ull) {"));
+    ++indent_;
+    static const char* const kLane[] = {".x", ".y", ".z", ".w"};
+    std::vector<std::string> names;
+    for (const VLoad& l : vloads) {
+      KILN_ASSIGN_OR_RETURN(std::string n, BufferName(l.buffer));
+      KILN_ASSIGN_OR_RETURN(std::string b, Expr(l.base));
+      const char* ty = VectorType4(l.buffer->dtype);
+      const std::string name = Bind(l.slot, l.slot->name);
+      names.push_back(name);
+      Line(absl::StrCat("const ", ty, " ", name, " = *(const ", ty, "*)(", n, " + ", b, ");"));
+    }
+    const char* oty = VectorType4(st->buffer->dtype);
+    const std::string o = Bind(loop->var, "kvo");
+    Line(absl::StrCat(oty, " ", o, ";"));
+    for (int64_t lane = 0; lane < lanes; ++lane) {
+      tir::VarMap m;
+      m[v] = tir::IntImm(lane);
+      for (size_t i = 0; i < vloads.size(); ++i) {
+        tir::Var lv = tir::MakeVar(absl::StrCat(names[i], "_", lane), vloads[i].slot->dtype);
+        names_[lv.get()] = absl::StrCat(names[i], kLane[lane]);
+        m[vloads[i].slot.get()] = lv;
+      }
+      KILN_ASSIGN_OR_RETURN(std::string e, Expr(tir::Substitute(value, m)));
+      Line(absl::StrCat(o, kLane[lane], " = ", e, ";"));
+    }
+    KILN_ASSIGN_OR_RETURN(std::string ob, Expr(out_base));
+    Line(absl::StrCat("*(", oty, "*)(", out_name, " + ", ob, ") = ", o, ";"));
+    --indent_;
+    Line("} else {");
+    ++indent_;
+    KILN_RETURN_IF_ERROR(EmitFor(loop));
+    --indent_;
+    Line("}");
+    return true;
   }
 
   absl::Status EmitMma(const PrimExpr& call) {

@@ -27,6 +27,13 @@
 //     "shared" memory (codegen_cuda/thread_sync.h), and between root nests
 //     that read what an earlier one wrote when the launch is one block; warp
 //     shuffles for lane reductions (codegen_cuda/warp_reduce.h).
+//   - vector accesses: a loop of 4 under the schedule's "pragma_kiln_vector"
+//     attribute whose body is one store `out[base + v] = ...` to a 32-bit
+//     parameter (base a provable multiple of 4) becomes one float4/int4/uint4
+//     store, and each load in it of a 32-bit parameter at `base' + v` one
+//     16-byte load (other loads stay per lane), under a run-time test that
+//     those pointers are 16-byte aligned; otherwise (or when the pattern
+//     does not match) the scalar loop.
 //
 // Errors (statuses naming the kernel): vector lanes (the GPU schedule does not
 // vectorize), parallel or vectorized loops (a CPU schedule), temporaries in

@@ -66,10 +66,11 @@ bool SameIndices(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b)
 }
 
 // The shuffle form of `loop` (see the header), or null when it does not fit.
-Stmt Rewrite(const Stmt& loop, const std::unordered_set<const ExprNode*>& locals) {
+Stmt Rewrite(const Stmt& loop, const std::unordered_set<const ExprNode*>& locals,
+             const std::unordered_set<const ExprNode*>& shared, int64_t threads) {
   if (loop->kind != StmtKind::kFor ||
       (loop->for_kind != ForKind::kSerial && loop->for_kind != ForKind::kUnrolled) ||
-      !tir::IsConstValue(loop->a, 0) || !tir::IsConstValue(loop->b, kLanes)) {
+      !tir::IsConstValue(loop->a, 0) || !tir::IsConstValue(loop->b, threads)) {
     return nullptr;
   }
   const Stmt& st = loop->body0();
@@ -111,20 +112,41 @@ Stmt Rewrite(const Stmt& loop, const std::unordered_set<const ExprNode*>& locals
     defs.push_back(Combine(v->kind, prev, other));
     vals.push_back(tir::MakeVar("lane_part", t));
   }
-  Stmt body = tir::Store(st->buffer, Combine(v->kind, acc, vals.back()), st->indices);
-  for (size_t i = vals.size(); i != 0; --i) body = tir::LetStmt(vals[i - 1], defs[i - 1], body);
-  return tir::For(lane, tir::IntImm(0, lane->dtype), tir::IntImm(kLanes, lane->dtype),
-                  ForKind::kThreadBinding, body, "threadIdx.x");
+  if (threads == kLanes) {
+    Stmt body = tir::Store(st->buffer, Combine(v->kind, acc, vals.back()), st->indices);
+    for (size_t i = vals.size(); i != 0; --i) body = tir::LetStmt(vals[i - 1], defs[i - 1], body);
+    return tir::For(lane, tir::IntImm(0, lane->dtype), tir::IntImm(kLanes, lane->dtype),
+                    ForKind::kThreadBinding, body, "threadIdx.x");
+  }
+  // Several warps: the part is a read of a shared array P (the threads'
+  // partials); lane 0 of each warp writes its warp's total over its own
+  // element, and every thread then combines the warps' totals (the barrier
+  // between is thread_sync's).
+  if (part->kind != ExprKind::kLoad || !shared.count(part->buffer->data.get())) return nullptr;
+  const DataType it = lane->dtype;
+  Stmt write = tir::IfThenElse(
+      tir::EQ(tir::FloorMod(lane, tir::IntImm(kLanes, it)), tir::IntImm(0, it)),
+      tir::Store(part->buffer, vals.back(), defs[0]->args));
+  for (size_t i = vals.size(); i != 0; --i) write = tir::LetStmt(vals[i - 1], defs[i - 1], write);
+  const Stmt per_warp = tir::For(lane, tir::IntImm(0, it), tir::IntImm(threads, it),
+                                 ForKind::kThreadBinding, write, "threadIdx.x");
+  const tir::Var w = tir::MakeVar("warp", it);
+  tir::VarMap first;
+  first[k] = tir::Mul(w, tir::IntImm(kLanes, it));
+  const Stmt totals = tir::For(
+      w, tir::IntImm(0, it), tir::IntImm(threads / kLanes, it), ForKind::kSerial,
+      tir::Store(st->buffer, Combine(v->kind, acc, tir::Substitute(part, first)), st->indices));
+  return tir::Seq({per_warp, totals});
 }
 
 class Rewriter {
  public:
-  explicit Rewriter(const Stmt& body) {
+  Rewriter(const Stmt& body, int64_t threads) : threads_(threads) {
     tir::PostOrderVisit(body, [](const ExprNode*) {}, [&](const StmtNode* s) {
-      if (s->kind == StmtKind::kAllocate &&
-          (s->tag.empty() ? s->buffer->scope : s->tag) == "local") {
-        locals_.insert(s->buffer->data.get());
-      }
+      if (s->kind != StmtKind::kAllocate) return;
+      const std::string& scope = s->tag.empty() ? s->buffer->scope : s->tag;
+      if (scope == "local") locals_.insert(s->buffer->data.get());
+      if (scope == "shared") shared_.insert(s->buffer->data.get());
     });
   }
 
@@ -187,7 +209,7 @@ class Rewriter {
       }
       case StmtKind::kFor:
         if (!under_tx) {
-          if (Stmt r = Rewrite(s, locals_)) return r;
+          if (Stmt r = Rewrite(s, locals_, shared_, threads_)) return r;
         }
         [[fallthrough]];
       case StmtKind::kAttr:
@@ -212,15 +234,19 @@ class Rewriter {
     }
   }
 
-  std::unordered_set<const ExprNode*> locals_;
+  int64_t threads_;
+  std::unordered_set<const ExprNode*> locals_, shared_;
 };
 
 }  // namespace
 
 absl::StatusOr<tir::PrimFunc> LowerWarpReduce(const tir::PrimFunc& f) {
   const std::array<int64_t, 3> ext = ThreadExtents(f->body);
-  if (ext[0] != kLanes || ext[1] > 1 || ext[2] > 1 || ext[1] < 0 || ext[2] < 0) return f;
-  Stmt body = Rewriter(f->body).Root(f->body);
+  if (ext[0] < kLanes || ext[0] > 1024 || ext[0] % kLanes != 0 || ext[1] > 1 || ext[2] > 1 ||
+      ext[1] < 0 || ext[2] < 0) {
+    return f;
+  }
+  Stmt body = Rewriter(f->body, ext[0]).Root(f->body);
   if (body.get() == f->body.get()) return f;
   return tir::WithBody(f, body);
 }

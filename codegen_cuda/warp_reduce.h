@@ -20,10 +20,26 @@
 // butterfly's order instead of 0, 1, ..., 31). `kiln.shfl_xor(v, m)` (a call
 // of v's type) is printed as `__shfl_xor_sync(0xffffffffu, v, m)`.
 //
-// Only when it is exactly that: the launch is 32 threads (threadIdx.x extent
-// 32, y and z 1); the loop is in a root nest bound to threads (not one run by
-// a single thread) and not inside a threadIdx.x nest, so all lanes run it
-// with the same values; its extent is the constant 32; its body is one
+// A block of several warps (threadIdx.x extent 32 x W, W > 1, the schedule's
+// rows of >= 1024 elements): a loop over all 32 x W partials P[f(k)] of a
+// "shared" array becomes each warp's butterfly, then lane 0 of each warp
+// writing its warp's total over its own partial, then a loop every thread
+// runs over the W totals:
+//
+//   thread_binding (lane, 0, 32 W) "threadIdx.x" {
+//     let v0 = P[f(lane)]  ...  let v5 = v4 + kiln.shfl_xor(v4, 1)
+//     if (lane % 32 == 0) { P[f(lane)] = v5 }
+//   }
+//   for (warp, 0, W) { R[i] = R[i] + P[f(warp * 32)] }
+//
+// (the barrier between the two comes from codegen_cuda/thread_sync.h, which
+// runs after this).
+//
+// Only when it is exactly that: the launch is 32 threads (or 32 x W with the
+// part a load of a "shared" array; threadIdx.x extent 32 x W, y and z 1);
+// the loop is in a root nest bound to threads (not one run by a single
+// thread) and not inside a threadIdx.x nest, so all lanes run it with the
+// same values; its extent is the constant launch size; its body is one
 // accumulation `R[i] = R[i] op e` (op +, *, max, min) into a "local" buffer
 // R (each lane's own: lanes adding into one shared or global element would
 // race), where i does not depend on the loop and e reads neither R nor any

@@ -4,8 +4,9 @@
 // block combined by a loop every lane runs become a shuffle butterfly (the
 // CUDA C has five __shfl_xor_sync and no loop over the lanes); what does not
 // fit is left as it is: an accumulator in global memory (lanes would race),
-// a loop inside a threadIdx.x nest, a launch of 64 threads, a root statement
-// run by one thread. tests/cuda/reduce_emulate_test.cc runs the schedules
+// a loop inside a threadIdx.x nest, a loop over fewer lanes than the launch,
+// a root statement run by one thread; with several warps, each warp's total
+// goes through the shared partials to every thread. tests/cuda/reduce_emulate_test.cc runs the schedules
 // that produce the pattern on the host emulator.
 #include "codegen_cuda/warp_reduce.h"
 
@@ -61,6 +62,30 @@ TEST(WarpReduceTest, LaneLoopBecomesAShuffleButterfly) {
   EXPECT_THAT(src, ::testing::HasSubstr("(int)(16)")) << src;
   EXPECT_EQ(src.find("for (long long k "), std::string::npos) << src;
   EXPECT_THAT(src, ::testing::HasSubstr("const float lane_part = P[lane];")) << src;
+}
+
+// A block of 4 warps over a row: each warp's butterfly, lane 0 of each
+// writes its warp's total over its own partial, a barrier (thread_sync),
+// every thread combines the 4 totals.
+TEST(WarpReduceTest, SeveralWarpsCombineTheirTotalsThroughShared) {
+  const std::string text = absl::StrReplaceAll(
+      kRowSum, {{"LOCAL", "local"},
+                {"(l, 0, 32)", "(l, 0, 128)"},
+                {"P: float32[32]", "P: float32[128]"},
+                {"A: float32[4, 96]", "A: float32[4, 384]"},
+                {"(r * 96) + (o * 32)", "(r * 384) + (o * 128)"},
+                {"for (k, 0, 32)", "for (k, 0, 128)"}});
+  const std::string src = Source(text);
+  EXPECT_EQ(Count(src, "__shfl_xor_sync(0xffffffffu, "), 5u) << src;
+  EXPECT_THAT(src, ::testing::HasSubstr("== 0LL)) {")) << src;
+  EXPECT_THAT(src, ::testing::HasSubstr("P[lane] = lane_part_5;")) << src;
+  EXPECT_THAT(src, ::testing::HasSubstr("for (long long warp = 0LL; warp < 4LL; ++warp)")) << src;
+  EXPECT_THAT(src, ::testing::HasSubstr("R[0LL] = (R[0LL] + P[(warp * 32LL)]);")) << src;
+  EXPECT_EQ(Count(src, "__syncthreads();"), 2u) << src;
+  // The partials read from global memory (no shared array to combine
+  // through): left alone.
+  const std::string global = absl::StrReplaceAll(text, {{"+ P[k])", "+ A[k])"}});
+  EXPECT_EQ(Source(global).find("__shfl"), std::string::npos) << Source(global);
 }
 
 TEST(WarpReduceTest, WhatDoesNotFitIsLeftAlone) {

@@ -2,6 +2,9 @@
 #include "lowering/te/schedule_cuda.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -37,6 +40,45 @@ absl::StatusOr<IterVar> BindDataParallel(Stage* s, int max_threads) {
   KILN_RETURN_IF_ERROR(s->bind(sp.outer, "blockIdx.x"));
   KILN_RETURN_IF_ERROR(s->bind(sp.inner, "threadIdx.x"));
   return sp.inner;
+}
+
+// An injective output of 4-byte elements whose data-parallel extent E is a
+// constant multiple of 4 x 32, in a function whose other stages are all
+// inlined: each thread computes 4 consecutive elements of the fused axes
+// (split by 4, the inner loop marked with the "kiln_vector" pragma), the
+// block size the largest multiple of 32 up to max_threads that divides E / 4
+// (so no guard). The code generator turns the marked loop into 16-byte
+// loads and stores (codegen_cuda: float4 / int4) where the indices allow,
+// under a run-time test that the pointers are 16-byte aligned. Returns
+// false, changing nothing, when the output does not qualify.
+constexpr int64_t kVectorLanes = 4;
+
+absl::StatusOr<bool> BindVectorized(Schedule& s, Stage* out, int max_threads) {
+  if (!out->op->reduce_axis.empty() || out->op->axis.empty() || out->op->num_outputs() != 1 ||
+      out->op->output(0).dtype().bits() != 32 || out->op->output(0).dtype().lanes() != 1) {
+    return false;
+  }
+  for (Stage* st : s.stages()) {
+    if (st != out && !st->is_placeholder() && !st->is_inlined()) return false;
+  }
+  int64_t e = 1;
+  for (const IterVar& iv : out->op->axis) {
+    int64_t d = 0;
+    if (!tir::IsConstInt(iv->dom.extent, &d)) return false;
+    e *= d;
+  }
+  if (e % (kVectorLanes * kWarp) != 0) return false;
+  const int64_t groups = e / kVectorLanes;
+  int64_t threads = max_threads;
+  while (threads > kWarp && groups % threads != 0) threads -= kWarp;
+  if (groups % threads != 0) return false;
+  KILN_ASSIGN_OR_RETURN(IterVar fused, out->fuse(out->op->axis));
+  KILN_ASSIGN_OR_RETURN(SplitAxes lanes, out->split(fused, kVectorLanes));
+  KILN_ASSIGN_OR_RETURN(SplitAxes sp, out->split(lanes.outer, threads));
+  KILN_RETURN_IF_ERROR(out->bind(sp.outer, "blockIdx.x"));
+  KILN_RETURN_IF_ERROR(out->bind(sp.inner, "threadIdx.x"));
+  KILN_RETURN_IF_ERROR(out->pragma(lanes.inner, "kiln_vector", tir::IntImm(kVectorLanes)));
+  return true;
 }
 
 // Register blocking of GEMM-like outputs (dense, matmul, batch_matmul): an
@@ -252,9 +294,9 @@ bool SameConstExtents(const std::vector<IterVar>& a, const std::vector<IterVar>&
 // Splits reduction `r` by a warp and rfactors the lanes' part into a
 // "shared" stage (returned, for the caller to place) whose lane axis is bound
 // to threadIdx.x. Resets r's loops.
-absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r) {
+absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r, int64_t threads) {
   const Tensor t = r->op->output(0);
-  KILN_ASSIGN_OR_RETURN(SplitAxes k, r->split(r->op->reduce_axis[0], kRowThreads));
+  KILN_ASSIGN_OR_RETURN(SplitAxes k, r->split(r->op->reduce_axis[0], threads));
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> rf, s.rfactor(t, k.inner, 0));
   Stage* f = s[rf[0]];
   if (f == nullptr) return absl::InternalError("ScheduleDefaultCuda: rfactor gave no stage");
@@ -266,7 +308,15 @@ absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r) {
 // Schedules `out` (the fused function's only output) one warp per row when
 // it and the stages it reads fit (see above); false, with nothing changed,
 // when they do not.
-absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out) {
+// Rows of at least kBlockRowMin elements get a block of up to
+// kBlockRowThreads threads (several warps) instead of one warp: each thread
+// reduces its strided part into a "shared" slot, each warp combines its 32
+// slots with shuffles, lane 0 of each warp writes the warp's total back, and
+// every thread combines the warps' totals (codegen_cuda/warp_reduce.h).
+constexpr int64_t kBlockRowMin = 1024;
+constexpr int64_t kBlockRowThreads = 256;
+
+absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out, int max_threads) {
   if (out->is_placeholder() || !Untouched(*out) || out->op->axis.empty()) return false;
   int64_t e = 0;
   const bool out_reduces = RowReduction(*out, &e);
@@ -297,6 +347,8 @@ absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out) {
       return false;
     }
   }
+  const int64_t threads =
+      e >= kBlockRowMin ? std::min<int64_t>(kBlockRowThreads, max_threads) : kRowThreads;
   if (out_reduces) {
     // The lanes accumulate in registers ("local"); the output copies them
     // (every lane the same value).
@@ -309,17 +361,247 @@ absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out) {
                                                        axes.begin() + static_cast<long>(rows))));
   KILN_RETURN_IF_ERROR(out->bind(row, "blockIdx.x"));
   if (axes.size() == rows + 1) {
-    KILN_ASSIGN_OR_RETURN(SplitAxes j, out->split(axes.back(), kRowThreads));
+    KILN_ASSIGN_OR_RETURN(SplitAxes j, out->split(axes.back(), threads));
     KILN_RETURN_IF_ERROR(out->reorder({j.inner, j.outer}));
     KILN_RETURN_IF_ERROR(out->bind(j.inner, "threadIdx.x"));
   }
   for (Stage* r : reductions) {
-    KILN_ASSIGN_OR_RETURN(Stage* rf, WarpReduce(s, r));
+    KILN_ASSIGN_OR_RETURN(Stage* rf, WarpReduce(s, r, threads));
     KILN_RETURN_IF_ERROR(rf->compute_at(r, r->leaf_iter_vars[rows - 1]));
     KILN_RETURN_IF_ERROR(r->set_scope("local"));
     KILN_RETURN_IF_ERROR(r->compute_at(out, row));
   }
   return true;
+}
+
+
+// ---- conv2d: output tiles per block, the input window and weights in shared ----
+//
+// A fused function whose only output O is computed from one nn.conv2d (tag
+// conv2d_nchw or conv2d_nhwc, its output in the data layout, constant
+// extents; O the conv itself or its fused injective epilogue: bias, relu,
+// residual add, a cast) and no other reduction (TVM's topi/cuda conv2d_direct
+// template in its simplest form):
+//   - groups == 1: a block of 4 x 4 x 16 threads computes 16 output channels
+//     x 4 rows x 16 columns of O (blockIdx.z over batch x channel tiles,
+//     .y/.x over row and column tiles), each thread 4 outputs in "local"
+//     registers: 4 channels of one pixel (NCHW: threadIdx.x along the row,
+//     so a warp stores 16 consecutive pixels) or 4 columns of one channel
+//     (NHWC: threadIdx.x along the channels, the contiguous dim there);
+//   - groups > 1 (depthwise included): a block of 16 x 16 threads computes
+//     16 x 16 pixels of one output channel, one each: the channel's input
+//     group and weights are what the block shares;
+//   - in both, the reduction's input-channel axis is split by a step `rc`
+//     (the largest of 16, 8, 4, 2, 1 whose tiles fit in kConvSharedBytes)
+//     and at each step the block's threads copy the input window its tile
+//     reads (rc channels x the rows and columns the strides, dilation and
+//     kernel reach; the padding computed there, the pad stage inlined into
+//     the copy) and the weights of its channels into "shared" tiles
+//     (consecutive threads on consecutive elements); the barriers come from
+//     codegen_cuda/thread_sync.h.
+constexpr int64_t kConvSharedBytes = 32 * 1024;
+
+struct ConvPlan {
+  Stage* conv = nullptr;  // the reduction (its "local" stage once tiled)
+  bool nhwc = false;
+  bool per_channel = false;  // groups > 1
+  int64_t step = 1;          // the input-channel step of the shared tiles
+  std::vector<Tensor> caches;
+};
+
+// One output dim's tile: `threads` threads on `tag`, each `regs` outputs.
+struct ConvDim {
+  int64_t threads = 1, regs = 1;
+  const char* tag = nullptr;
+};
+
+struct ConvTiles {
+  ConvDim c, h, w;
+};
+
+ConvTiles TilesOf(const ConvPlan& p) {
+  if (p.per_channel) return {{1, 1, nullptr}, {16, 1, "threadIdx.y"}, {16, 1, "threadIdx.x"}};
+  if (p.nhwc) return {{16, 1, "threadIdx.x"}, {4, 1, "threadIdx.y"}, {4, 4, "threadIdx.z"}};
+  return {{4, 4, "threadIdx.z"}, {4, 1, "threadIdx.y"}, {16, 1, "threadIdx.x"}};
+}
+
+bool ParseInts(const std::map<std::string, std::string>& attrs, const char* key, size_t n,
+               std::vector<int64_t>* out) {
+  auto it = attrs.find(key);
+  if (it == attrs.end()) return false;
+  out->clear();
+  int64_t v = 0;
+  bool any = false;
+  for (char ch : it->second + ",") {
+    if (ch >= '0' && ch <= '9') {
+      v = v * 10 + (ch - '0');
+      any = true;
+    } else if (ch == ',') {
+      if (!any) return false;
+      out->push_back(v);
+      v = 0;
+      any = false;
+    } else if (ch != ' ') {
+      return false;
+    }
+  }
+  return out->size() == n;
+}
+
+// The conv2d stage O is computed from, when O and the function fit (above);
+// the plan's step is chosen here, its caches made later.
+std::optional<ConvPlan> FindConv(const Schedule& s, Stage* out) {
+  if (out->is_placeholder() || !Untouched(*out) || out->op->axis.size() != 4) return std::nullopt;
+  Stage* conv = nullptr;
+  for (Stage* st : s.stages()) {
+    if (st->is_placeholder() || st->op->reduce_axis.empty()) continue;
+    if (conv != nullptr) return std::nullopt;  // another reduction
+    conv = st;
+  }
+  if (conv == nullptr || !Untouched(*conv) || conv->op->num_outputs() != 1) return std::nullopt;
+  const Operation& op = conv->op;
+  const bool nhwc = op->tag == "conv2d_nhwc";
+  if (!nhwc && op->tag != "conv2d_nchw") return std::nullopt;
+  auto attr = [&](const char* k) {
+    auto it = op->attrs.find(k);
+    return it == op->attrs.end() ? std::string() : it->second;
+  };
+  if (attr("out_layout") != attr("data_layout")) return std::nullopt;
+  if (op->axis.size() != 4 || op->reduce_axis.size() != 3 ||
+      !SameConstExtents(op->axis, out->op->axis, 4)) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> st, dil, groups;
+  if (!ParseInts(op->attrs, "strides", 2, &st) || !ParseInts(op->attrs, "dilation", 2, &dil) ||
+      !ParseInts(op->attrs, "groups", 1, &groups)) {
+    return std::nullopt;
+  }
+  int64_t rc = 0, kh = 0, kw = 0;
+  if (!tir::IsConstInt(op->reduce_axis[0]->dom.extent, &rc) ||
+      !tir::IsConstInt(op->reduce_axis[1]->dom.extent, &kh) ||
+      !tir::IsConstInt(op->reduce_axis[2]->dom.extent, &kw)) {
+    return std::nullopt;
+  }
+  // Inputs: computed without a reduction (the pad stage) or placeholders.
+  const std::vector<Tensor> ins = op->InputTensors();
+  if (ins.size() != 2) return std::nullopt;
+  int64_t elem = 1;
+  for (const Tensor& t : ins) {
+    Stage* ts = s[t];
+    if (ts == nullptr || (!ts->is_placeholder() && !Untouched(*ts))) return std::nullopt;
+    elem = std::max<int64_t>(elem, t.dtype().bytes());
+  }
+  ConvPlan p;
+  p.conv = conv;
+  p.nhwc = nhwc;
+  p.per_channel = groups[0] != 1;
+  const ConvTiles tl = TilesOf(p);
+  const int64_t th = tl.h.threads * tl.h.regs, tw = tl.w.threads * tl.w.regs;
+  const int64_t tc = tl.c.threads * tl.c.regs;
+  const int64_t wh = (th - 1) * st[0] + (kh - 1) * dil[0] + 1;
+  const int64_t ww = (tw - 1) * st[1] + (kw - 1) * dil[1] + 1;
+  for (int64_t step = 16; step >= 1; step /= 2) {
+    if (step > rc && step > 1) continue;
+    const int64_t bytes = (step * wh * ww + tc * step * kh * kw) * elem;
+    if (bytes <= kConvSharedBytes) {
+      p.step = step;
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+// Moves the conv's inputs behind "shared" cache stages (before the pad stage
+// is inlined: it is then computed in the copy).
+absl::Status CacheConvInputs(Schedule& s, ConvPlan* p) {
+  for (const Tensor& t : p->conv->op->InputTensors()) {
+    KILN_ASSIGN_OR_RETURN(Tensor cache,
+                          s.cache_read(t, "shared", std::vector<Operation>{p->conv->op}));
+    p->caches.push_back(cache);
+  }
+  return absl::OkStatus();
+}
+
+// Tiles O (above); returns its innermost thread loop.
+absl::StatusOr<IterVar> TileConv(Stage* out, const ConvPlan& p) {
+  const std::vector<IterVar> axes = out->op->axis;
+  const IterVar& n = axes[0];
+  const IterVar& c = p.nhwc ? axes[3] : axes[1];
+  const IterVar& h = p.nhwc ? axes[1] : axes[2];
+  const IterVar& w = p.nhwc ? axes[2] : axes[3];
+  const ConvTiles tl = TilesOf(p);
+  std::vector<IterVar> outer, threads, regs;
+  std::vector<const char*> tags;
+  auto tile = [&](const IterVar& iv, const ConvDim& d) -> absl::Status {
+    if (d.threads * d.regs == 1) {
+      outer.push_back(iv);
+      return absl::OkStatus();
+    }
+    KILN_ASSIGN_OR_RETURN(SplitAxes a, out->split(iv, d.threads * d.regs));
+    outer.push_back(a.outer);
+    IterVar t = a.inner;
+    if (d.regs > 1) {
+      KILN_ASSIGN_OR_RETURN(SplitAxes r, out->split(a.inner, d.regs));
+      t = r.outer;
+      regs.push_back(r.inner);
+    }
+    threads.push_back(t);
+    tags.push_back(d.tag);
+    return absl::OkStatus();
+  };
+  KILN_RETURN_IF_ERROR(tile(c, tl.c));
+  KILN_RETURN_IF_ERROR(tile(h, tl.h));
+  KILN_RETURN_IF_ERROR(tile(w, tl.w));
+  // threadIdx.z, .y, .x from the outside in.
+  std::vector<size_t> by_tag(threads.size());
+  for (size_t i = 0; i < by_tag.size(); ++i) by_tag[i] = i;
+  std::sort(by_tag.begin(), by_tag.end(),
+            [&](size_t a, size_t b) { return std::string(tags[a]) > std::string(tags[b]); });
+  std::vector<IterVar> order = {n};
+  order.insert(order.end(), outer.begin(), outer.end());
+  for (size_t i : by_tag) order.push_back(threads[i]);
+  order.insert(order.end(), regs.begin(), regs.end());
+  KILN_RETURN_IF_ERROR(out->reorder(order));
+  KILN_ASSIGN_OR_RETURN(IterVar nc, out->fuse(n, outer[0]));
+  KILN_RETURN_IF_ERROR(out->bind(nc, "blockIdx.z"));
+  KILN_RETURN_IF_ERROR(out->bind(outer[1], "blockIdx.y"));
+  KILN_RETURN_IF_ERROR(out->bind(outer[2], "blockIdx.x"));
+  for (size_t i : by_tag) KILN_RETURN_IF_ERROR(out->bind(threads[i], tags[i]));
+  return threads[by_tag.back()];
+}
+
+// The conv's reduction (computed at O's innermost thread loop, "local"):
+// input channels split by the plan's step, the shared tiles computed at the
+// step loop and copied by all of the block's threads.
+absl::Status StageConv(Schedule& s, Stage* conv, const ConvPlan& p) {
+  const std::vector<IterVar> rax = conv->op->reduce_axis;
+  KILN_ASSIGN_OR_RETURN(SplitAxes k, conv->split(rax[0], p.step));
+  std::vector<IterVar> order = {k.outer, rax[1], rax[2], k.inner};
+  order.insert(order.end(), conv->op->axis.begin(), conv->op->axis.end());
+  KILN_RETURN_IF_ERROR(conv->reorder(order));
+  const ConvTiles tl = TilesOf(p);
+  // The block's threads: x, y, z extents.
+  int64_t ext[3] = {1, 1, 1};
+  for (const ConvDim* d : {&tl.c, &tl.h, &tl.w}) {
+    if (d->tag == nullptr) continue;
+    ext[d->tag[10] - 'x'] = d->threads;
+  }
+  for (const Tensor& cache : p.caches) {
+    Stage* cs = s[cache];
+    KILN_RETURN_IF_ERROR(cs->compute_at(conv, k.outer));
+    KILN_ASSIGN_OR_RETURN(IterVar fused, cs->fuse(cs->op->axis));
+    KILN_ASSIGN_OR_RETURN(SplitAxes blk, cs->split(fused, ext[0] * ext[1] * ext[2]));
+    KILN_ASSIGN_OR_RETURN(SplitAxes x, cs->split(blk.inner, ext[0]));
+    KILN_RETURN_IF_ERROR(cs->bind(x.inner, "threadIdx.x"));
+    if (ext[2] > 1) {
+      KILN_ASSIGN_OR_RETURN(SplitAxes zy, cs->split(x.outer, ext[1]));
+      KILN_RETURN_IF_ERROR(cs->bind(zy.outer, "threadIdx.z"));
+      KILN_RETURN_IF_ERROR(cs->bind(zy.inner, "threadIdx.y"));
+    } else {
+      KILN_RETURN_IF_ERROR(cs->bind(x.outer, "threadIdx.y"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -352,9 +634,25 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
     KILN_ASSIGN_OR_RETURN(Tensor cache, s.cache_write(t, "local"));
     (void)cache;
   }
+  // 0b. A conv2d anchor (above): its inputs behind shared cache stages,
+  //     which step 1 must not inline.
+  std::optional<ConvPlan> conv_plan;
+  std::unordered_set<Stage*> keep;
+  if (out_stages.size() == 1) conv_plan = FindConv(s, out_stages[0]);
+  if (conv_plan) {
+    if (conv_plan->conv == out_stages[0]) {
+      KILN_ASSIGN_OR_RETURN(Tensor cache, s.cache_write(outputs[0], "local"));
+      conv_plan->conv = s[cache];
+    }
+    KILN_RETURN_IF_ERROR(CacheConvInputs(s, &*conv_plan));
+    for (const Tensor& c : conv_plan->caches) keep.insert(s[c]);
+  }
   // 1. Inline injective intermediates.
   for (Stage* st : s.stages()) {
-    if (st->is_placeholder() || st->is_output || is_out.count(st) || !Untouched(*st)) continue;
+    if (st->is_placeholder() || st->is_output || is_out.count(st) || keep.count(st) ||
+        !Untouched(*st)) {
+      continue;
+    }
     if (!st->op->reduce_axis.empty() || st->op->attrs.count("no_inline")) continue;
     KILN_RETURN_IF_ERROR(st->compute_inline());
   }
@@ -363,6 +661,11 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
   std::unordered_set<Stage*> gemm_tiled;
   for (Stage* out : out_stages) {
     if (out->is_placeholder() || !Untouched(*out)) continue;
+    if (conv_plan && out == out_stages[0]) {
+      KILN_ASSIGN_OR_RETURN(IterVar tx, TileConv(out, *conv_plan));
+      thread_loop[out] = tx;
+      continue;
+    }
     // GEMM-shaped and reading a GEMM-like reduction: register-blocked.
     bool gemm = false;
     if (GemmShaped(*out) && out_stages.size() == 1) {
@@ -377,8 +680,10 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
       continue;
     }
     if (out_stages.size() == 1) {
-      KILN_ASSIGN_OR_RETURN(bool rows, ScheduleRows(s, out));
+      KILN_ASSIGN_OR_RETURN(bool rows, ScheduleRows(s, out, max_threads));
       if (rows) continue;
+      KILN_ASSIGN_OR_RETURN(bool vec, BindVectorized(s, out, max_threads));
+      if (vec) continue;
     }
     KILN_ASSIGN_OR_RETURN(IterVar tx, BindDataParallel(out, max_threads));
     thread_loop[out] = tx;
@@ -408,6 +713,10 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
         KILN_RETURN_IF_ERROR(st->set_scope("local"));
         if (tl->second) {
           KILN_RETURN_IF_ERROR(st->compute_at(out, tl->second));
+          if (conv_plan && st == conv_plan->conv) {
+            KILN_RETURN_IF_ERROR(StageConv(s, st, *conv_plan));
+            continue;
+          }
           if (gemm_tiled.count(out) && GemmReduction(*st, *out)) {
             KILN_ASSIGN_OR_RETURN(bool staged, StageThroughShared(s, st));
             if (!staged) {

@@ -34,6 +34,21 @@
 //     (codegen_cuda/tensor_core.h). An input read at other than
 //     plain axis indices, or a reduction over several axes, is read from
 //     global memory as before (reduction axes outermost);
+//   - an injective output of 4-byte elements whose extent is a constant
+//     multiple of 128, the function's other stages all inlined: 4
+//     consecutive elements per thread (the inner loop marked with the
+//     "kiln_vector" pragma, which the code generator turns into 16-byte
+//     loads and stores where the indices allow), a block size that divides
+//     the extent / 4, so no guard;
+//   - conv2d (NCHW or NHWC, constant shapes, the conv alone or with its
+//     fused injective epilogue): groups == 1: a block of 4 x 4 x 16 threads
+//     computes 16 output channels x 4 rows x 16 columns, each thread 4
+//     outputs in "local" registers (4 channels of a pixel in NCHW, 4 columns
+//     of a channel in NHWC); groups > 1 (depthwise): a block of 16 x 16
+//     threads computes 16 x 16 pixels of one channel, one each; the input
+//     channels split by a step, and at each step the block copies the input
+//     window its tile reads (the padding computed in the copy) and its
+//     weights into "shared" tiles (TVM's topi/cuda conv2d_direct template);
 //   - row reductions: a fused function whose only output is a reduction
 //     (sum, prod, max, min) over one axis of >= 32 elements that is the last
 //     index of what it reads, or is computed from such reductions of its rows
@@ -43,6 +58,9 @@
 //     the lanes' partials in "shared" memory combined by a loop every lane
 //     runs, which the code generator turns into warp shuffles
 //     (codegen_cuda/warp_reduce.h); the output's row spread over the lanes;
+//     rows of >= 1024 elements get a block of 256 threads (8 warps) instead:
+//     shuffles within each warp, the warps' totals through the shared
+//     partials;
 //   - a scalar output (no data-parallel axis) is left unbound: the code
 //     generator runs it on thread 0 of block 0, and the stages it reads stay
 //     at the root in "local" storage, in the same thread.

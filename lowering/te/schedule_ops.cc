@@ -213,8 +213,11 @@ class Builder {
       Var var = new_loop_var ? tir::MakeVar(absl::StrCat(iv->var->name, ".init")) : iv->var;
       auto& level = nest[i + 1];
       if (a != nullptr) {
+        // The attribute names the loop's variable, not the IterVar: an
+        // IterVar node binds its var in the attribute's body (a thread
+        // extent), and the loop inside binds it again.
         for (const auto& [key, value] : a->pragmas) {
-          level.push_back(tir::AttrStmt(iv, absl::StrCat("pragma_", key), value, tir::NoOp()));
+          level.push_back(tir::AttrStmt(var, absl::StrCat("pragma_", key), value, tir::NoOp()));
         }
       }
       if (tir::IsConstValue(r.extent, 1) && kind != tir::ForKind::kThreadBinding) {

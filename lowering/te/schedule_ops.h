@@ -8,7 +8,7 @@
 //     annotation (thread-bound loops are kThreadBinding loops with the tag);
 //     a loop of extent 1 becomes `let v = min`; a range not starting at 0
 //     becomes `for (v.idx, 0, extent) { let v = v.idx + min; ... }`;
-//     pragmas become AttrStmt "pragma_<key>" around their loop;
+//     pragmas become AttrStmt "pragma_<key>" (on the loop variable) around their loop;
 //   - root indices rebuilt from the loop vars (split: outer * factor + inner,
 //     fuse: floordiv / floormod) and substituted into the body;
 //   - `if (likely(cond))` guards, innermost, only where needed: the parent of

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "ir/tir_functor.h"
 #include "ir/tir_printer.h"
+#include "lowering/passes/verify.h"
 #include "lowering/te/lower.h"
 
 namespace kiln::te {
@@ -293,6 +294,23 @@ TEST(ScheduleOpsTest, AnnotationsBecomeForKindsThreadTagsAndPragmas) {
   std::string text = tir::ToText(f);
   EXPECT_NE(text.find("\"blockIdx.x\""), std::string::npos) << text;
   EXPECT_NE(text.find("\"threadIdx.x\""), std::string::npos) << text;
+}
+
+// A pragma on a reduction loop (and on a data-parallel loop of a reduction,
+// which has an init nest too) wraps the loop without binding the loop's
+// variable a second time: the lowered function passes the loop verifier.
+TEST(ScheduleOpsTest, PragmaOnAReductionLoopVerifies) {
+  Matmul mm;
+  Schedule s = Make({mm.c});
+  Stage* c = s[mm.c];
+  ASSERT_TRUE(c->pragma(mm.k, "auto_unroll_max_step", IntImm(4)).ok());
+  ASSERT_TRUE(c->pragma(c->op->axis[1], "unroll_explicit", IntImm(0)).ok());
+  tir::PrimFunc f = Lower(s, {mm.a, mm.b, mm.c});
+  EXPECT_EQ(OutlineText(f),
+            "for ax0 16; attr pragma_unroll_explicit; for ax1 16; store C; "
+            "attr pragma_auto_unroll_max_step; for k 16; store C");
+  absl::Status v = tir::transform::VerifyPrimFunc(f);
+  EXPECT_TRUE(v.ok()) << v << "\n" << tir::ToText(f);
 }
 
 TEST(ScheduleOpsTest, CacheWriteCacheReadAndStorageAlign) {

@@ -16,6 +16,10 @@ const std::string& EmulatorHostShim() {
 #define __launch_bounds__(...)
 #define __shared__ static
 struct kiln_dim3 { unsigned x, y, z; };
+// CUDA's 16-byte vector types (vectorized global loads and stores).
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
 static kiln_dim3 threadIdx, blockIdx, blockDim, gridDim;
 static const int warpSize = 32;
 inline float __int_as_float(int i) { float f; __builtin_memcpy(&f, &i, 4); return f; }

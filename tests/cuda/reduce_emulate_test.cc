@@ -28,7 +28,8 @@ namespace kiln::testing {
 namespace {
 
 // `rows` blocks of 32 threads with shuffles, or (rows == 0) no shuffle.
-void Check(const std::string& params, const std::string& body, int64_t rows, double tol = 1e-4) {
+void Check(const std::string& params, const std::string& body, int64_t rows, double tol = 1e-4,
+           int64_t threads = 32) {
   const std::string text =
       absl::StrCat("#[version = \"0.1\"]\ndef @main(", params, ") {\n  ", body, "\n}\n");
   absl::StatusOr<Module> parsed = ParseModule(text, "rows");
@@ -61,7 +62,7 @@ void Check(const std::string& params, const std::string& body, int64_t rows, dou
   if (std::getenv("KILN_ROWS_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
   if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
   if (rows > 0) {
-    EXPECT_EQ(k.block_threads, 32) << k.source;
+    EXPECT_EQ(k.block_threads, threads) << k.source;
     EXPECT_EQ(k.grid_blocks, rows) << k.source;
     EXPECT_NE(k.source.find("__shfl_xor_sync(0xffffffffu, "), std::string::npos) << k.source;
   } else {
@@ -102,6 +103,22 @@ TEST(ReduceEmulateTest, LayerNormOfABatchOfRows) {
 }
 TEST(ReduceEmulateTest, SoftmaxOnTheLastOfThreeAxes) {
   Check("%x: Tensor[(2, 64, 64), float32]", "nn.softmax(%x, axis=2)", 128);
+}
+// Rows of >= 1024: a block of 256 threads per row (8 warps: shuffles within
+// each, lane 0 of each writes its warp's total to shared memory, a barrier,
+// every thread combines the 8 totals).
+TEST(ReduceEmulateTest, BlockSumOfLongRows) {
+  Check("%x: Tensor[(3, 2000), float32]", "sum(%x, axis=[1])", 3, 1e-3, 256);
+}
+TEST(ReduceEmulateTest, BlockMaxOfLongRows) {
+  Check("%x: Tensor[(2, 1024), float32]", "max(%x, axis=[1])", 2, 1e-4, 256);
+}
+TEST(ReduceEmulateTest, BlockSoftmax) {
+  Check("%x: Tensor[(2, 1500), float32]", "nn.softmax(%x)", 2, 1e-4, 256);
+}
+TEST(ReduceEmulateTest, BlockLayerNorm) {
+  Check("%x: Tensor[(2, 1024), float32], %g: Tensor[(1024), float32], %b: Tensor[(1024), float32]",
+        "nn.layer_norm(%x, %g, %b)", 2, 1e-3, 256);
 }
 TEST(ReduceEmulateTest, RowShorterThanAWarp) { Check("%x: Tensor[(6, 20), float32]", "sum(%x, axis=[1])", 0); }
 

@@ -1,0 +1,161 @@
+// File: tests/cuda/conv_emulate_test.cc
+//
+// The conv2d GPU schedule of lowering/te/schedule_cuda.cc: output tiles per
+// block with the input window and the weights staged through "shared" tiles
+// at each step of the input channels (barriers from
+// codegen_cuda/thread_sync.h), 4 outputs per thread in "local" registers
+// (groups == 1, NCHW and NHWC) or one per thread over 16 x 16 pixels of one
+// channel (groups > 1, depthwise). Each case is compiled for sm_90 (PTX, and
+// a cubin when ptxas is found) and the generated CUDA C is run on the host
+// emulator (tests/cuda/emulate.h) against the interpreter: strides, padding
+// (the pad stage computed in the copy), dilation, channel counts and pixels
+// that do not divide the tile, depthwise and grouped convolutions, the fused
+// bias/relu/residual-add epilogue, float16. Also checked: the launch's block
+// shape, the shared tiles and barriers in the source, and that the same
+// kernel with its barriers removed computes wrong values.
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "codegen_cuda/compile.h"
+#include "gtest/gtest.h"
+#include "interpreter/interpreter.h"
+#include "ir/parser.h"
+#include "passes/infra/pass.h"
+#include "passes/pipeline.h"
+#include "passes/registry/register_passes.h"
+#include "tests/compiled/compare.h"
+#include "tests/cuda/emulate.h"
+#include "types/infer_type.h"
+
+namespace kiln::testing {
+namespace {
+
+struct Expect {
+  int64_t block_x = 16, block_y = 4, block_z = 4;  // groups == 1; 16 x 16 x 1 otherwise
+  double tol = 1e-4;
+};
+
+constexpr Expect kTiled = {16, 4, 4};
+constexpr Expect kPerChannel = {16, 16, 1};
+
+void Check(const std::string& params, const std::string& body, Expect want) {
+  const std::string text =
+      absl::StrCat("#[version = \"0.1\"]\ndef @main(", params, ") {\n  ", body, "\n}\n");
+  absl::StatusOr<Module> parsed = ParseModule(text, "conv");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  absl::StatusOr<Module> typed = types::InferType(*parsed);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  auto inputs = RandomInputs(*typed, 5, -1, 1, 0, 3);
+  ASSERT_TRUE(inputs.ok()) << inputs.status();
+  absl::StatusOr<interp::Value> expected = interp::RunFunction(*typed, "main", *inputs);
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  Module m = *typed;
+  passes::RegisterAllPasses();
+  // Opt level 0 (as op_test): the graph passes keep the layouts written.
+  absl::StatusOr<passes::PassPtr> pipeline = passes::DefaultPipeline(0);
+  ASSERT_TRUE(pipeline.ok());
+  passes::PassContext ctx;
+  ctx.opt_level = 0;
+  ctx.required_passes.insert("FuseOps");
+  ctx.required_passes.insert("InferType");
+  ASSERT_TRUE((*pipeline)->Run(&m, ctx).ok());
+  absl::StatusOr<Module> fused = types::InferType(m);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget("cuda -arch=sm_90");
+  ASSERT_TRUE(t.ok());
+  codegen_cuda::CudaCompileOptions opts;
+  opts.compile_ptx = codegen_cuda::NvrtcAvailable();
+  absl::StatusOr<codegen_cuda::CudaModule> cm = codegen_cuda::CompileModuleCuda(*fused, *t, opts);
+  ASSERT_TRUE(cm.ok()) << cm.status();
+  ASSERT_EQ(cm->kernels.size(), 1u);
+  const codegen_cuda::CudaKernel& k = cm->kernels[0];
+  int64_t b[3] = {0, 0, 0};
+  for (int d = 0; d < 3; ++d) ASSERT_TRUE(tir::IsConstInt(k.block[d], &b[d]));
+  EXPECT_EQ(b[0], want.block_x) << k.source;
+  EXPECT_EQ(b[1], want.block_y);
+  EXPECT_EQ(b[2], want.block_z);
+  EXPECT_NE(k.source.find("__shared__"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
+  EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
+  if (std::getenv("KILN_CONV_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
+  if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
+  codegen_cuda::CudaModule racy = *cm;
+  racy.source = absl::StrReplaceAll(racy.source, {{"__syncthreads();", ""}});
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(*fused, std::move(*cm));
+  if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
+  ASSERT_TRUE(emu.ok()) << emu.status();
+  absl::StatusOr<interp::Value> got = (*emu)->Run(*inputs);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(ValuesClose(*expected, *got, want.tol, want.tol));
+  // Without its barriers the same kernel reads tiles before they are written.
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> racy_emu = CudaEmulator::Build(*fused, racy);
+  ASSERT_TRUE(racy_emu.ok()) << racy_emu.status();
+  absl::StatusOr<interp::Value> racy_got = (*racy_emu)->Run(*inputs);
+  ASSERT_TRUE(racy_got.ok()) << racy_got.status();
+  EXPECT_FALSE(ValuesClose(*expected, *racy_got, want.tol, want.tol));
+}
+
+std::string Nchw(int n, int c, int h, int w, const char* dt = "float32") {
+  return absl::StrCat("Tensor[(", n, ", ", c, ", ", h, ", ", w, "), ", dt, "]");
+}
+
+// 24 output channels (16 + a ragged 8), 14 x 14 pixels (ragged rows and
+// columns of the 4 x 16 pixel tile), padding 1, the bias and relu fused.
+TEST(ConvEmulateTest, Nchw3x3BiasRelu) {
+  Check(absl::StrCat("%x: ", Nchw(1, 16, 14, 14), ", %w: ", Nchw(24, 16, 3, 3),
+                     ", %b: Tensor[(24), float32]"),
+        "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))", kTiled);
+}
+// Stride 2, 20 input channels (a step of 16 and a tail of 4), batch 2.
+TEST(ConvEmulateTest, NchwStride2) {
+  Check(absl::StrCat("%x: ", Nchw(2, 20, 15, 17), ", %w: ", Nchw(18, 20, 3, 3)),
+        "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1])", kTiled);
+}
+// Dilation, asymmetric padding, a 3 x 2 kernel, strides 2 x 1.
+TEST(ConvEmulateTest, NchwDilatedAsymmetricPadding) {
+  Check(absl::StrCat("%x: ", Nchw(1, 5, 13, 12), ", %w: ", Nchw(7, 5, 3, 2)),
+        "nn.conv2d(%x, %w, strides=[2, 1], padding=[1, 0, 2, 1], dilation=[2, 1])", kTiled);
+}
+// No padding (no pad stage: the data itself is copied), 1x1, a residual add.
+TEST(ConvEmulateTest, Nchw1x1ResidualAdd) {
+  Check(absl::StrCat("%x: ", Nchw(2, 32, 7, 7), ", %w: ", Nchw(40, 32, 1, 1), ", %r: ",
+                     Nchw(2, 40, 7, 7)),
+        "nn.relu(add(nn.conv2d(%x, %w), %r))", kTiled);
+}
+// A 7x7 stride-2 stem: the step shrinks so that the tiles fit.
+TEST(ConvEmulateTest, Nchw7x7Stride2) {
+  Check(absl::StrCat("%x: ", Nchw(1, 3, 23, 23), ", %w: ", Nchw(16, 3, 7, 7)),
+        "nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3])", kTiled);
+}
+TEST(ConvEmulateTest, NchwFloat16) {
+  Check(absl::StrCat("%x: ", Nchw(1, 16, 10, 10, "float16"), ", %w: ",
+                     Nchw(16, 16, 3, 3, "float16")),
+        "nn.conv2d(%x, %w, padding=[1, 1])", {16, 4, 4, 2e-2});
+}
+TEST(ConvEmulateTest, NhwcBias) {
+  Check("%x: Tensor[(1, 10, 11, 12), float32], %w: Tensor[(3, 3, 12, 20), float32], "
+        "%b: Tensor[(20), float32]",
+        "nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", "
+        "kernel_layout=\"HWIO\"), %b, axis=3)",
+        kTiled);
+}
+TEST(ConvEmulateTest, DepthwiseStride2) {
+  Check(absl::StrCat("%x: ", Nchw(1, 12, 18, 19), ", %w: ", Nchw(12, 1, 3, 3),
+                     ", %b: Tensor[(12), float32]"),
+        "nn.relu(nn.bias_add(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=12), %b))",
+        kPerChannel);
+}
+TEST(ConvEmulateTest, Depthwise) {
+  Check(absl::StrCat("%x: ", Nchw(2, 6, 20, 9), ", %w: ", Nchw(6, 1, 3, 3)),
+        "nn.conv2d(%x, %w, padding=[1, 1], groups=6)", kPerChannel);
+}
+// Two groups of 4 input channels, 3 output channels each.
+TEST(ConvEmulateTest, Groups) {
+  Check(absl::StrCat("%x: ", Nchw(1, 8, 9, 9), ", %w: ", Nchw(6, 4, 3, 3)),
+        "nn.conv2d(%x, %w, padding=[1, 1], groups=2)", kPerChannel);
+}
+
+}  // namespace
+}  // namespace kiln::testing
