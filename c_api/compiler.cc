@@ -95,6 +95,12 @@ absl::StatusOr<Module> OptimizeForLowering(const Module& module, const CompileOp
   if (options.max_fuse_depth > 0) {
     ctx.SetConfig("relay.FuseOps.max_depth", static_cast<int64_t>(options.max_fuse_depth));
   }
+  // AlterOpLayout's NCHWc blocking of conv2d is for CPU targets (its default
+  // target is "llvm"); a GPU target keeps the model's NCHW/NHWC layouts, the
+  // ones schedule_cuda's tiled conv2d template is written for.
+  if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(options.target), "cuda")) {
+    ctx.SetConfig("relay.AlterOpLayout.target", std::string("cuda"));
+  }
   KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
   return types::InferType(m);
 }

@@ -14,9 +14,8 @@
 #include "interpreter/interpreter.h"
 #include "ir/parser.h"
 #include "ir/status_macros.h"
-#include "passes/infra/pass.h"
-#include "passes/pipeline.h"
-#include "passes/registry/register_passes.h"
+#include "c_api/compiler.h"
+#include "ir/tir.h"
 #include "tests/compiled/compare.h"
 #include "tests/cuda/emulate.h"
 #include "types/infer_type.h"
@@ -31,7 +30,9 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-void CheckModel(const std::string& path, double lo, double hi, double rtol, double atol) {
+// `want_tiled_convs`: how many kernels must use the tiled conv2d template.
+void CheckModel(const std::string& path, double lo, double hi, double rtol, double atol,
+                int want_tiled_convs) {
   absl::StatusOr<Module> parsed = ParseModule(ReadFile(path), path);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   absl::StatusOr<Module> typed = types::InferType(*parsed);
@@ -53,16 +54,11 @@ void CheckModel(const std::string& path, double lo, double hi, double rtol, doub
   absl::StatusOr<interp::Value> expected = interp::RunFunction(*typed, "main", *inputs);
   ASSERT_TRUE(expected.ok()) << expected.status();
 
-  Module m = *typed;
-  passes::RegisterAllPasses();
-  absl::StatusOr<passes::PassPtr> pipeline = passes::DefaultPipeline(3);
-  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
-  passes::PassContext ctx;
-  ctx.opt_level = 3;
-  ctx.required_passes.insert("FuseOps");
-  ctx.required_passes.insert("InferType");
-  ASSERT_TRUE((*pipeline)->Run(&m, ctx).ok());
-  absl::StatusOr<Module> fused = types::InferType(m);
+  // The passes as `kiln compile --target cuda` runs them (so AlterOpLayout
+  // keeps the convolutions in NCHW for the GPU's conv2d template).
+  compiler::CompileOptions copts;
+  copts.target = "cuda -arch=sm_90";
+  absl::StatusOr<Module> fused = compiler::OptimizeForLowering(*typed, copts);
   ASSERT_TRUE(fused.ok()) << fused.status();
 
   absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget("cuda -arch=sm_90");
@@ -71,6 +67,15 @@ void CheckModel(const std::string& path, double lo, double hi, double rtol, doub
   opts.compile_ptx = codegen_cuda::NvrtcAvailable();
   absl::StatusOr<codegen_cuda::CudaModule> cm = codegen_cuda::CompileModuleCuda(*fused, *t, opts);
   ASSERT_TRUE(cm.ok()) << cm.status();
+  // Kernels launched with a 16 x 4 x 4 block: the tiled conv2d template
+  // (groups == 1), which NCHWc-blocked convolutions would not get.
+  int tiled_convs = 0;
+  for (const codegen_cuda::CudaKernel& k : cm->kernels) {
+    int64_t b[3] = {0, 0, 0};
+    for (int d = 0; d < 3; ++d) tir::IsConstInt(k.block[d], &b[d]);
+    tiled_convs += b[0] == 16 && b[1] == 4 && b[2] == 4;
+  }
+  EXPECT_EQ(tiled_convs, want_tiled_convs) << path;
   std::printf("%s: %zu kernels, %zu bytes of CUDA C, %zu of PTX, %zu of cubin\n", path.c_str(),
               cm->kernels.size(), cm->source.size(), cm->ptx.size(), cm->cubin.size());
   if (opts.compile_ptx && !codegen_cuda::FindPtxas().empty()) {
@@ -84,12 +89,12 @@ void CheckModel(const std::string& path, double lo, double hi, double rtol, doub
   EXPECT_TRUE(ValuesClose(*expected, *got, rtol, atol));
 }
 
-TEST(ModelEmulateTest, ResNetBlock) { CheckModel("examples/resnet_block.kir", -0.5, 0.5, 1e-3, 1e-4); }
+TEST(ModelEmulateTest, ResNetBlock) { CheckModel("examples/resnet_block.kir", -0.5, 0.5, 1e-3, 1e-4, 2); }
 TEST(ModelEmulateTest, MobileNetBlock) {
-  CheckModel("examples/mobilenet_block.kir", -0.5, 0.5, 1e-3, 1e-4);
+  CheckModel("examples/mobilenet_block.kir", -0.5, 0.5, 1e-3, 1e-4, 2);
 }
 TEST(ModelEmulateTest, TransformerBlock) {
-  CheckModel("examples/transformer_block.kir", -0.1, 0.1, 1e-3, 1e-4);
+  CheckModel("examples/transformer_block.kir", -0.1, 0.1, 1e-3, 1e-4, 0);
 }
 
 }  // namespace
