@@ -21,13 +21,9 @@
 #include "codegen_cuda/compile.h"
 #include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
-#include "ir/parser.h"
-#include "passes/infra/pass.h"
-#include "passes/pipeline.h"
-#include "passes/registry/register_passes.h"
 #include "tests/compiled/compare.h"
+#include "tests/cuda/cuda_case.h"
 #include "tests/cuda/emulate.h"
-#include "types/infer_type.h"
 
 namespace kiln::testing {
 namespace {
@@ -43,34 +39,11 @@ constexpr Expect kPerChannel = {16, 16, 1};
 void Check(const std::string& params, const std::string& body, Expect want) {
   const std::string text =
       absl::StrCat("#[version = \"0.1\"]\ndef @main(", params, ") {\n  ", body, "\n}\n");
-  absl::StatusOr<Module> parsed = ParseModule(text, "conv");
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::StatusOr<Module> typed = types::InferType(*parsed);
-  ASSERT_TRUE(typed.ok()) << typed.status();
-  auto inputs = RandomInputs(*typed, 5, -1, 1, 0, 3);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  absl::StatusOr<interp::Value> expected = interp::RunFunction(*typed, "main", *inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  Module m = *typed;
-  passes::RegisterAllPasses();
   // Opt level 0 (as op_test): the graph passes keep the layouts written.
-  absl::StatusOr<passes::PassPtr> pipeline = passes::DefaultPipeline(0);
-  ASSERT_TRUE(pipeline.ok());
-  passes::PassContext ctx;
-  ctx.opt_level = 0;
-  ctx.required_passes.insert("FuseOps");
-  ctx.required_passes.insert("InferType");
-  ASSERT_TRUE((*pipeline)->Run(&m, ctx).ok());
-  absl::StatusOr<Module> fused = types::InferType(m);
-  ASSERT_TRUE(fused.ok()) << fused.status();
-  absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget("cuda -arch=sm_90");
-  ASSERT_TRUE(t.ok());
-  codegen_cuda::CudaCompileOptions opts;
-  opts.compile_ptx = codegen_cuda::NvrtcAvailable();
-  absl::StatusOr<codegen_cuda::CudaModule> cm = codegen_cuda::CompileModuleCuda(*fused, *t, opts);
-  ASSERT_TRUE(cm.ok()) << cm.status();
-  ASSERT_EQ(cm->kernels.size(), 1u);
-  const codegen_cuda::CudaKernel& k = cm->kernels[0];
+  absl::StatusOr<CudaCase> c = CompileCudaCase(text, "conv", {.opt_level = 0, .seed = 5});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->cuda.kernels.size(), 1u);
+  const codegen_cuda::CudaKernel& k = c->cuda.kernels[0];
   int64_t b[3] = {0, 0, 0};
   for (int d = 0; d < 3; ++d) ASSERT_TRUE(tir::IsConstInt(k.block[d], &b[d]));
   EXPECT_EQ(b[0], want.block_x) << k.source;
@@ -80,21 +53,21 @@ void Check(const std::string& params, const std::string& body, Expect want) {
   EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
   EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
   if (std::getenv("KILN_CONV_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
-  if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
-  codegen_cuda::CudaModule racy = *cm;
+  if (!c->cuda.ptxas_log.empty()) std::printf("%s\n", c->cuda.ptxas_log.c_str());
+  codegen_cuda::CudaModule racy = c->cuda;
   racy.source = absl::StrReplaceAll(racy.source, {{"__syncthreads();", ""}});
-  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(*fused, std::move(*cm));
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(c->fused, std::move(c->cuda));
   if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
   ASSERT_TRUE(emu.ok()) << emu.status();
-  absl::StatusOr<interp::Value> got = (*emu)->Run(*inputs);
+  absl::StatusOr<interp::Value> got = (*emu)->Run(c->inputs);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_TRUE(ValuesClose(*expected, *got, want.tol, want.tol));
+  EXPECT_TRUE(ValuesClose(c->expected, *got, want.tol, want.tol));
   // Without its barriers the same kernel reads tiles before they are written.
-  absl::StatusOr<std::unique_ptr<CudaEmulator>> racy_emu = CudaEmulator::Build(*fused, racy);
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> racy_emu = CudaEmulator::Build(c->fused, racy);
   ASSERT_TRUE(racy_emu.ok()) << racy_emu.status();
-  absl::StatusOr<interp::Value> racy_got = (*racy_emu)->Run(*inputs);
+  absl::StatusOr<interp::Value> racy_got = (*racy_emu)->Run(c->inputs);
   ASSERT_TRUE(racy_got.ok()) << racy_got.status();
-  EXPECT_FALSE(ValuesClose(*expected, *racy_got, want.tol, want.tol));
+  EXPECT_FALSE(ValuesClose(c->expected, *racy_got, want.tol, want.tol));
 }
 
 std::string Nchw(int n, int c, int h, int w, const char* dt = "float32") {

@@ -23,13 +23,9 @@
 #include "codegen_cuda/compile.h"
 #include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
-#include "ir/parser.h"
-#include "passes/infra/pass.h"
-#include "passes/pipeline.h"
-#include "passes/registry/register_passes.h"
 #include "tests/compiled/compare.h"
+#include "tests/cuda/cuda_case.h"
 #include "tests/cuda/emulate.h"
-#include "types/infer_type.h"
 
 namespace kiln::testing {
 namespace {
@@ -41,33 +37,10 @@ struct Expect {
 };
 
 void Check(const std::string& text, Expect want) {
-  absl::StatusOr<Module> parsed = ParseModule(text, "gemm");
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::StatusOr<Module> typed = types::InferType(*parsed);
-  ASSERT_TRUE(typed.ok()) << typed.status();
-  auto inputs = RandomInputs(*typed, 3, -1, 1, 0, 3);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  absl::StatusOr<interp::Value> expected = interp::RunFunction(*typed, "main", *inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  Module m = *typed;
-  passes::RegisterAllPasses();
-  absl::StatusOr<passes::PassPtr> pipeline = passes::DefaultPipeline(3);
-  ASSERT_TRUE(pipeline.ok());
-  passes::PassContext ctx;
-  ctx.opt_level = 3;
-  ctx.required_passes.insert("FuseOps");
-  ctx.required_passes.insert("InferType");
-  ASSERT_TRUE((*pipeline)->Run(&m, ctx).ok());
-  absl::StatusOr<Module> fused = types::InferType(m);
-  ASSERT_TRUE(fused.ok()) << fused.status();
-  absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget("cuda -arch=sm_90");
-  ASSERT_TRUE(t.ok());
-  codegen_cuda::CudaCompileOptions opts;
-  opts.compile_ptx = codegen_cuda::NvrtcAvailable();
-  absl::StatusOr<codegen_cuda::CudaModule> cm = codegen_cuda::CompileModuleCuda(*fused, *t, opts);
-  ASSERT_TRUE(cm.ok()) << cm.status();
-  ASSERT_EQ(cm->kernels.size(), 1u);
-  const codegen_cuda::CudaKernel& k = cm->kernels[0];
+  absl::StatusOr<CudaCase> c = CompileCudaCase(text, "gemm", {.opt_level = 3, .seed = 3});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->cuda.kernels.size(), 1u);
+  const codegen_cuda::CudaKernel& k = c->cuda.kernels[0];
   int64_t g[3] = {0, 0, 0}, bx = 0, by = 0;
   for (int d = 0; d < 3; ++d) ASSERT_TRUE(tir::IsConstInt(k.grid[d], &g[d]));
   ASSERT_TRUE(tir::IsConstInt(k.block[0], &bx) && tir::IsConstInt(k.block[1], &by));
@@ -87,12 +60,12 @@ void Check(const std::string& text, Expect want) {
   if (want.mma != nullptr) {
     EXPECT_NE(k.source.find(want.mma), std::string::npos) << k.source;
     EXPECT_NE(k.source.find("kiln_mma_finish("), std::string::npos) << k.source;
-    if (!cm->ptx.empty()) {
-      EXPECT_NE(cm->ptx.find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
+    if (!c->cuda.ptx.empty()) {
+      EXPECT_NE(c->cuda.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
       // sm_80 (A100) takes the same mma: NVRTC and ptxas for it too.
       absl::StatusOr<codegen_cuda::CudaTarget> t80 = codegen_cuda::ParseCudaTarget("cuda -arch=sm_80");
       ASSERT_TRUE(t80.ok());
-      absl::StatusOr<std::string> ptx80 = codegen_cuda::CompileToPtx(cm->source, "gemm.cu", *t80);
+      absl::StatusOr<std::string> ptx80 = codegen_cuda::CompileToPtx(c->cuda.source, "gemm.cu", *t80);
       ASSERT_TRUE(ptx80.ok()) << ptx80.status();
       EXPECT_NE(ptx80->find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
       if (!codegen_cuda::FindPtxas().empty()) {
@@ -104,21 +77,21 @@ void Check(const std::string& text, Expect want) {
     EXPECT_EQ(k.source.find("kiln_mma_block<"), std::string::npos) << k.source;
   }
   if (std::getenv("KILN_GEMM_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
-  if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
+  if (!c->cuda.ptxas_log.empty()) std::printf("%s\n", c->cuda.ptxas_log.c_str());
   // Without its barriers the same kernel reads tiles before they are written.
-  codegen_cuda::CudaModule racy = *cm;
+  codegen_cuda::CudaModule racy = c->cuda;
   racy.source = absl::StrReplaceAll(racy.source, {{"__syncthreads();", ""}});
-  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(*fused, std::move(*cm));
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(c->fused, std::move(c->cuda));
   if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
   ASSERT_TRUE(emu.ok()) << emu.status();
-  absl::StatusOr<interp::Value> got = (*emu)->Run(*inputs);
+  absl::StatusOr<interp::Value> got = (*emu)->Run(c->inputs);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_TRUE(ValuesClose(*expected, *got, want.tol, want.tol));
-  absl::StatusOr<std::unique_ptr<CudaEmulator>> racy_emu = CudaEmulator::Build(*fused, racy);
+  EXPECT_TRUE(ValuesClose(c->expected, *got, want.tol, want.tol));
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> racy_emu = CudaEmulator::Build(c->fused, racy);
   ASSERT_TRUE(racy_emu.ok()) << racy_emu.status();
-  absl::StatusOr<interp::Value> racy_got = (*racy_emu)->Run(*inputs);
+  absl::StatusOr<interp::Value> racy_got = (*racy_emu)->Run(c->inputs);
   ASSERT_TRUE(racy_got.ok()) << racy_got.status();
-  EXPECT_FALSE(ValuesClose(*expected, *racy_got, want.tol, want.tol));
+  EXPECT_FALSE(ValuesClose(c->expected, *racy_got, want.tol, want.tol));
 }
 
 std::string Dense(int m, int n, int k, const char* dt, bool epilogue) {

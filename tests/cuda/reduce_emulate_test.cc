@@ -16,13 +16,9 @@
 #include "codegen_cuda/compile.h"
 #include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
-#include "ir/parser.h"
-#include "passes/infra/pass.h"
-#include "passes/pipeline.h"
-#include "passes/registry/register_passes.h"
 #include "tests/compiled/compare.h"
+#include "tests/cuda/cuda_case.h"
 #include "tests/cuda/emulate.h"
-#include "types/infer_type.h"
 
 namespace kiln::testing {
 namespace {
@@ -32,35 +28,12 @@ void Check(const std::string& params, const std::string& body, int64_t rows, dou
            int64_t threads = 32) {
   const std::string text =
       absl::StrCat("#[version = \"0.1\"]\ndef @main(", params, ") {\n  ", body, "\n}\n");
-  absl::StatusOr<Module> parsed = ParseModule(text, "rows");
-  ASSERT_TRUE(parsed.ok()) << parsed.status();
-  absl::StatusOr<Module> typed = types::InferType(*parsed);
-  ASSERT_TRUE(typed.ok()) << typed.status();
-  auto inputs = RandomInputs(*typed, 5, -2, 2, 0, 3);
-  ASSERT_TRUE(inputs.ok()) << inputs.status();
-  absl::StatusOr<interp::Value> expected = interp::RunFunction(*typed, "main", *inputs);
-  ASSERT_TRUE(expected.ok()) << expected.status();
-  Module m = *typed;
-  passes::RegisterAllPasses();
-  absl::StatusOr<passes::PassPtr> pipeline = passes::DefaultPipeline(0);
-  ASSERT_TRUE(pipeline.ok());
-  passes::PassContext ctx;
-  ctx.opt_level = 0;
-  ctx.required_passes.insert("FuseOps");
-  ctx.required_passes.insert("InferType");
-  ASSERT_TRUE((*pipeline)->Run(&m, ctx).ok());
-  absl::StatusOr<Module> fused = types::InferType(m);
-  ASSERT_TRUE(fused.ok()) << fused.status();
-  absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget("cuda -arch=sm_90");
-  ASSERT_TRUE(t.ok());
-  codegen_cuda::CudaCompileOptions opts;
-  opts.compile_ptx = codegen_cuda::NvrtcAvailable();
-  absl::StatusOr<codegen_cuda::CudaModule> cm = codegen_cuda::CompileModuleCuda(*fused, *t, opts);
-  ASSERT_TRUE(cm.ok()) << cm.status();
-  ASSERT_EQ(cm->kernels.size(), 1u);
-  const codegen_cuda::CudaKernel& k = cm->kernels[0];
+  absl::StatusOr<CudaCase> c = CompileCudaCase(text, "rows", {.opt_level = 0, .seed = 5, .lo = -2, .hi = 2});
+  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_EQ(c->cuda.kernels.size(), 1u);
+  const codegen_cuda::CudaKernel& k = c->cuda.kernels[0];
   if (std::getenv("KILN_ROWS_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
-  if (!cm->ptxas_log.empty()) std::printf("%s\n", cm->ptxas_log.c_str());
+  if (!c->cuda.ptxas_log.empty()) std::printf("%s\n", c->cuda.ptxas_log.c_str());
   if (rows > 0) {
     EXPECT_EQ(k.block_threads, threads) << k.source;
     EXPECT_EQ(k.grid_blocks, rows) << k.source;
@@ -68,12 +41,12 @@ void Check(const std::string& params, const std::string& body, int64_t rows, dou
   } else {
     EXPECT_EQ(k.source.find("__shfl"), std::string::npos) << k.source;
   }
-  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(*fused, std::move(*cm));
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(c->fused, std::move(c->cuda));
   if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
   ASSERT_TRUE(emu.ok()) << emu.status();
-  absl::StatusOr<interp::Value> got = (*emu)->Run(*inputs);
+  absl::StatusOr<interp::Value> got = (*emu)->Run(c->inputs);
   ASSERT_TRUE(got.ok()) << got.status();
-  EXPECT_TRUE(ValuesClose(*expected, *got, tol, tol)) << text;
+  EXPECT_TRUE(ValuesClose(c->expected, *got, tol, tol)) << text;
 }
 
 const char kX[] = "%x: Tensor[(6, 100), float32]";
