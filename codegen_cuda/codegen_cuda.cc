@@ -482,7 +482,8 @@ class Emitter {
           Line("__syncthreads();");
           return absl::OkStatus();
         }
-        if (s->a->kind == ExprKind::kCall && absl::StartsWith(s->a->name, "kiln.mma_")) {
+        if (s->a->kind == ExprKind::kCall && (absl::StartsWith(s->a->name, "kiln.mma_") ||
+                                              absl::StartsWith(s->a->name, "kiln.gemm_tc"))) {
           return EmitMma(s->a);  // codegen_cuda/tensor_core.h
         }
         return absl::UnimplementedError(
@@ -658,6 +659,7 @@ class Emitter {
   }
 
   absl::Status EmitMma(const PrimExpr& call) {
+    if (call->name == kGemmTcF16 || call->name == kGemmTcBF16) return EmitGemmTc(call);
     std::vector<std::string> args;
     for (const PrimExpr& a : call->args) {
       KILN_ASSIGN_OR_RETURN(std::string v, Expr(a));
@@ -679,6 +681,29 @@ class Emitter {
           absl::StrCat("call '", call->name, "' with ", args.size(), " arguments"));
     }
     Line(absl::StrCat(fn, "(", absl::StrJoin(args, ", "), ");"));
+    return absl::OkStatus();
+  }
+
+  // kiln_gemm_tc<bf16, a_k_stride == 1, b_k_stride == 1>(cl, A + a_base,
+  // a_row_stride, a_k_stride, B + b_base, b_col_stride, b_k_stride, steps).
+  absl::Status EmitGemmTc(const PrimExpr& call) {
+    int64_t ak = 0, bk = 0;
+    if (call->args.size() != 10 || !tir::IsConstInt(call->args[4], &ak) ||
+        !tir::IsConstInt(call->args[8], &bk)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
+    }
+    std::vector<std::string> a;
+    for (const PrimExpr& e : call->args) {
+      KILN_ASSIGN_OR_RETURN(std::string v, Expr(e));
+      a.push_back(std::move(v));
+    }
+    Line(absl::StrCat("kiln_gemm_tc<", call->name == kGemmTcBF16 ? "true" : "false", ", ",
+                      ak == 1 ? "true" : "false", ", ", bk == 1 ? "true" : "false", ">(", a[0],
+                      ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], ", ", a[5], " + (", a[6],
+                      "), ", a[7], ", ", a[8], ", ", a[9], ");"));
+    if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
+    gemm_tc_ = true;
     return absl::OkStatus();
   }
 
@@ -1031,6 +1056,7 @@ class Emitter {
   std::vector<Unit> units_;
   size_t synced_units_ = 0;  // units before it are ordered by a barrier
   bool mma_finish_ = false;   // kiln_mma_finish's shared tile counted
+  bool gemm_tc_ = false;      // kiln_gemm_tc's stages counted
   int64_t shared_bytes_ = 0;
 };
 
@@ -1087,85 +1113,6 @@ template <typename T> __device__ __forceinline__ T kiln_floormod(T a, T b) {
 }
 template <> __device__ __forceinline__ float kiln_floormod<float>(float a, float b) { return a - floorf(a / b) * b; }
 template <> __device__ __forceinline__ double kiln_floormod<double>(double a, double b) { return a - floor(a / b) * b; }
-// Tensor cores (codegen_cuda/tensor_core.h): mma.sync m16n8k16 with float32
-// accumulation; the fragment layouts of the PTX ISA ("Matrix Fragments for
-// mma.m16n8k16 with floating point type"). Host builds run the warp's mma as
-// an exchange between its lanes (tests/cuda/emulate_host.h).
-#ifdef __CUDA_ARCH__
-template <bool BF> __device__ __forceinline__ void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
-  if (BF) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  }
-}
-#else
-template <bool BF> inline void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
-  kiln_emu_mma_m16n8k16(d, a, b, BF);
-}
-#endif
-__device__ __forceinline__ void kiln_mma_zero(float* acc) {
-  for (int i = 0; i < 16; ++i) acc[i] = 0.0f;
-}
-// A 16x16-thread block's 64x64x16 tile product: warp w takes rows (w/2)*16
-// and columns (w%2)*32 (four m16n8k16). A(row, k) = A[ao + row*ar + k*ak],
-// B(k, col) = B[bo + col*bn + k*bk] (16-bit words in shared memory).
-template <bool BF> __device__ __forceinline__ void kiln_mma_block(
-    float* acc, const unsigned short* A, long long ao, long long ar, long long ak,
-    const unsigned short* B, long long bo, long long bn, long long bk) {
-  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-  const long long g = lane >> 2, t = lane & 3u;
-  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
-  unsigned a[4];
-  for (int i = 0; i < 4; ++i) {
-    unsigned v = 0;
-    for (int h = 0; h < 2; ++h) {
-      const int e = 2 * i + h;
-      const long long row = r0 + g + ((e & 2) ? 8 : 0), k = t * 2 + (e & 1) + ((e & 4) ? 8 : 0);
-      v |= (unsigned)A[ao + row * ar + k * ak] << (16 * h);
-    }
-    a[i] = v;
-  }
-  for (int nt = 0; nt < 4; ++nt) {
-    unsigned b[2];
-    for (int i = 0; i < 2; ++i) {
-      unsigned v = 0;
-      for (int h = 0; h < 2; ++h) {
-        const int e = 2 * i + h;
-        const long long k = t * 2 + (e & 1) + ((e & 2) ? 8 : 0), col = c0 + nt * 8 + g;
-        v |= (unsigned)B[bo + col * bn + k * bk] << (16 * h);
-      }
-      b[i] = v;
-    }
-    kiln_mma_m16n8k16<BF>(acc + nt * 4, a, b);
-  }
-}
-// The warps' accumulators into the block's 64x64 tile, then each thread's
-// 4x4 block (rows threadIdx.y*4.., columns threadIdx.x*4..) added into cl.
-__device__ __forceinline__ void kiln_mma_finish(const float* acc, float* cl) {
-  __shared__ float kiln_mma_tile[64 * 64];
-  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
-  const long long g = lane >> 2, t = lane & 3u;
-  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
-  __syncthreads();
-  for (int nt = 0; nt < 4; ++nt) {
-    for (int i = 0; i < 4; ++i) {
-      const long long row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + nt * 8 + t * 2 + (i & 1);
-      kiln_mma_tile[row * 64 + col] = acc[nt * 4 + i];
-    }
-  }
-  __syncthreads();
-  for (int ii = 0; ii < 4; ++ii) {
-    for (int jj = 0; jj < 4; ++jj) {
-      cl[ii * 4 + jj] += kiln_mma_tile[(threadIdx.y * 4 + ii) * 64 + threadIdx.x * 4 + jj];
-    }
-  }
-  __syncthreads();
-}
 // min/max: NaN propagates (LLVM's minimum/maximum, as the CPU code does).
 template <typename T> __device__ __forceinline__ T kiln_min(T a, T b) { return a < b ? a : b; }
 template <typename T> __device__ __forceinline__ T kiln_max(T a, T b) { return a > b ? a : b; }
@@ -1173,7 +1120,7 @@ template <> __device__ __forceinline__ float kiln_min<float>(float a, float b) {
 template <> __device__ __forceinline__ float kiln_max<float>(float a, float b) { return (a != a || b != b) ? a + b : fmaxf(a, b); }
 template <> __device__ __forceinline__ double kiln_min<double>(double a, double b) { return (a != a || b != b) ? a + b : fmin(a, b); }
 template <> __device__ __forceinline__ double kiln_max<double>(double a, double b) { return (a != a || b != b) ? a + b : fmax(a, b); }
-)");
+)" + TensorCorePrelude());
   return *kPrelude;
 }
 

@@ -1,6 +1,7 @@
 // File: codegen_cuda/tensor_core.cc — GEMM tile products on tensor cores.
 #include "codegen_cuda/tensor_core.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <unordered_map>
@@ -81,6 +82,56 @@ std::optional<Affine> FitAffine(const PrimExpr& index, const std::array<const Ex
   return a;
 }
 
+// index = base + c[0]*v0 + c[1]*v1 + c[2]*v2, base an expression of the
+// index's other vars (none of `forbidden`), the coefficients constants:
+// fitted with the other vars at 0 and checked at a few points with them at
+// other values. Affine::c0 is left 0.
+std::optional<Affine> FitAffineWithBase(const PrimExpr& index,
+                                        const std::array<const ExprNode*, 3>& vars,
+                                        const std::unordered_set<const ExprNode*>& forbidden) {
+  std::vector<const ExprNode*> others;
+  bool bad = false;
+  tir::PostOrderVisit(index, [&](const ExprNode* e) {
+    if (e->kind != ExprKind::kVar) return;
+    if (forbidden.count(e)) bad = true;
+    if (std::find(vars.begin(), vars.end(), e) == vars.end() &&
+        std::find(others.begin(), others.end(), e) == others.end()) {
+      others.push_back(e);
+    }
+  });
+  if (bad) return std::nullopt;
+  std::optional<Affine> fit;
+  const int64_t points[4][3] = {{1, 0, 0}, {3, 2, 5}, {7, 1, 11}, {15, 3, 13}};
+  for (int64_t trial = 0; trial < 3; ++trial) {
+    Env env;
+    for (size_t i = 0; i < others.size(); ++i) env[others[i]] = trial * static_cast<int64_t>(i + 2);
+    for (const ExprNode* v : vars) env[v] = 0;
+    const std::optional<int64_t> base = Eval(index, env);
+    if (!base) return std::nullopt;
+    Affine a;
+    for (size_t i = 0; i < 3; ++i) {
+      Env e = env;
+      e[vars[i]] = 1;
+      const std::optional<int64_t> v = Eval(index, e);
+      if (!v) return std::nullopt;
+      a.c[i] = *v - *base;
+    }
+    if (fit && fit->c != a.c) return std::nullopt;
+    fit = a;
+    for (const auto& p : points) {
+      Env e = env;
+      int64_t want = *base;
+      for (size_t i = 0; i < 3; ++i) {
+        e[vars[i]] = p[i];
+        want += a.c[i] * p[i];
+      }
+      const std::optional<int64_t> v = Eval(index, e);
+      if (!v || *v != want) return std::nullopt;
+    }
+  }
+  return fit;
+}
+
 bool IsF32(DataType t) { return t.code() == DTypeCode::kFloat && t.bits() == 32 && t.lanes() == 1; }
 bool IsHalf(DataType t) { return t.code() == DTypeCode::kFloat && t.bits() == 16 && t.lanes() == 1; }
 bool IsBF16(DataType t) { return t.code() == DTypeCode::kBFloat && t.bits() == 16 && t.lanes() == 1; }
@@ -129,6 +180,7 @@ class Rewriter {
           if (s->tag == "threadIdx.y" && tir::IsConstValue(s->b, 16)) ty_.insert(s->var.get());
           if (s->tag == "threadIdx.x" && tir::IsConstValue(s->b, 16)) tx_.insert(s->var.get());
         } else if (!in_if && !ty_.empty() && !tx_.empty()) {
+          if (Stmt r = RewriteWhole(s)) return r;
           if (Stmt r = RewriteStep(s)) return r;
         }
         [[fallthrough]];
@@ -248,6 +300,78 @@ class Rewriter {
     }
   }
 
+  // The 128x128 template's whole reduction (kGemmTc*): the serial loop `k`
+  // (extent a multiple of 32) over exactly
+  //   for (ii, 0, 8) for (jj, 0, 8)
+  //     Cl[ii*8 + jj] = Cl[ii*8 + jj] + float(A[a(ty, ii, k)]) * float(B[b(tx, jj, k)])
+  // with A and B 16-bit float buffers of global memory, A's row ty*8 + ii
+  // and B's column tx*8 + jj, one of each operand's two strides 1 and the
+  // other a multiple of 8.
+  Stmt RewriteWhole(const Stmt& k) {
+    int64_t kext = 0;
+    if (!(k->for_kind == ForKind::kSerial || k->for_kind == ForKind::kUnrolled) ||
+        !tir::IsConstValue(k->a, 0) || !tir::IsConstInt(k->b, &kext) || kext < 32 ||
+        kext % 32 != 0 || !Serial(k->body0(), 8) || !Serial(k->body0()->body0(), 8)) {
+      return nullptr;
+    }
+    const Stmt& ii = k->body0();
+    const Stmt& jj = ii->body0();
+    const Stmt& st = jj->body0();
+    if (st->kind != StmtKind::kStore || st->indices.size() != 1 || !IsF32(st->buffer->dtype) ||
+        scope_[st->buffer->data.get()] != "local") {
+      return nullptr;
+    }
+    const PrimExpr& v = st->a;
+    if (v->kind != ExprKind::kAdd || v->args[0]->kind != ExprKind::kLoad ||
+        v->args[0]->buffer->data.get() != st->buffer->data.get() ||
+        !tir::ExprDeepEqual(v->args[0]->args[0], st->indices[0]) ||
+        v->args[1]->kind != ExprKind::kMul) {
+      return nullptr;
+    }
+    const std::optional<Affine> ci =
+        FitAffine(st->indices[0], {ii->var.get(), jj->var.get(), k->var.get()});
+    if (!ci || ci->c0 != 0 || ci->c[0] != 8 || ci->c[1] != 1 || ci->c[2] != 0) return nullptr;
+    const ExprNode* la = TileLoad(v->args[1]->args[0]);
+    const ExprNode* lb = TileLoad(v->args[1]->args[1]);
+    if (la == nullptr || lb == nullptr || scope_.count(la->buffer->data.get()) ||
+        scope_.count(lb->buffer->data.get())) {
+      return nullptr;
+    }
+    const DataType t = la->buffer->dtype;
+    if ((!IsHalf(t) && !IsBF16(t)) || lb->buffer->dtype != t) return nullptr;
+    // One stride 1, the other a multiple of 8 (16-byte chunks of a row).
+    auto strides_ok = [](int64_t outer, int64_t kstride) {
+      return (kstride == 1 && outer > 0 && outer % 8 == 0) ||
+             (outer == 1 && kstride > 0 && kstride % 8 == 0);
+    };
+    for (const ExprNode* y : ty_) {
+      std::unordered_set<const ExprNode*> not_a(tx_.begin(), tx_.end());
+      not_a.insert(jj->var.get());
+      std::optional<Affine> a =
+          FitAffineWithBase(la->args[0], {y, ii->var.get(), k->var.get()}, not_a);
+      if (!a || a->c[0] != 8 * a->c[1] || !strides_ok(a->c[1], a->c[2])) continue;
+      for (const ExprNode* x : tx_) {
+        std::unordered_set<const ExprNode*> not_b(ty_.begin(), ty_.end());
+        not_b.insert(ii->var.get());
+        std::optional<Affine> b =
+            FitAffineWithBase(lb->args[0], {x, jj->var.get(), k->var.get()}, not_b);
+        if (!b || b->c[0] != 8 * b->c[1] || !strides_ok(b->c[1], b->c[2])) continue;
+        auto base = [&](const PrimExpr& index, const ExprNode* thread, const ExprNode* reg) {
+          tir::VarMap zero;
+          for (const ExprNode* var : {thread, reg, k->var.get()}) zero[var] = tir::IntImm(0);
+          return tir::Substitute(index, zero);
+        };
+        auto i64 = [](int64_t c) { return tir::IntImm(c); };
+        return Call(
+            IsBF16(t) ? kGemmTcBF16 : kGemmTcF16,
+            {st->buffer->data, la->buffer->data, base(la->args[0], y, ii->var.get()), i64(a->c[1]),
+             i64(a->c[2]), lb->buffer->data, base(lb->args[0], x, jj->var.get()), i64(b->c[1]),
+             i64(b->c[2]), i64(kext / 32)});
+      }
+    }
+    return nullptr;
+  }
+
   Stmt RewriteStep(const Stmt& ko) {
     Match m;
     const StmtNode* triple = FindTriple(ko->body0(), &m);
@@ -294,6 +418,267 @@ absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f) {
   Stmt body = Rewriter(f->body).Visit(f->body, false);
   if (body.get() == f->body.get()) return f;
   return tir::WithBody(f, body);
+}
+
+const std::string& TensorCorePrelude() {
+  static const std::string* const kText = new std::string(
+      R"KILN_TC(// Tensor cores (codegen_cuda/tensor_core.h): mma.sync m16n8k16 with float32
+// accumulation; the fragment layouts of the PTX ISA ("Matrix Fragments for
+// mma.m16n8k16 with floating point type"). Host builds run the warp's mma as
+// an exchange between its lanes (tests/cuda/emulate_host.h).
+#ifdef __CUDA_ARCH__
+template <bool BF> __device__ __forceinline__ void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
+  if (BF) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+#else
+template <bool BF> inline void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
+  kiln_emu_mma_m16n8k16(d, a, b, BF);
+}
+#endif
+__device__ __forceinline__ void kiln_mma_zero(float* acc) {
+  for (int i = 0; i < 16; ++i) acc[i] = 0.0f;
+}
+// A 16x16-thread block's 64x64x16 tile product: warp w takes rows (w/2)*16
+// and columns (w%2)*32 (four m16n8k16). A(row, k) = A[ao + row*ar + k*ak],
+// B(k, col) = B[bo + col*bn + k*bk] (16-bit words in shared memory).
+template <bool BF> __device__ __forceinline__ void kiln_mma_block(
+    float* acc, const unsigned short* A, long long ao, long long ar, long long ak,
+    const unsigned short* B, long long bo, long long bn, long long bk) {
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+  const long long g = lane >> 2, t = lane & 3u;
+  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
+  unsigned a[4];
+  for (int i = 0; i < 4; ++i) {
+    unsigned v = 0;
+    for (int h = 0; h < 2; ++h) {
+      const int e = 2 * i + h;
+      const long long row = r0 + g + ((e & 2) ? 8 : 0), k = t * 2 + (e & 1) + ((e & 4) ? 8 : 0);
+      v |= (unsigned)A[ao + row * ar + k * ak] << (16 * h);
+    }
+    a[i] = v;
+  }
+  for (int nt = 0; nt < 4; ++nt) {
+    unsigned b[2];
+    for (int i = 0; i < 2; ++i) {
+      unsigned v = 0;
+      for (int h = 0; h < 2; ++h) {
+        const int e = 2 * i + h;
+        const long long k = t * 2 + (e & 1) + ((e & 2) ? 8 : 0), col = c0 + nt * 8 + g;
+        v |= (unsigned)B[bo + col * bn + k * bk] << (16 * h);
+      }
+      b[i] = v;
+    }
+    kiln_mma_m16n8k16<BF>(acc + nt * 4, a, b);
+  }
+}
+// The warps' accumulators into the block's 64x64 tile, then each thread's
+// 4x4 block (rows threadIdx.y*4.., columns threadIdx.x*4..) added into cl.
+__device__ __forceinline__ void kiln_mma_finish(const float* acc, float* cl) {
+  __shared__ float kiln_mma_tile[64 * 64];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+  const long long g = lane >> 2, t = lane & 3u;
+  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
+  __syncthreads();
+  for (int nt = 0; nt < 4; ++nt) {
+    for (int i = 0; i < 4; ++i) {
+      const long long row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + nt * 8 + t * 2 + (i & 1);
+      kiln_mma_tile[row * 64 + col] = acc[nt * 4 + i];
+    }
+  }
+  __syncthreads();
+  for (int ii = 0; ii < 4; ++ii) {
+    for (int jj = 0; jj < 4; ++jj) {
+      cl[ii * 4 + jj] += kiln_mma_tile[(threadIdx.y * 4 + ii) * 64 + threadIdx.x * 4 + jj];
+    }
+  }
+  __syncthreads();
+}
+// The 128x128 GEMM tile of a 16x16-thread block on tensor cores
+// (kiln_gemm_tc, codegen_cuda/tensor_core.h): cp.async copies of global
+// memory into shared (16 bytes each, skipping the registers), ldmatrix loads
+// of the mma fragments from shared.
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned kiln_smem_addr(const void* p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+__device__ __forceinline__ void kiln_cp_async16(void* s, const void* g) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(kiln_smem_addr(s)), "l"(g) : "memory");
+}
+__device__ __forceinline__ void kiln_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void kiln_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+template <bool T> __device__ __forceinline__ void kiln_ldmatrix_x4(unsigned* r, const unsigned short* p) {
+  if (T) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(kiln_smem_addr(p)));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(kiln_smem_addr(p)));
+  }
+}
+#else
+inline void kiln_cp_async16(void* s, const void* g) { __builtin_memcpy(s, g, 16); }
+inline void kiln_cp_async_commit() {}
+template <int N> inline void kiln_cp_async_wait() {}
+template <bool T> inline void kiln_ldmatrix_x4(unsigned* r, const unsigned short* p) {
+  kiln_emu_ldmatrix_x4(r, p, T);
+}
+#endif
+// A stage's two shared tiles, 4096 16-bit words each, hold 128 rows (of A or
+// of B's columns) x 32 k in one of two layouts, both in 16-byte chunks of 8
+// consecutive words whose position in their row is XOR-swizzled so that the
+// 8 row addresses of an ldmatrix fall in 8 different bank groups:
+//   k-major  [128][32]: element (r, k) (the operand's k stride is 1);
+//   mn-major [32][128]: element (k, r) (its row / column stride is 1).
+__device__ __forceinline__ int kiln_tc_kmajor(int r, int k) {
+  return r * 32 + ((((k >> 3) ^ (r >> 1)) & 3) << 3) + (k & 7);
+}
+__device__ __forceinline__ int kiln_tc_mnmajor(int k, int r) {
+  return k * 128 + (((r >> 3) ^ (k & 7)) << 3) + (r & 7);
+}
+// The block's copy of one operand's 128 x 32 slice at k0 (element (r, k) at
+// g[r * rs + k * ks]): 512 chunks, two per thread, consecutive threads
+// consecutive chunks of a row. `vec`: 16-byte cp.async copies (aligned
+// pointer and strides); else word by word.
+template <bool K> __device__ __forceinline__ void kiln_tc_load(
+    unsigned short* s, const unsigned short* g, long long rs, long long ks, int k0, bool vec,
+    unsigned tid) {
+  for (unsigned i = 0; i < 2; ++i) {
+    const int q = (int)(tid + 256u * i);
+    unsigned short* d;
+    const unsigned short* p;
+    long long step;
+    if (K) {
+      const int r = q >> 2, c = (q & 3) << 3;
+      d = s + kiln_tc_kmajor(r, c);
+      p = g + r * rs + (long long)(k0 + c) * ks;
+      step = ks;
+    } else {
+      const int k = q >> 4, c = (q & 15) << 3;
+      d = s + kiln_tc_mnmajor(k, c);
+      p = g + (long long)c * rs + (long long)(k0 + k) * ks;
+      step = rs;
+    }
+    if (vec) {
+      kiln_cp_async16(d, p);
+    } else {
+      for (int e = 0; e < 8; ++e) d[e] = p[e * step];
+    }
+  }
+}
+// One stage's 128x128x32 product: warp w takes rows (w/4)*64.. and columns
+// (w%4)*32.. (4 x 4 m16n8k16 per 16 of k); its A fragments by ldmatrix.x4
+// (.trans from an mn-major tile), its B fragments two n8 tiles per x4.
+template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tc_compute(
+    float* acc, const unsigned short* As, const unsigned short* Bs, int lane, int wm, int wn) {
+  for (int kk = 0; kk < 32; kk += 16) {
+    unsigned a[4][4], b[4][2];
+    for (int mt = 0; mt < 4; ++mt) {
+      const int m0 = wm * 64 + mt * 16;
+      if (AK) {
+        kiln_ldmatrix_x4<false>(a[mt], As + kiln_tc_kmajor(m0 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                                           kk + (lane >> 4) * 8));
+      } else {
+        kiln_ldmatrix_x4<true>(a[mt], As + kiln_tc_mnmajor(kk + (lane & 7) + (lane >> 4) * 8,
+                                                           m0 + ((lane >> 3) & 1) * 8));
+      }
+    }
+    for (int np = 0; np < 2; ++np) {
+      const int n0 = wn * 32 + np * 16;
+      unsigned r[4];
+      if (BK) {
+        kiln_ldmatrix_x4<false>(r, Bs + kiln_tc_kmajor(n0 + (lane & 7) + (lane >> 4) * 8,
+                                                       kk + ((lane >> 3) & 1) * 8));
+      } else {
+        kiln_ldmatrix_x4<true>(r, Bs + kiln_tc_mnmajor(kk + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                                       n0 + (lane >> 4) * 8));
+      }
+      b[2 * np][0] = r[0];
+      b[2 * np][1] = r[1];
+      b[2 * np + 1][0] = r[2];
+      b[2 * np + 1][1] = r[3];
+    }
+    for (int mt = 0; mt < 4; ++mt) {
+      for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k16<BF>(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
+    }
+  }
+}
+// The block's 128x128 tile C(row, col) = sum over k < 32 * ksteps of
+// A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
+// B[col * bc + k * bk] (AK: ak == 1, else ar == 1; BK: bk == 1, else bc == 1),
+// added into each thread's 8x8 block cl (rows threadIdx.y*8.., columns
+// threadIdx.x*8..). Three stages of shared tiles: the copies of step kt + 2
+// are in flight while step kt computes. The float32 accumulators stay in
+// registers to the end, then go through shared memory (reusing the stages),
+// 64 rows at a time, into the threads' blocks.
+template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tc(
+    float* cl, const unsigned short* A, long long ar, long long ak, const unsigned short* B,
+    long long bc, long long bk, int ksteps) {
+  __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   ((AK ? ar : ak) & 7) == 0 && ((BK ? bc : bk) & 7) == 0;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) {
+      kiln_tc_load<AK>(kiln_tc_smem + s * 8192, A, ar, ak, s * 32, vec, tid);
+      kiln_tc_load<BK>(kiln_tc_smem + s * 8192 + 4096, B, bc, bk, s * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();  // this thread's copies of step kt have landed
+    __syncthreads();          // everyone's; and step kt - 1's stage is free
+    if (kt + 2 < ksteps) {
+      unsigned short* s = kiln_tc_smem + ((kt + 2) % 3) * 8192;
+      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 32, vec, tid);
+      kiln_tc_load<BK>(s + 4096, B, bc, bk, (kt + 2) * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+    const unsigned short* s = kiln_tc_smem + (kt % 3) * 8192;
+    kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn);
+  }
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  float* tile = (float*)kiln_tc_smem;  // 64 rows of 128 (+4 against bank conflicts)
+  for (int p = 0; p < 2; ++p) {
+    if (wm == p) {
+      for (int mt = 0; mt < 4; ++mt) {
+        for (int nt = 0; nt < 4; ++nt) {
+          for (int i = 0; i < 4; ++i) {
+            const int row = mt * 16 + (lane >> 2) + (i >= 2 ? 8 : 0);
+            const int col = wn * 32 + nt * 8 + (lane & 3) * 2 + (i & 1);
+            tile[row * 132 + col] = acc[(mt * 4 + nt) * 4 + i];
+          }
+        }
+      }
+    }
+    __syncthreads();
+    if ((int)(threadIdx.y >> 3) == p) {
+      for (int ii = 0; ii < 8; ++ii) {
+        for (int jj = 0; jj < 8; ++jj) {
+          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+)KILN_TC");
+  return *kText;
 }
 
 }  // namespace kiln::codegen_cuda

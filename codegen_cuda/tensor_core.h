@@ -37,6 +37,8 @@
 #ifndef KILN_CODEGEN_CUDA_TENSOR_CORE_H_
 #define KILN_CODEGEN_CUDA_TENSOR_CORE_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "ir/tir.h"
 
@@ -52,7 +54,19 @@ inline constexpr char kMmaBlockF16[] = "kiln.mma_block_f16";
 inline constexpr char kMmaBlockBF16[] = "kiln.mma_block_bf16";
 inline constexpr char kMmaFinish[] = "kiln.mma_finish";
 
+// The 128x128 template's call (above): (cl, A, a_base, a_row_stride,
+// a_k_stride, B, b_base, b_col_stride, b_k_stride, k / 32), printed as
+// kiln_gemm_tc<bf16, a_k_stride == 1, b_k_stride == 1>(cl, A + a_base, ...).
+inline constexpr char kGemmTcF16[] = "kiln.gemm_tc_f16";
+inline constexpr char kGemmTcBF16[] = "kiln.gemm_tc_bf16";
+// Bytes of shared memory kiln_gemm_tc declares (three stages of two 128x32
+// tiles of 16-bit words; its final float tile of 64 x 132 reuses them).
+inline constexpr int64_t kGemmTcSharedBytes = 3 * 2 * 128 * 32 * 2;
+
 absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f);
+
+// The device functions the rewrite's calls name (part of CudaPrelude()).
+const std::string& TensorCorePrelude();
 
 }  // namespace kiln::codegen_cuda
 

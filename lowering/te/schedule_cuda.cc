@@ -108,14 +108,15 @@ bool GemmShaped(const Stage& s) {
   return true;
 }
 
-// Tiles a GEMM-shaped output; returns its threadIdx.x loop.
-absl::StatusOr<IterVar> TileGemm(Stage* s) {
+// Tiles a GEMM-shaped output, each thread `reg` x `reg` outputs (a block
+// 16 * reg square); returns its threadIdx.x loop.
+absl::StatusOr<IterVar> TileGemm(Stage* s, int64_t reg) {
   const std::vector<IterVar> axes = s->op->axis;
   const size_t n = axes.size();
-  KILN_ASSIGN_OR_RETURN(SplitAxes i1, s->split(axes[n - 2], kGemmTile));
-  KILN_ASSIGN_OR_RETURN(SplitAxes i2, s->split(i1.inner, kGemmReg));
-  KILN_ASSIGN_OR_RETURN(SplitAxes j1, s->split(axes[n - 1], kGemmTile));
-  KILN_ASSIGN_OR_RETURN(SplitAxes j2, s->split(j1.inner, kGemmReg));
+  KILN_ASSIGN_OR_RETURN(SplitAxes i1, s->split(axes[n - 2], reg * kGemmThreads));
+  KILN_ASSIGN_OR_RETURN(SplitAxes i2, s->split(i1.inner, reg));
+  KILN_ASSIGN_OR_RETURN(SplitAxes j1, s->split(axes[n - 1], reg * kGemmThreads));
+  KILN_ASSIGN_OR_RETURN(SplitAxes j2, s->split(j1.inner, reg));
   std::vector<IterVar> order = {i1.outer, j1.outer, i2.outer, j2.outer, i2.inner, j2.inner};
   if (n == 3) order.insert(order.begin(), axes[0]);
   KILN_RETURN_IF_ERROR(s->reorder(order));
@@ -197,6 +198,39 @@ std::vector<SharedInput> SharedInputs(const Schedule& s, const Stage& r) {
     if (ok && elems <= kGemmTile * kGemmK) out.push_back({t, row});
   }
   return out;
+}
+
+// The tensor-core template (codegen_cuda/tensor_core.h, kiln_gemm_tc): a
+// GEMM reduction of float16 or bfloat16 A and B read at plain indices (both
+// qualify for SharedInputs), float32 accumulation, the output's last two
+// extents multiples of 128 and the reduction's of 32. Its output is tiled
+// 128x128 per block of 16x16 threads, 8x8 outputs each (TileGemm with
+// kTcReg), the reduction computed at the thread's loop with its axis
+// outermost and nothing staged: the code generator replaces that whole loop
+// by the pipelined tensor-core tile, which reads A and B from global memory
+// itself. Where it does not (a form it does not recognise), the loop is a
+// correct, slow, register-blocked product.
+constexpr int64_t kTcReg = 8;
+constexpr int64_t kTcTile = kTcReg * kGemmThreads;
+constexpr int64_t kTcK = 32;
+
+bool TensorCoreGemm(const Schedule& s, const Stage& r, const Stage& out) {
+  const size_t n = out.op->axis.size();
+  for (size_t d = n - 2; d < n; ++d) {
+    int64_t e = 0;
+    if (!tir::IsConstInt(out.op->axis[d]->dom.extent, &e) || e % kTcTile != 0) return false;
+  }
+  int64_t k = 0;
+  if (r.op->reduce_axis.size() != 1 || !tir::IsConstInt(r.op->reduce_axis[0]->dom.extent, &k) ||
+      k % kTcK != 0 || r.op->num_outputs() != 1 || r.op->output(0).dtype() != DataType::Float(32)) {
+    return false;
+  }
+  const std::vector<Tensor> ins = r.op->InputTensors();
+  if (ins.size() != 2) return false;
+  const DataType t = ins[0].dtype();
+  const bool half = (t.code() == DTypeCode::kFloat || t.code() == DTypeCode::kBFloat) &&
+                    t.bits() == 16 && t.lanes() == 1;
+  return half && ins[1].dtype() == t && SharedInputs(s, r).size() == 2;
 }
 
 // Stages the GEMM reduction `r`'s inputs through shared memory (TVM's
@@ -658,7 +692,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
   }
   // 2. Outputs: one thread per element.
   std::unordered_map<Stage*, IterVar> thread_loop;  // output -> its threadIdx.x loop (or null)
-  std::unordered_set<Stage*> gemm_tiled;
+  std::unordered_set<Stage*> gemm_tiled, tc_tiled;
   for (Stage* out : out_stages) {
     if (out->is_placeholder() || !Untouched(*out)) continue;
     if (conv_plan && out == out_stages[0]) {
@@ -667,16 +701,23 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
       continue;
     }
     // GEMM-shaped and reading a GEMM-like reduction: register-blocked.
-    bool gemm = false;
+    bool gemm = false, tc = false;
     if (GemmShaped(*out) && out_stages.size() == 1) {
       const std::vector<Stage*> all = s.stages();
-      for (Stage* r : all) gemm = gemm || (r != out && !r->is_placeholder() && !r->is_inlined() &&
-                                           Untouched(*r) && GemmReduction(*r, *out));
+      for (Stage* r : all) {
+        if (gemm || r == out || r->is_placeholder() || r->is_inlined() || !Untouched(*r) ||
+            !GemmReduction(*r, *out)) {
+          continue;
+        }
+        gemm = true;
+        tc = TensorCoreGemm(s, *r, *out);
+      }
     }
     if (gemm) {
-      KILN_ASSIGN_OR_RETURN(IterVar tx, TileGemm(out));
+      KILN_ASSIGN_OR_RETURN(IterVar tx, TileGemm(out, tc ? kTcReg : kGemmReg));
       thread_loop[out] = tx;
       gemm_tiled.insert(out);
+      if (tc) tc_tiled.insert(out);
       continue;
     }
     if (out_stages.size() == 1) {
@@ -718,7 +759,10 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
             continue;
           }
           if (gemm_tiled.count(out) && GemmReduction(*st, *out)) {
-            KILN_ASSIGN_OR_RETURN(bool staged, StageThroughShared(s, st));
+            bool staged = false;
+            if (!tc_tiled.count(out)) {
+              KILN_ASSIGN_OR_RETURN(staged, StageThroughShared(s, st));
+            }
             if (!staged) {
               // Reduction axes outermost: each loaded value serves a row or
               // column of the thread's block.

@@ -15,6 +15,7 @@ const std::string& EmulatorHostShim() {
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 struct kiln_dim3 { unsigned x, y, z; };
 // CUDA's 16-byte vector types (vectorized global loads and stores).
 struct alignas(16) float4 { float x, y, z, w; };
@@ -241,6 +242,33 @@ inline void kiln_emu_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b
     float s = 0.0f;
     for (unsigned k = 0; k < 16; ++k) s += A[row][k] * B[k][col];
     d[i] += s;
+  }
+  Wait(kWarp);
+}
+// ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16: lane l gives the
+// address of row l%8 of matrix l/8 (8 consecutive 16-bit words); lane l
+// receives in r[j] the words (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix j,
+// low half first, or with .trans the words (2(l%4), l/4) and
+// (2(l%4)+1, l/4). The lanes publish their row addresses, meet, each reads
+// its eight words, and they meet again.
+inline void kiln_emu_ldmatrix_x4(unsigned* r, const unsigned short* row, bool trans) {
+  using namespace kiln_emu;
+  const unsigned lane = Lane(), base = cur - lane;
+  if (base + 32 > nthreads) Fail("an ldmatrix needs a full warp");
+  Fiber& me = fibers[cur];
+  memcpy(me.payload, &row, sizeof row);
+  me.mask = 0xffffffffu;
+  Wait(kWarp);
+  for (unsigned j = 0; j < 4; ++j) {
+    unsigned v = 0;
+    for (unsigned h = 0; h < 2; ++h) {
+      const unsigned src = trans ? (lane & 3u) * 2 + h : lane >> 2;
+      const unsigned col = trans ? lane >> 2 : (lane & 3u) * 2 + h;
+      const unsigned short* p;
+      memcpy(&p, fibers[base + j * 8 + src].payload, sizeof p);
+      v |= (unsigned)p[col] << (16 * h);
+    }
+    r[j] = v;
   }
   Wait(kWarp);
 }

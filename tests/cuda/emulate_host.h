@@ -26,6 +26,10 @@
 //     meets the warp's 32 lanes: each publishes its fragment registers, and
 //     computes its own four outputs from the whole warp's A and B, with the
 //     PTX ISA's fragment layouts;
+//   - `ldmatrix.x4` (and `.trans`, the prelude's kiln_ldmatrix_x4 calls
+//     kiln_emu_ldmatrix_x4 on the host) likewise: the lanes publish their
+//     row addresses, and each reads its words from the others' rows;
+//     `cp.async` is a plain 16-byte copy (its groups complete at once);
 //   - `__shared__` arrays are `static` (one per kernel, shared by the
 //     block's fibers; blocks run one at a time).
 //

@@ -17,10 +17,12 @@
 // wrong values (so the emulation does depend on them).
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "codegen_cuda/compile.h"
+#include "codegen_cuda/tensor_core.h"
 #include "gtest/gtest.h"
 #include "interpreter/interpreter.h"
 #include "tests/compiled/compare.h"
@@ -34,7 +36,22 @@ struct Expect {
   int64_t grid_x = 1, grid_y = 1, grid_z = 1;
   double tol = 1e-4;
   const char* mma = nullptr;  // the tensor-core call expected ("kiln_mma_block<false>"), or none
+  const char* tc = nullptr;   // the 128x128 template's call ("kiln_gemm_tc<false, true, true>(")
 };
+
+// PTX for sm_80 (A100) too, assembled when ptxas is found: the same
+// instructions there.
+void CheckSm80(const std::string& source, const std::vector<const char*>& instructions) {
+  absl::StatusOr<codegen_cuda::CudaTarget> t80 = codegen_cuda::ParseCudaTarget("cuda -arch=sm_80");
+  ASSERT_TRUE(t80.ok());
+  absl::StatusOr<std::string> ptx80 = codegen_cuda::CompileToPtx(source, "gemm.cu", *t80);
+  ASSERT_TRUE(ptx80.ok()) << ptx80.status();
+  for (const char* i : instructions) EXPECT_NE(ptx80->find(i), std::string::npos) << i;
+  if (!codegen_cuda::FindPtxas().empty()) {
+    absl::StatusOr<codegen_cuda::PtxasResult> r = codegen_cuda::AssemblePtx(*ptx80, *t80);
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+}
 
 void Check(const std::string& text, Expect want) {
   absl::StatusOr<CudaCase> c = CompileCudaCase(text, "gemm", {.opt_level = 3, .seed = 3});
@@ -49,39 +66,49 @@ void Check(const std::string& text, Expect want) {
   EXPECT_EQ(g[2], want.grid_z);
   EXPECT_EQ(bx, 16);
   EXPECT_EQ(by, 16);
-  // The thread's 4x4 block of the reduction in registers ("local"), A's and
-  // B's slices in shared tiles of 64 rows of 16 (+1 padding) elements (or 16
-  // of 64 + 1 for a B that is not transposed), the barriers around them.
-  EXPECT_NE(k.source.find("[16];"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("__shared__"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
-  EXPECT_GE(k.shared_bytes, 2 * 64 * 16 * 2) << k.source;
-  EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
-  if (want.mma != nullptr) {
-    EXPECT_NE(k.source.find(want.mma), std::string::npos) << k.source;
-    EXPECT_NE(k.source.find("kiln_mma_finish("), std::string::npos) << k.source;
+  if (want.tc != nullptr) {
+    // The thread's 8x8 block in registers, the whole reduction one call of
+    // the pipelined tile (its shared stages and barriers in the prelude),
+    // cp.async, ldmatrix and mma.sync in the PTX.
+    EXPECT_NE(k.source.find("[64];"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find(want.tc), std::string::npos) << k.source;
+    EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
+    EXPECT_EQ(k.shared_bytes, codegen_cuda::kGemmTcSharedBytes);
+    const std::vector<const char*> instructions = {
+        "cp.async.cg.shared.global", "cp.async.wait_group", "ldmatrix.sync.aligned.m8n8.x4",
+        "mma.sync.aligned.m16n8k16.row.col.f32."};
     if (!c->cuda.ptx.empty()) {
-      EXPECT_NE(c->cuda.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
-      // sm_80 (A100) takes the same mma: NVRTC and ptxas for it too.
-      absl::StatusOr<codegen_cuda::CudaTarget> t80 = codegen_cuda::ParseCudaTarget("cuda -arch=sm_80");
-      ASSERT_TRUE(t80.ok());
-      absl::StatusOr<std::string> ptx80 = codegen_cuda::CompileToPtx(c->cuda.source, "gemm.cu", *t80);
-      ASSERT_TRUE(ptx80.ok()) << ptx80.status();
-      EXPECT_NE(ptx80->find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
-      if (!codegen_cuda::FindPtxas().empty()) {
-        absl::StatusOr<codegen_cuda::PtxasResult> r = codegen_cuda::AssemblePtx(*ptx80, *t80);
-        ASSERT_TRUE(r.ok()) << r.status();
-      }
+      for (const char* i : instructions) EXPECT_NE(c->cuda.ptx.find(i), std::string::npos) << i;
+      CheckSm80(c->cuda.source, instructions);
     }
   } else {
-    EXPECT_EQ(k.source.find("kiln_mma_block<"), std::string::npos) << k.source;
+    // The thread's 4x4 block of the reduction in registers ("local"), A's and
+    // B's slices in shared tiles of 64 rows of 16 (+1 padding) elements (or 16
+    // of 64 + 1 for a B that is not transposed), the barriers around them.
+    EXPECT_NE(k.source.find("[16];"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("__shared__"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
+    EXPECT_GE(k.shared_bytes, 2 * 64 * 16 * 2) << k.source;
+    EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
+    if (want.mma != nullptr) {
+      EXPECT_NE(k.source.find(want.mma), std::string::npos) << k.source;
+      EXPECT_NE(k.source.find("kiln_mma_finish("), std::string::npos) << k.source;
+      if (!c->cuda.ptx.empty()) {
+        EXPECT_NE(c->cuda.ptx.find("mma.sync.aligned.m16n8k16.row.col.f32."), std::string::npos);
+        CheckSm80(c->cuda.source, {"mma.sync.aligned.m16n8k16.row.col.f32."});
+      }
+    } else {
+      EXPECT_EQ(k.source.find("kiln_mma_block<"), std::string::npos) << k.source;
+    }
+    EXPECT_EQ(k.source.find("kiln_gemm_tc<"), std::string::npos) << k.source;
   }
   if (std::getenv("KILN_GEMM_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
   if (!c->cuda.ptxas_log.empty()) std::printf("%s\n", c->cuda.ptxas_log.c_str());
   // Without its barriers the same kernel reads tiles before they are written.
   codegen_cuda::CudaModule racy = c->cuda;
   racy.source = absl::StrReplaceAll(racy.source, {{"__syncthreads();", ""}});
-  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu = CudaEmulator::Build(c->fused, std::move(c->cuda));
+  absl::StatusOr<std::unique_ptr<CudaEmulator>> emu =
+      CudaEmulator::Build(c->fused, std::move(c->cuda));
   if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
   ASSERT_TRUE(emu.ok()) << emu.status();
   absl::StatusOr<interp::Value> got = (*emu)->Run(c->inputs);
@@ -148,6 +175,31 @@ TEST(GemmEmulateTest, MatmulFloat16) {
 }
 TEST(GemmEmulateTest, BatchMatmulFloat16) {
   Check(BatchMatmul(2, 64, 64, 32, "float16"), {1, 1, 2, 2e-2, kF16Mma});
+}
+
+// Multiples of 128 x 128 x 32 in float16/bfloat16: the 128x128 template
+// (8x8 outputs per thread, cp.async into three shared stages, ldmatrix,
+// mma.sync), A and B in each layout the tile reads: k-major A and B (dense),
+// B n-major (matmul), a batch on blockIdx.z.
+TEST(GemmEmulateTest, DenseFloat16TensorCoreTile) {
+  Check(Dense(128, 256, 64, "float16", false),
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, true>("});
+}
+TEST(GemmEmulateTest, DenseBiasReluFloat16TensorCoreTile) {
+  Check(Dense(256, 128, 96, "float16", true),
+        {1, 2, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, true>("});
+}
+TEST(GemmEmulateTest, DenseBFloat16TensorCoreTile) {
+  Check(Dense(128, 128, 32, "bfloat16", false),
+        {1, 1, 1, 5e-2, nullptr, "kiln_gemm_tc<true, true, true>("});
+}
+TEST(GemmEmulateTest, MatmulFloat16TensorCoreTile) {
+  Check(Matmul(128, 256, 128, "float16"),
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, false>("});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16TensorCoreTile) {
+  Check(BatchMatmul(2, 128, 128, 64, "float16"),
+        {1, 1, 2, 2e-2, nullptr, "kiln_gemm_tc<false, true, true>("});
 }
 
 }  // namespace
