@@ -28,7 +28,32 @@
 // mma as a warp exchange with the same fragment layouts (the PTX ISA's,
 // section "Matrix Fragments for mma.m16n8k16 with floating point type").
 //
-// Only that exact shape is rewritten: a 16x16x1 launch; the triple loop the
+// The 128x128 template (float16/bfloat16 GEMMs of 128x128x32 multiples,
+// lowering/te/schedule_cuda.h): each thread (ty, tx) of the 16x16 block owns
+// the 8x8 outputs (ty*8+ii, tx*8+jj) in Cl, and the schedule leaves the
+// whole reduction over k (extent K) as
+//
+//   for (k, 0, K) for (ii, 0, 8) for (jj, 0, 8)
+//     Cl[ii*8 + jj] = Cl[ii*8 + jj] + float(A[a(ty, ii, k)]) * float(B[b(tx, jj, k)])
+//
+// reading A and B in global memory (a and b affine in the thread, register
+// and k vars over a base of the block's vars; one of an operand's two
+// strides 1, the other a multiple of 8). That loop becomes one call,
+//
+//   evaluate(kiln.gemm_tc_f16(Cl, A, a_base, a_row, a_k, B, b_base, b_col, b_k, K / 32))
+//
+// printed as kiln_gemm_tc<bf16, a_k == 1, b_k == 1>(...): the block's
+// 128x128 tile in 8 warps of 64x32 (4x4 m16n8k16 per 16 of k, 64 float32
+// accumulators per thread in registers), three shared stages of 128x32 A
+// and B slices filled by 16-byte cp.async while the mma consume the stage
+// two steps behind (one barrier per step), fragments loaded by ldmatrix.x4
+// (.trans for an m- or n-major operand) from tiles whose 16-byte chunks are
+// XOR-swizzled so that an ldmatrix's 8 rows hit 8 different bank groups; at
+// the end the accumulators go through shared memory (the stages reused, 64
+// rows at a time) into the threads' Cl blocks. Host builds run ldmatrix as
+// a warp exchange and cp.async as a copy (tests/cuda/emulate_host.h).
+//
+// Only the 64x64 form's exact shape is rewritten: a 16x16x1 launch; the triple loop the
 // only statement of its kind in a serial loop (ko) inside the thread nests
 // and no `if`; extents 16, 4, 4; float32 accumulation into a "local" buffer
 // indexed ii*4 + jj; 16-bit float shared tiles indexed as above. Everything

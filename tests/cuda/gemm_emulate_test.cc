@@ -201,6 +201,20 @@ TEST(GemmEmulateTest, BatchMatmulFloat16TensorCoreTile) {
   Check(BatchMatmul(2, 128, 128, 64, "float16"),
         {1, 1, 2, 2e-2, nullptr, "kiln_gemm_tc<false, true, true>("});
 }
+// matmul with transpose_a (A given as (k, m), m-major): ldmatrix.trans for
+// A's fragments too.
+TEST(GemmEmulateTest, MatmulFloat16TransposedATensorCoreTile) {
+  Check(absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(64, 128), float16], "
+                     "%b: Tensor[(64, 256), float16]) {\n  nn.matmul(%a, %b, transpose_a=true)"
+                     "\n}\n"),
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, false, false>("});
+}
+TEST(GemmEmulateTest, MatmulFloat16BothTransposedTensorCoreTile) {
+  Check(absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(32, 128), float16], "
+                     "%b: Tensor[(128, 32), float16]) {\n  nn.matmul(%a, %b, transpose_a=true, "
+                     "transpose_b=true)\n}\n"),
+        {1, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, false, true>("});
+}
 
 }  // namespace
 }  // namespace kiln::testing
