@@ -231,28 +231,55 @@ class Rewriter {
            tir::IsConstValue(s->a, 0) && tir::IsConstValue(s->b, extent);
   }
 
-  bool MatchTriple(const Stmt& ki, Match* m) {
-    if (!Serial(ki, 16) || !Serial(ki->body0(), 4) || !Serial(ki->body0()->body0(), 4)) return false;
-    const Stmt& ii = ki->body0();
+  // What both forms share: `outer` (the reduction loop) over exactly
+  //   for (ii, 0, reg) for (jj, 0, reg)
+  //     Cl[ii*reg + jj] = Cl[ii*reg + jj] + float(X[x]) * float(Y[y])
+  // with Cl a float32 "local" buffer; the loops, the store and the loads.
+  struct Accumulate {
+    const StmtNode* ii = nullptr;
+    const StmtNode* jj = nullptr;
+    const StmtNode* store = nullptr;
+    const ExprNode* la = nullptr;
+    const ExprNode* lb = nullptr;
+  };
+
+  std::optional<Accumulate> MatchAccumulate(const Stmt& outer, int64_t reg) {
+    if (!Serial(outer->body0(), reg) || !Serial(outer->body0()->body0(), reg)) return std::nullopt;
+    const Stmt& ii = outer->body0();
     const Stmt& jj = ii->body0();
     const Stmt& st = jj->body0();
     if (st->kind != StmtKind::kStore || st->indices.size() != 1 || !IsF32(st->buffer->dtype) ||
         scope_[st->buffer->data.get()] != "local") {
-      return false;
+      return std::nullopt;
     }
     const PrimExpr& v = st->a;
     if (v->kind != ExprKind::kAdd || v->args[0]->kind != ExprKind::kLoad ||
         v->args[0]->buffer->data.get() != st->buffer->data.get() ||
         !tir::ExprDeepEqual(v->args[0]->args[0], st->indices[0]) ||
         v->args[1]->kind != ExprKind::kMul) {
-      return false;
+      return std::nullopt;
     }
     const std::optional<Affine> ci =
-        FitAffine(st->indices[0], {ii->var.get(), jj->var.get(), ki->var.get()});
-    if (!ci || ci->c0 != 0 || ci->c[0] != 4 || ci->c[1] != 1 || ci->c[2] != 0) return false;
-    const ExprNode* la = TileLoad(v->args[1]->args[0]);
-    const ExprNode* lb = TileLoad(v->args[1]->args[1]);
-    if (la == nullptr || lb == nullptr || scope_[la->buffer->data.get()] != "shared" ||
+        FitAffine(st->indices[0], {ii->var.get(), jj->var.get(), outer->var.get()});
+    if (!ci || ci->c0 != 0 || ci->c[0] != reg || ci->c[1] != 1 || ci->c[2] != 0) {
+      return std::nullopt;
+    }
+    Accumulate acc{ii.get(), jj.get(), st.get(), TileLoad(v->args[1]->args[0]),
+                   TileLoad(v->args[1]->args[1])};
+    if (acc.la == nullptr || acc.lb == nullptr) return std::nullopt;
+    return acc;
+  }
+
+  bool MatchTriple(const Stmt& ki, Match* m) {
+    if (!Serial(ki, 16)) return false;
+    const std::optional<Accumulate> acc = MatchAccumulate(ki, 4);
+    if (!acc) return false;
+    const StmtNode* ii = acc->ii;
+    const StmtNode* jj = acc->jj;
+    const StmtNode* st = acc->store;
+    const ExprNode* la = acc->la;
+    const ExprNode* lb = acc->lb;
+    if (scope_[la->buffer->data.get()] != "shared" ||
         scope_[lb->buffer->data.get()] != "shared") {
       return false;
     }
@@ -311,29 +338,17 @@ class Rewriter {
     int64_t kext = 0;
     if (!(k->for_kind == ForKind::kSerial || k->for_kind == ForKind::kUnrolled) ||
         !tir::IsConstValue(k->a, 0) || !tir::IsConstInt(k->b, &kext) || kext < 32 ||
-        kext % 32 != 0 || !Serial(k->body0(), 8) || !Serial(k->body0()->body0(), 8)) {
+        kext % 32 != 0) {
       return nullptr;
     }
-    const Stmt& ii = k->body0();
-    const Stmt& jj = ii->body0();
-    const Stmt& st = jj->body0();
-    if (st->kind != StmtKind::kStore || st->indices.size() != 1 || !IsF32(st->buffer->dtype) ||
-        scope_[st->buffer->data.get()] != "local") {
-      return nullptr;
-    }
-    const PrimExpr& v = st->a;
-    if (v->kind != ExprKind::kAdd || v->args[0]->kind != ExprKind::kLoad ||
-        v->args[0]->buffer->data.get() != st->buffer->data.get() ||
-        !tir::ExprDeepEqual(v->args[0]->args[0], st->indices[0]) ||
-        v->args[1]->kind != ExprKind::kMul) {
-      return nullptr;
-    }
-    const std::optional<Affine> ci =
-        FitAffine(st->indices[0], {ii->var.get(), jj->var.get(), k->var.get()});
-    if (!ci || ci->c0 != 0 || ci->c[0] != 8 || ci->c[1] != 1 || ci->c[2] != 0) return nullptr;
-    const ExprNode* la = TileLoad(v->args[1]->args[0]);
-    const ExprNode* lb = TileLoad(v->args[1]->args[1]);
-    if (la == nullptr || lb == nullptr || scope_.count(la->buffer->data.get()) ||
+    const std::optional<Accumulate> acc = MatchAccumulate(k, 8);
+    if (!acc) return nullptr;
+    const StmtNode* ii = acc->ii;
+    const StmtNode* jj = acc->jj;
+    const StmtNode* st = acc->store;
+    const ExprNode* la = acc->la;
+    const ExprNode* lb = acc->lb;
+    if (scope_.count(la->buffer->data.get()) ||
         scope_.count(lb->buffer->data.get())) {
       return nullptr;
     }
