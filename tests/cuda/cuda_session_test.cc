@@ -75,8 +75,9 @@ meta[Constant][0] = Tensor[(8, 6), float32] b64")",
                       b64, "\";\n");
 }
 
-absl::Status CompileFor(const std::string& target, const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(Module m, ParseModule(ModelText(), "cuda_session_test"));
+absl::Status CompileFor(const std::string& target, const std::string& path,
+                        const std::string& text = ModelText()) {
+  KILN_ASSIGN_OR_RETURN(Module m, ParseModule(text, "cuda_session_test"));
   KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(m));
   compiler::CompileOptions o;
   o.target = target;
@@ -99,7 +100,8 @@ T Rd(const std::string& s, size_t at) {
 // image) with host definitions of CUDA's built-ins, and per kernel
 // kiln_fake_<name>(grid, block, args) running every block, the threads of a
 // block as fibers (tests/cuda/emulate_host.h).
-absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact) {
+absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact,
+                                              const std::string& stem = "host_kernels") {
   const std::string bytes = ReadAll(artifact);
   const size_t dc = bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
   if (dc == std::string::npos) return absl::NotFoundError("no DEVICE_CODE");
@@ -137,7 +139,7 @@ template <auto F> static void kiln_body(void** a) { kiln_invoke(F, a); }
                     "kiln_emu_launch(&kiln_body<&", name, ">, a, g, b);\n  if (e) { "
                     "fprintf(stderr, \"%s\\n\", e); abort(); }\n}\n");
   }
-  const std::string cc = TempPath("host_kernels.cc"), so = TempPath("host_kernels.so");
+  const std::string cc = TempPath(stem + ".cc"), so = TempPath(stem + ".so");
   std::ofstream(cc) << unit;
   const std::string cmd = absl::StrCat("g++ -std=c++17 -O1 -w -shared -fPIC -o ", so, " ", cc, " > ",
                                        TempPath("g++.log"), " 2>&1");
@@ -363,6 +365,92 @@ TEST_F(CudaSessionTest, DeviceErrorsAreStatuses) {
   EXPECT_NE(e.find("cuModuleLoadData"), std::string::npos) << e;
   EXPECT_EQ(s, nullptr);
   EXPECT_EQ(stats->live_allocations, 0);  // nothing leaked by the failures
+}
+
+// A float16 GEMM of 128x128x32 multiples with a fused epilogue: on cuda its
+// kernel is the pipelined tensor-core tile (cp.async, ldmatrix, mma.sync;
+// codegen_cuda/tensor_core.h), run here by the fake driver through the
+// user's path (artifact, session on cuda:0, fp16 DLPack tensors in and out)
+// and compared with the CPU artifact's outputs.
+uint16_t Half(float f) {
+  _Float16 h = static_cast<_Float16>(f);
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+float FromHalf(uint16_t u) {
+  _Float16 h;
+  std::memcpy(&h, &u, 2);
+  return static_cast<float>(h);
+}
+
+TEST(CudaSessionFp16Test, TensorCoreGemmRunsLikeTheCpuArtifact) {
+  if (!codegen_cuda::NvrtcAvailable()) GTEST_SKIP() << "kiln was built without NVRTC";
+  ASSERT_NE(std::getenv("KILN_CUDA_DRIVER"), nullptr);
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(128, 96), float16], %w: Tensor[(256, 96), float16], %b: Tensor[(256), float16]) {
+  nn.relu(nn.bias_add(nn.dense(%x, %w, units=256), %b))
+}
+)";
+  const std::string gpu = TempPath("gemm_gpu.so"), cpu = TempPath("gemm_cpu.so");
+  absl::Status st = CompileFor("cuda -arch=sm_90", gpu, text);
+  ASSERT_TRUE(st.ok()) << st;
+  st = CompileFor("llvm", cpu, text);
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_NE(ReadAll(gpu).find("kiln_gemm_tc<false, true, true>("), std::string::npos);
+  absl::StatusOr<std::string> so = BuildHostKernels(gpu, "gemm_host_kernels");
+  if (so.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << so.status();
+  ASSERT_TRUE(so.ok()) << so.status();
+  setenv("KILN_FAKE_CUDA_KERNELS", so->c_str(), 1);
+  std::vector<uint16_t> x(128 * 96), w(256 * 96), b(256);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = Half(std::sin(0.37f * static_cast<float>(i)));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = Half(0.2f * std::cos(0.11f * static_cast<float>(i)));
+  for (size_t i = 0; i < b.size(); ++i) b[i] = Half(0.01f * static_cast<float>(i % 17) - 0.08f);
+  auto run = [&](const std::string& path, DLDeviceType device) {
+    std::vector<uint16_t> out(128 * 256, 0);
+    KilnArtifact* a = nullptr;
+    EXPECT_EQ(TakeStatus(kiln_artifact_load(path.c_str(), &a)), "");
+    if (a == nullptr) return out;
+    KilnSessionOptions o{};
+    o.struct_size = sizeof o;
+    o.num_threads = 1;
+    o.device_type = device;
+    KilnSession* s = nullptr;
+    EXPECT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
+    if (s != nullptr) {
+      int64_t xs[2] = {128, 96}, ws[2] = {256, 96}, bs[1] = {256}, os[2] = {128, 256};
+      auto half = [](void* data, int64_t* shape, int ndim) {
+        DLTensor t{};
+        t.data = data;
+        t.device = {kDLCPU, 0};
+        t.ndim = ndim;
+        t.dtype = {kDLFloat, 16, 1};
+        t.shape = shape;
+        return t;
+      };
+      DLTensor tx = half(x.data(), xs, 2), tw = half(w.data(), ws, 2), tb = half(b.data(), bs, 1);
+      EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "x", &tx)), "");
+      EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "w", &tw)), "");
+      EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "b", &tb)), "");
+      EXPECT_EQ(TakeStatus(kiln_session_run(s)), "");
+      DLTensor dst = half(out.data(), os, 2);
+      EXPECT_EQ(TakeStatus(kiln_session_copy_output(s, 0, &dst)), "");
+      kiln_session_release(s);
+    }
+    kiln_artifact_release(a);
+    return out;
+  };
+  const std::vector<uint16_t> want = run(cpu, kDLCPU), got = run(gpu, kDLCUDA);
+  int positive = 0, wrong = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float g = FromHalf(got[i]), e = FromHalf(want[i]);
+    positive += e > 0.0f;
+    if (std::fabs(g - e) > 1e-2f + 1e-2f * std::fabs(e) && ++wrong <= 5) {
+      ADD_FAILURE() << "element " << i << ": " << g << ", want " << e;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_GT(positive, 1000);  // relu leaves a real share: the reference is not all zeros
 }
 
 }  // namespace
