@@ -167,7 +167,11 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
           kind_value));
     }
     KILN_ASSIGN_OR_RETURN(kiln::compiler::CompileOptions c, CompileOptionsFromC(model, o));
-    KILN_ASSIGN_OR_RETURN(kiln::codegen::Target target, kiln::codegen::ParseTarget(c.target));
+    const bool cuda = kiln::compiler::IsCudaTarget(c);
+    kiln::codegen::Target target;
+    if (!cuda) {
+      KILN_ASSIGN_OR_RETURN(target, kiln::codegen::ParseTarget(c.target));
+    }
     KilnCompileReport full;
     std::memset(&full, 0, sizeof full);
     std::string text;
@@ -181,6 +185,18 @@ KilnStatus* kiln_model_emit(const KilnModel* model, const KilnCompileOptions* op
     full.passes_ms = Ms(t0, t1);
     if (kind == KILN_EMIT_GRAPH_IR) {
       text = kiln::PrintModule(fused);
+    } else if (cuda) {
+      // The GPU's stages: its loop IR, CUDA C (in LLVM IR's place: what its
+      // code generator emits) and PTX.
+      phase("lower", 0);
+      const kiln::compiler::CudaStage stage =
+          kind == KILN_EMIT_LOOP_IR   ? kiln::compiler::CudaStage::kLoopIr
+          : kind == KILN_EMIT_LLVM_IR ? kiln::compiler::CudaStage::kSource
+                                      : kiln::compiler::CudaStage::kPtx;
+      int kernels = 0;
+      KILN_ASSIGN_OR_RETURN(text, kiln::compiler::EmitCuda(fused, c, stage, &kernels));
+      full.num_kernels = kernels;
+      full.lower_ms = Ms(t1, std::chrono::steady_clock::now());
     } else {
       phase("lower", 0);
       kiln::lowering::LowerOptions lower = c.lower;

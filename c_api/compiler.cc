@@ -11,6 +11,7 @@
 #include "codegen_cuda/nvrtc.h"
 #include "codegen_llvm/codegen_llvm.h"
 #include "ir/status_macros.h"
+#include "ir/tir_printer.h"
 #include "lowering/vm/compiler.h"
 #include "passes/infra/pass.h"
 #include "passes/pipeline.h"
@@ -105,9 +106,43 @@ absl::StatusOr<Module> OptimizeForLowering(const Module& module, const CompileOp
   return types::InferType(m);
 }
 
+bool IsCudaTarget(const CompileOptions& options) {
+  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(options.target), "cuda");
+}
+
+absl::StatusOr<std::string> EmitCuda(const Module& fused, const CompileOptions& options,
+                                     CudaStage stage, int* num_kernels) {
+  KILN_ASSIGN_OR_RETURN(codegen_cuda::CudaTarget cuda, codegen_cuda::ParseCudaTarget(options.target));
+  if (lowering::vm::NeedsVm(fused)) {
+    return absl::UnimplementedError(
+        absl::StrCat("target \"", options.target,
+                     "\": this model needs the VM (symbolic shapes or control flow in main); GPU "
+                     "artifacts need static shapes and a dataflow main (give the input shapes)"));
+  }
+  codegen_cuda::CudaCompileOptions co;
+  co.compile_ptx = stage == CudaStage::kPtx;
+  co.assemble = false;
+  KILN_ASSIGN_OR_RETURN(codegen_cuda::CudaModule cm, codegen_cuda::CompileModuleCuda(fused, cuda, co));
+  if (num_kernels != nullptr) *num_kernels = static_cast<int>(cm.kernels.size());
+  switch (stage) {
+    case CudaStage::kLoopIr: {
+      std::string text;
+      for (const lowering::LoweredFunc& k : cm.lowered.kernels) {
+        absl::StrAppend(&text, tir::ToText(k.func), "\n");
+      }
+      return text;
+    }
+    case CudaStage::kSource:
+      return cm.source;
+    case CudaStage::kPtx:
+      return cm.ptx;
+  }
+  return absl::InternalError("EmitCuda: unknown stage");
+}
+
 absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const CompileOptions& options,
                                                const std::string& path) {
-  if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(options.target), "cuda")) {
+  if (IsCudaTarget(options)) {
     return CompileCuda(module, options, path);
   }
   CompileReport r;

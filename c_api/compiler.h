@@ -60,6 +60,17 @@ struct CompileReport {
 // comes out as calls of primitive functions).
 absl::StatusOr<Module> OptimizeForLowering(const Module& module, const CompileOptions& options);
 
+// The kernels of a "cuda ..." target at one stage of CompileToLibrary's
+// pipeline (`fused`: OptimizeForLowering's result): their loop IR as lowered
+// for the GPU, their CUDA C (the prelude and every kernel, what NVRTC
+// compiles) or their PTX. `num_kernels` (may be null) receives the count.
+enum class CudaStage { kLoopIr, kSource, kPtx };
+absl::StatusOr<std::string> EmitCuda(const Module& fused, const CompileOptions& options,
+                                     CudaStage stage, int* num_kernels);
+
+// Whether options.target names the GPU ("cuda ...").
+bool IsCudaTarget(const CompileOptions& options);
+
 // The full pipeline; writes the artifact to `path`.
 absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const CompileOptions& options,
                                                const std::string& path);

@@ -874,6 +874,49 @@ TEST(KilnApi, EmitEveryStage) {
   kiln_model_release(model);
 }
 
+// A cuda target's stages: the GPU's loop IR (thread bindings), the kernels'
+// CUDA C in the LLVM IR's place, their PTX (where kiln has NVRTC).
+TEST(KilnApi, EmitCudaStages) {
+  KilnModel* model = Parse(kAddRelu);
+  ASSERT_NE(model, nullptr);
+  KilnCompileOptions o;
+  std::memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.opt_level = 3;
+  o.target = "cuda -arch=sm_90a";
+  const struct {
+    KilnEmitKind kind;
+    const char* expect;
+  } stages[] = {{KILN_EMIT_LOOP_IR, "\"threadIdx.x\""},
+                {KILN_EMIT_LLVM_IR, "__global__ void"},
+                {KILN_EMIT_ASSEMBLY, ".target sm_90a"}};
+  for (const auto& stage : stages) {
+    char* text = nullptr;
+    KilnCompileReport report;
+    std::memset(&report, 0, sizeof report);
+    report.struct_size = sizeof report;
+    KilnStatus* st = kiln_model_emit(model, &o, stage.kind, &text, &report);
+    if (st != nullptr && stage.kind == KILN_EMIT_ASSEMBLY) {
+      // A build without the CUDA toolkit says so.
+      EXPECT_THAT(std::string(kiln_status_message(st)), HasSubstr("NVRTC is not available"));
+      kiln_status_free(st);
+      continue;
+    }
+    ASSERT_KILN_OK(st);
+    ASSERT_NE(text, nullptr);
+    EXPECT_THAT(std::string(text), HasSubstr(stage.expect)) << "kind " << stage.kind;
+    EXPECT_EQ(std::string(text).find("define "), std::string::npos);  // no LLVM
+    EXPECT_GE(report.num_kernels, 1);
+    kiln_free(text);
+  }
+  o.target = "cuda -arch=sm_61";
+  char* text = Garbage<char>();
+  EXPECT_KILN_ERROR(kiln_model_emit(model, &o, KILN_EMIT_LOOP_IR, &text, nullptr),
+                    KILN_INVALID_ARGUMENT, "unsupported architecture 'sm_61'");
+  EXPECT_EQ(text, nullptr);
+  kiln_model_release(model);
+}
+
 // Records the after_pass calls.
 struct PassLog {
   std::vector<std::string> names;

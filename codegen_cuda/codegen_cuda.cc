@@ -483,7 +483,8 @@ class Emitter {
           return absl::OkStatus();
         }
         if (s->a->kind == ExprKind::kCall && (absl::StartsWith(s->a->name, "kiln.mma_") ||
-                                              absl::StartsWith(s->a->name, "kiln.gemm_tc"))) {
+                                              absl::StartsWith(s->a->name, "kiln.gemm_tc") ||
+                                              absl::StartsWith(s->a->name, "kiln.gemm_wg"))) {
           return EmitMma(s->a);  // codegen_cuda/tensor_core.h
         }
         return absl::UnimplementedError(
@@ -660,6 +661,7 @@ class Emitter {
 
   absl::Status EmitMma(const PrimExpr& call) {
     if (call->name == kGemmTcF16 || call->name == kGemmTcBF16) return EmitGemmTc(call);
+    if (call->name == kGemmWgF16 || call->name == kGemmWgBF16) return EmitGemmWg(call);
     std::vector<std::string> args;
     for (const PrimExpr& a : call->args) {
       KILN_ASSIGN_OR_RETURN(std::string v, Expr(a));
@@ -702,6 +704,26 @@ class Emitter {
                       ak == 1 ? "true" : "false", ", ", bk == 1 ? "true" : "false", ">(", a[0],
                       ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], ", ", a[5], " + (", a[6],
                       "), ", a[7], ", ", a[8], ", ", a[9], ");"));
+    if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
+    gemm_tc_ = true;
+    return absl::OkStatus();
+  }
+
+  // kiln_gemm_wg<bf16>(cl, A + a_base, a_row_stride, B + b_base,
+  // b_col_stride, steps) (both k strides 1).
+  absl::Status EmitGemmWg(const PrimExpr& call) {
+    if (call->args.size() != 8) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
+    }
+    std::vector<std::string> a;
+    for (const PrimExpr& e : call->args) {
+      KILN_ASSIGN_OR_RETURN(std::string v, Expr(e));
+      a.push_back(std::move(v));
+    }
+    Line(absl::StrCat("kiln_gemm_wg<", call->name == kGemmWgBF16 ? "true" : "false", ">(", a[0],
+                      ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], " + (", a[5], "), ", a[6],
+                      ", ", a[7], ");"));
     if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
     gemm_tc_ = true;
     return absl::OkStatus();
@@ -1124,8 +1146,8 @@ template <> __device__ __forceinline__ double kiln_max<double>(double a, double 
   return *kPrelude;
 }
 
-absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f) {
-  absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(f);
+absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f, const KernelOptions& options) {
+  absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(f, options.wgmma);
   absl::StatusOr<tir::PrimFunc> shuffled = mma.ok() ? LowerWarpReduce(*mma) : mma.status();
   absl::StatusOr<tir::PrimFunc> synced =
       shuffled.ok() ? InsertThreadSync(*shuffled) : shuffled.status();

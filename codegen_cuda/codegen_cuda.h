@@ -82,7 +82,15 @@ struct CudaKernel {
 // (tests/cuda/emulate.h).
 const std::string& CudaPrelude();
 
-absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f);
+struct KernelOptions {
+  // GEMM tiles of 16-bit floats with both operands k-major on Hopper's
+  // warpgroup MMA (kiln_gemm_wg, codegen_cuda/tensor_core.h): only for a
+  // compute_90a compile (CudaTarget::wgmma()).
+  bool wgmma = false;
+};
+
+absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f,
+                                          const KernelOptions& options = {});
 
 // The prelude and every kernel, one translation unit.
 std::string ModuleSource(const std::vector<CudaKernel>& kernels);

@@ -47,6 +47,13 @@ TEST(CudaTargetTest, Parses) {
   EXPECT_EQ(t->sm, 90);
   EXPECT_EQ(t->ToString(), "cuda -arch=sm_90");
   EXPECT_EQ(t->gpu().arch, "sm_90");
+  EXPECT_FALSE(t->wgmma());
+  t = ParseCudaTarget("cuda -arch=sm_90a");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->sm, 90);
+  EXPECT_TRUE(t->arch_specific);
+  EXPECT_TRUE(t->wgmma());
+  EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a");
 }
 
 TEST(CudaTargetTest, ErrorsNameWhatIsWrong) {

@@ -12,7 +12,9 @@ absl::StatusOr<CudaModule> CompileModuleCuda(const Module& fused, const CudaTarg
   lo.gpu = target.gpu();
   KILN_ASSIGN_OR_RETURN(m.lowered, lowering::LowerModule(fused, lo));
   for (const lowering::LoweredFunc& k : m.lowered.kernels) {
-    KILN_ASSIGN_OR_RETURN(CudaKernel ck, GenerateKernel(k.func));
+    KernelOptions ko;
+    ko.wgmma = target.wgmma();
+    KILN_ASSIGN_OR_RETURN(CudaKernel ck, GenerateKernel(k.func, ko));
     m.kernels.push_back(std::move(ck));
   }
   m.source = ModuleSource(m.kernels);

@@ -48,15 +48,16 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
       return absl::InvalidArgumentError(absl::StrCat("CUDA target '", target, "': unknown option '",
                                                      words[i], "' (the only option is -arch=sm_XY)"));
     }
-    static const char* const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90"};
+    static const char* const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
     bool known = false;
     for (const char* a : kArchs) known |= w == a;
     if (!known) {
       return absl::InvalidArgumentError(absl::StrCat(
           "CUDA target '", target, "': unsupported architecture '", w,
-          "' (supported: sm_80, sm_86, sm_87, sm_89, sm_90)"));
+          "' (supported: sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)"));
     }
     t.arch = std::string(w);
+    t.arch_specific = absl::ConsumeSuffix(&w, "a");
     (void)absl::SimpleAtoi(w.substr(3), &t.sm);
   }
   return t;
@@ -96,7 +97,8 @@ absl::StatusOr<std::string> CompileToPtx(const std::string& source, absl::string
   if (rc != NVRTC_SUCCESS) {
     return absl::InternalError(absl::StrCat("nvrtcCreateProgram: ", nvrtcGetErrorString(rc)));
   }
-  const std::string arch = absl::StrCat("--gpu-architecture=compute_", target.sm);
+  const std::string arch =
+      absl::StrCat("--gpu-architecture=compute_", target.sm, target.arch_specific ? "a" : "");
   const char* opts[] = {arch.c_str(), "--std=c++17", "--fmad=true"};
   rc = nvrtcCompileProgram(prog, 3, opts);
   size_t log_size = 0;

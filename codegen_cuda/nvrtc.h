@@ -24,10 +24,16 @@ namespace kiln::codegen_cuda {
 
 // `cuda [-arch=sm_XY]` (default sm_80). Architectures: sm_80, sm_86, sm_87,
 // sm_89, sm_90 (the kernels' bfloat16 conversion, cvt.rn.bf16.f32, needs
-// sm_80; CUDA 13 no longer compiles for Volta and older).
+// sm_80; CUDA 13 no longer compiles for Volta and older), and sm_90a:
+// Hopper's architecture-specific features (warpgroup MMA, wgmma), whose PTX
+// (compute_90a) and cubin run on sm_90 GPUs only, not on later ones.
 struct CudaTarget {
   std::string arch = "sm_80";
   int sm = 80;
+  bool arch_specific = false;  // the "a" of sm_90a
+
+  // Whether GEMM tiles use Hopper's wgmma (codegen_cuda/tensor_core.h).
+  bool wgmma() const { return arch_specific && sm == 90; }
 
   lowering::GpuTarget gpu() const;  // what the schedules need
   std::string ToString() const;     // "cuda -arch=sm_80"

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "absl/strings/str_cat.h"
 #include "ir/tir_functor.h"
 
 namespace kiln::codegen_cuda {
@@ -146,7 +147,7 @@ const ExprNode* TileLoad(const PrimExpr& e) {
 
 class Rewriter {
  public:
-  Rewriter(const Stmt& body) {
+  Rewriter(const Stmt& body, bool wgmma) : wgmma_(wgmma) {
     tir::PostOrderVisit(body, [](const ExprNode*) {}, [&](const StmtNode* s) {
       if (s->kind == StmtKind::kAllocate) {
         scope_[s->buffer->data.get()] = s->tag.empty() ? s->buffer->scope : s->tag;
@@ -377,6 +378,12 @@ class Rewriter {
           return tir::Substitute(index, zero);
         };
         auto i64 = [](int64_t c) { return tir::IntImm(c); };
+        if (wgmma_ && a->c[2] == 1 && b->c[2] == 1) {
+          return Call(IsBF16(t) ? kGemmWgBF16 : kGemmWgF16,
+                      {st->buffer->data, la->buffer->data, base(la->args[0], y, ii->var.get()),
+                       i64(a->c[1]), lb->buffer->data, base(lb->args[0], x, jj->var.get()),
+                       i64(b->c[1]), i64(kext / 32)});
+        }
         return Call(
             IsBF16(t) ? kGemmTcBF16 : kGemmTcF16,
             {st->buffer->data, la->buffer->data, base(la->args[0], y, ii->var.get()), i64(a->c[1]),
@@ -402,6 +409,7 @@ class Rewriter {
     return tir::Allocate(acc, all, "local");
   }
 
+  const bool wgmma_;
   std::unordered_map<const ExprNode*, std::string> scope_;
   std::unordered_set<const ExprNode*> ty_, tx_;
 };
@@ -427,13 +435,184 @@ std::array<int64_t, 3> ThreadExtents(const Stmt& body) {
 
 }  // namespace
 
-absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f) {
+absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f, bool wgmma) {
   const std::array<int64_t, 3> ext = ThreadExtents(f->body);
   if (ext[0] != 16 || ext[1] != 16 || ext[2] > 1 || ext[2] < 0) return f;
-  Stmt body = Rewriter(f->body).Visit(f->body, false);
+  Stmt body = Rewriter(f->body, wgmma).Visit(f->body, false);
   if (body.get() == f->body.get()) return f;
   return tir::WithBody(f, body);
 }
+
+namespace {
+
+// The warpgroup MMA wrapper: 64 float32 accumulators as "+f" operands (the
+// instruction names them all), the two descriptors, scale-d true.
+std::string WgmmaAsm(const char* type) {
+  std::string regs, outs;
+  for (int i = 0; i < 64; ++i) {
+    absl::StrAppend(&regs, i ? ", " : "", "%", i);
+    absl::StrAppend(&outs, i ? ", " : "", "\"+f\"(d[", i, "])");
+  }
+  return absl::StrCat(
+      "    asm volatile(\"{ .reg .pred p; setp.ne.b32 p, 1, 0; "
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.", type, ".", type, " {", regs,
+      "}, %64, %65, p, 1, 1, 0, 0; }\"\n                 : ", outs,
+      "\n                 : \"l\"(da), \"l\"(db));\n");
+}
+
+std::string WgmmaPrelude() {
+  return absl::StrCat(R"KILN_WG(// Hopper's warpgroup MMA (kiln_gemm_wg, codegen_cuda/tensor_core.h; compute_90a
+// only): wgmma.mma_async m64n128k16, A and B read by the tensor cores from
+// shared memory through matrix descriptors, float32 accumulators in the
+// registers of the warpgroup's 128 threads. Host builds run it on the
+// emulator (tests/cuda/emulate_host.h), which reads the operands through the
+// same descriptors.
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// A descriptor of an operand tile in the unswizzled canonical k-major layout:
+// core matrices of 8 rows x 8 16-bit k (16 bytes a row, 128 bytes each), the
+// next 8 of k 128 bytes on (leading byte offset), the next 8 rows 512 bytes
+// on (stride byte offset): a 128 x 32 tile of 8 KiB. `addr`: its shared-
+// memory byte address.
+__device__ __forceinline__ unsigned long long kiln_wg_desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(128 >> 4) << 16) |
+         ((unsigned long long)(512 >> 4) << 32);
+}
+__device__ __forceinline__ int kiln_wg_index(int r, int k) {
+  return (r >> 3) * 256 + (k >> 3) * 64 + (r & 7) * 8 + (k & 7);
+}
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned kiln_wg_addr(const unsigned short* base, const unsigned short* p) {
+  (void)base;
+  return kiln_smem_addr(p);
+}
+template <bool BF> __device__ __forceinline__ void kiln_wgmma_m64n128k16(
+    float* d, unsigned long long da, unsigned long long db, const unsigned short* base) {
+  (void)base;
+  if (BF) {
+)KILN_WG",
+                      WgmmaAsm("bf16"), "  } else {\n", WgmmaAsm("f16"), R"KILN_WG(  }
+}
+// Keeps the compiler from moving uses of an accumulator across the
+// asynchronous MMA's issue and wait.
+__device__ __forceinline__ void kiln_wg_pin(float* d) {
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+__device__ __forceinline__ void kiln_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void kiln_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void kiln_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// The cp.async writes (generic proxy) visible to the MMA's reads (async proxy).
+__device__ __forceinline__ void kiln_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#else
+inline unsigned kiln_wg_addr(const unsigned short* base, const unsigned short* p) {
+  return (unsigned)((p - base) * 2);
+}
+template <bool BF> inline void kiln_wgmma_m64n128k16(float* d, unsigned long long da,
+                                                     unsigned long long db, const unsigned short* base) {
+  kiln_emu_wgmma_m64n128k16(d, da, db, base, BF);
+}
+inline void kiln_wg_pin(float*) {}
+inline void kiln_wg_fence() {}
+inline void kiln_wg_commit() {}
+inline void kiln_wg_wait() {}
+inline void kiln_fence_proxy_async() {}
+#endif
+// The block's copy of one operand's 128 x 32 slice at k0 (element (r, k) at
+// g[r * rs + k]) into the layout above: 512 chunks of 16 bytes, two per
+// thread, 8 consecutive threads the 8 rows of one core matrix (128
+// consecutive bytes of shared memory). `vec`: cp.async; else word by word.
+__device__ __forceinline__ void kiln_wg_load(unsigned short* s, const unsigned short* g, long long rs,
+                                             int k0, bool vec, unsigned tid) {
+  for (unsigned i = 0; i < 2; ++i) {
+    const int q = (int)(tid + 256u * i);
+    const int r = (q >> 5) * 8 + (q & 7), c = ((q >> 3) & 3) * 8;
+    unsigned short* d = s + kiln_wg_index(r, c);
+    const unsigned short* p = g + r * rs + k0 + c;
+    if (vec) {
+      kiln_cp_async16(d, p);
+    } else {
+      for (int e = 0; e < 8; ++e) d[e] = p[e];
+    }
+  }
+}
+// The block's 128x128 tile C(row, col) = sum over k < 32 * ksteps of
+// A[row * ar + k] * B[col * bc + k], added into each thread's 8x8 block cl
+// (rows threadIdx.y*8.., columns threadIdx.x*8..), as kiln_gemm_tc: three
+// shared stages (A's and B's 128x32 slices, 8 KiB each), the copies of step
+// kt + 2 in flight while step kt computes, one barrier per step. Warpgroup w
+// (threads 128w..) computes rows 64w.. with two m64n128k16 per step, and
+// waits for them before the next step's barrier (the stage they read is the
+// one refilled two steps later). Accumulator layout (the PTX ISA's for
+// m64nNk16): d[4j + i] of lane l of warp v of the warpgroup is row
+// 16v + l/4 (+8 for i >= 2), column 8j + 2(l%4) + (i&1).
+template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
+    float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
+    int ksteps) {
+  __shared__ __align__(128) unsigned short kiln_wg_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   (ar & 7) == 0 && (bc & 7) == 0;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) {
+      kiln_wg_load(kiln_wg_smem + s * 8192, A, ar, s * 32, vec, tid);
+      kiln_wg_load(kiln_wg_smem + s * 8192 + 4096, B, bc, s * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();   // this thread's copies of step kt have landed
+    kiln_fence_proxy_async();  // and are visible to the tensor cores
+    __syncthreads();           // everyone's; step kt - 1's stage is free
+    if (kt + 2 < ksteps) {
+      unsigned short* s = kiln_wg_smem + ((kt + 2) % 3) * 8192;
+      kiln_wg_load(s, A, ar, (kt + 2) * 32, vec, tid);
+      kiln_wg_load(s + 4096, B, bc, (kt + 2) * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+    const unsigned short* s = kiln_wg_smem + (kt % 3) * 8192;
+    const unsigned a0 = kiln_wg_addr(kiln_wg_smem, s) + (unsigned)wg * 4096u;
+    const unsigned b0 = kiln_wg_addr(kiln_wg_smem, s + 4096);
+    kiln_wg_pin(acc);
+    kiln_wg_fence();
+    for (unsigned h = 0; h < 2; ++h) {
+      kiln_wgmma_m64n128k16<BF>(acc, kiln_wg_desc(a0 + h * 256u), kiln_wg_desc(b0 + h * 256u),
+                                kiln_wg_smem);
+    }
+    kiln_wg_commit();
+    kiln_wg_wait();
+    kiln_wg_pin(acc);
+  }
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  float* tile = (float*)kiln_wg_smem;  // 64 rows of 128 (+4 against bank conflicts)
+  for (int p = 0; p < 2; ++p) {
+    if (wg == p) {
+      for (int j = 0; j < 16; ++j) {
+        for (int i = 0; i < 4; ++i) {
+          const int row = warp * 16 + (lane >> 2) + (i >= 2 ? 8 : 0);
+          const int col = j * 8 + (lane & 3) * 2 + (i & 1);
+          tile[row * 132 + col] = acc[j * 4 + i];
+        }
+      }
+    }
+    __syncthreads();
+    if ((int)(threadIdx.y >> 3) == p) {
+      for (int ii = 0; ii < 8; ++ii) {
+        for (int jj = 0; jj < 8; ++jj) {
+          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+#endif
+)KILN_WG");
+}
+
+}  // namespace
 
 const std::string& TensorCorePrelude() {
   static const std::string* const kText = new std::string(
@@ -692,7 +871,7 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_t
     __syncthreads();
   }
 }
-)KILN_TC");
+)KILN_TC" + WgmmaPrelude());
   return *kText;
 }
 

@@ -53,6 +53,17 @@
 // rows at a time) into the threads' Cl blocks. Host builds run ldmatrix as
 // a warp exchange and cp.async as a copy (tests/cuda/emulate_host.h).
 //
+// Compiled for sm_90a (LowerTensorCoreGemm's `wgmma`), a 128x128 GEMM with
+// both k strides 1 becomes kiln.gemm_wg_* instead, printed as
+// kiln_gemm_wg<bf16>(...): the same stages, copies and epilogue, but the
+// block's two warpgroups each issue wgmma.mma_async m64n128k16 (two per 32
+// of k) on their 64 rows, the tensor cores reading A and B from the stage
+// through matrix descriptors (the unswizzled canonical k-major layout: core
+// matrices of 8 rows x 16 bytes, LBO 128, SBO 512), fence.proxy.async
+// before the step's barrier, wgmma.fence / commit_group / wait_group 0
+// around the step's MMAs. Host builds decode the descriptors
+// (tests/cuda/emulate_host.h).
+//
 // Only the 64x64 form's exact shape is rewritten: a 16x16x1 launch; the triple loop the
 // only statement of its kind in a serial loop (ko) inside the thread nests
 // and no `if`; extents 16, 4, 4; float32 accumulation into a "local" buffer
@@ -88,7 +99,16 @@ inline constexpr char kGemmTcBF16[] = "kiln.gemm_tc_bf16";
 // tiles of 16-bit words; its final float tile of 64 x 132 reuses them).
 inline constexpr int64_t kGemmTcSharedBytes = 3 * 2 * 128 * 32 * 2;
 
-absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f);
+// The wgmma form of the 128x128 template (sm_90a; both operands k-major):
+// (cl, A, a_base, a_row_stride, B, b_base, b_col_stride, k / 32), printed as
+// kiln_gemm_wg<bf16>(cl, A + a_base, a_row_stride, B + b_base, b_col_stride,
+// k / 32). Its shared memory is kiln_gemm_tc's.
+inline constexpr char kGemmWgF16[] = "kiln.gemm_wg_f16";
+inline constexpr char kGemmWgBF16[] = "kiln.gemm_wg_bf16";
+
+// `wgmma`: the 128x128 template's k-major GEMMs become kGemmWg* calls
+// (compute_90a only), the others kGemmTc*.
+absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f, bool wgmma = false);
 
 // The device functions the rewrite's calls name (part of CudaPrelude()).
 const std::string& TensorCorePrelude();

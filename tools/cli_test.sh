@@ -85,6 +85,18 @@ for f in 0_input.kir 1_fused.kir 2_kernels.tir 3_kernels.ll 4_kernels.s; do
   [[ -s "$tmp/dump/$f" ]] || { echo "FAIL: --dump-ir wrote no $f"; fail=1; }
 done
 
+# A cuda target's stages: the GPU's loop IR, CUDA C in LLVM IR's place, PTX
+# (where kiln was built with NVRTC; else a message saying it is missing).
+check "compile --emit loop (cuda)" "$kiln" compile "$model" --target "cuda -arch=sm_90a" --emit loop
+grep -q '"threadIdx.x"' "$tmp/out" || { echo "FAIL: --emit loop (cuda) bound no threads"; fail=1; }
+check "compile --emit llvm (cuda)" "$kiln" compile "$model" --target "cuda -arch=sm_90a" --emit llvm
+grep -q "__global__ void" "$tmp/out" || { echo "FAIL: --emit llvm (cuda) printed no CUDA C"; fail=1; }
+if "$kiln" compile "$model" --target "cuda -arch=sm_90a" --emit asm > "$tmp/cuda.ptx" 2> "$tmp/cuda.err"; then
+  grep -q "^\.target sm_90a" "$tmp/cuda.ptx" || { echo "FAIL: --emit asm (cuda) printed no PTX"; fail=1; }
+else
+  grep -q "NVRTC is not available" "$tmp/cuda.err" || { echo "FAIL: --emit asm (cuda):"; cat "$tmp/cuda.err"; fail=1; }
+fi
+
 # Errors: a message and a non-zero exit, never a signal.
 expect_error 1 "input 'input' (float32[1,3,32,32]) is not given" "$kiln" run "$tmp/model.so"
 /usr/bin/python3 -c "import numpy as np, sys; np.save(sys.argv[1], np.zeros((1, 3, 16, 16), np.float32))" "$tmp/small.npy"

@@ -13,6 +13,8 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -63,7 +65,9 @@ const char kLowerHelp[] =
     "Optimizes and fuses the model, lowers every fused function to a kernel and\n"
     "prints it.\n"
     "  --emit loop|llvm|asm    loop IR (default), optimized LLVM IR, or assembly\n"
-    "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host)\n"
+    "                          (a cuda target: its CUDA C for llvm, PTX for asm)\n"
+    "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host),\n"
+    "                          \"cuda -arch=sm_90\"\n"
     "  -O N, --opt-level N     0-3 (default 3)\n"
     "  --timing                print pass, lowering and codegen times to stderr\n"
     "  --input-shape N=D,D     static shape for ONNX input N, or DIM=SIZE (repeatable)\n";
@@ -76,7 +80,9 @@ const char kCompileHelp[] =
     "libkiln_runtime.so). See docs/artifact.md.\n"
     "  -o, --output MODEL.so   the artifact to write\n"
     "  --target T              e.g. \"llvm -mcpu=skylake-avx512\" (default: llvm, the host);\n"
-    "                          another machine: \"llvm -mtriple=aarch64-linux-gnu\"\n"
+    "                          another machine: \"llvm -mtriple=aarch64-linux-gnu\";\n"
+    "                          an NVIDIA GPU: \"cuda -arch=sm_90\" (sm_80, sm_86, sm_87,\n"
+    "                          sm_89, sm_90, sm_90a: Hopper's wgmma, H100/H200 only)\n"
     "  --cc CC                 the C compiler driver that links the .so (default cc);\n"
     "                          for another machine its cross compiler, e.g.\n"
     "                          aarch64-linux-gnu-gcc\n"
@@ -85,9 +91,11 @@ const char kCompileHelp[] =
     "                          sets a symbolic dim in every input that has it (N=2)\n"
     "  --emit ir|loop|llvm|asm also print the model at that stage to stdout: the\n"
     "                          optimized, fused graph IR; the loop IR of every kernel;\n"
-    "                          LLVM IR; assembly (-o is optional with --emit)\n"
+    "                          LLVM IR; assembly (-o is optional with --emit); for a\n"
+    "                          cuda target the GPU's loop IR, CUDA C and PTX\n"
     "  --dump-ir DIR           write every stage to DIR: 0_input.kir, 1_fused.kir,\n"
-    "                          2_kernels.tir, 3_kernels.ll, 4_kernels.s\n"
+    "                          2_kernels.tir, 3_kernels.ll, 4_kernels.s (a cuda\n"
+    "                          target: 3_kernels.cu, 4_kernels.ptx)\n"
     "  --no-memory-plan        one storage per tensor (no sharing)\n"
     "  --timing                print phase times and sizes to stderr\n"
     "  --json                  with --timing: the times and sizes as one JSON document\n"
@@ -489,10 +497,13 @@ int Compile(const std::vector<std::string>& args) {
     if (!WriteFile(dump_dir + "/0_input.kir", TakeText(input), &error)) {
       return Fail("compile", error);
     }
-    const std::pair<KilnEmitKind, const char*> stages[] = {{KILN_EMIT_GRAPH_IR, "1_fused.kir"},
-                                                           {KILN_EMIT_LOOP_IR, "2_kernels.tir"},
-                                                           {KILN_EMIT_LLVM_IR, "3_kernels.ll"},
-                                                           {KILN_EMIT_ASSEMBLY, "4_kernels.s"}};
+    // A cuda target's third and fourth stages are CUDA C and PTX.
+    const bool cuda = absl::StartsWith(absl::StripLeadingAsciiWhitespace(target), "cuda");
+    const std::pair<KilnEmitKind, const char*> stages[] = {
+        {KILN_EMIT_GRAPH_IR, "1_fused.kir"},
+        {KILN_EMIT_LOOP_IR, "2_kernels.tir"},
+        {KILN_EMIT_LLVM_IR, cuda ? "3_kernels.cu" : "3_kernels.ll"},
+        {KILN_EMIT_ASSEMBLY, cuda ? "4_kernels.ptx" : "4_kernels.s"}};
     for (const auto& [kind, name] : stages) {
       progress.Phase(absl::StrCat("writing ", EmitName(kind), " to ", dump_dir, "/", name));
       char* text = nullptr;

@@ -28,7 +28,7 @@ absl::StatusOr<CudaCase> CompileCudaCase(const std::string& text, const std::str
   ctx.required_passes.insert("InferType");
   KILN_RETURN_IF_ERROR(pipeline->Run(&m, ctx).status());
   KILN_ASSIGN_OR_RETURN(c.fused, types::InferType(m));
-  KILN_ASSIGN_OR_RETURN(codegen_cuda::CudaTarget t, codegen_cuda::ParseCudaTarget("cuda -arch=sm_90"));
+  KILN_ASSIGN_OR_RETURN(codegen_cuda::CudaTarget t, codegen_cuda::ParseCudaTarget(options.target));
   codegen_cuda::CudaCompileOptions opts;
   opts.compile_ptx = codegen_cuda::NvrtcAvailable();
   KILN_ASSIGN_OR_RETURN(c.cuda, codegen_cuda::CompileModuleCuda(c.fused, t, opts));

@@ -2,7 +2,7 @@
 //
 // The prologue the CUDA emulation tests share: a text-IR program, its
 // interpreter results on random inputs, the pass pipeline at an opt level,
-// and the module compiled for `cuda -arch=sm_90` (PTX too when NVRTC is
+// and the module compiled for `cuda -arch=sm_90` or options.target (PTX too when NVRTC is
 // there). The tests then check the kernels and run them on the emulator.
 //
 //   KILN_ASSIGN_OR_RETURN(CudaCase c, CompileCudaCase(text, "gemm", {.opt_level = 3}));
@@ -26,6 +26,7 @@ struct CudaCaseOptions {
   uint64_t seed = 5;  // RandomInputs(seed, lo, hi)
   double lo = -1;
   double hi = 1;
+  const char* target = "cuda -arch=sm_90";
 };
 
 struct CudaCase {

@@ -384,7 +384,9 @@ float FromHalf(uint16_t u) {
   return static_cast<float>(h);
 }
 
-TEST(CudaSessionFp16Test, TensorCoreGemmRunsLikeTheCpuArtifact) {
+// A float16 dense + bias + relu compiled for `target` (its GEMM in the tile
+// whose call `call` names) on cuda:0 against the CPU artifact.
+void GemmRunsLikeTheCpuArtifact(const char* target, const char* call, const char* stem) {
   if (!codegen_cuda::NvrtcAvailable()) GTEST_SKIP() << "kiln was built without NVRTC";
   ASSERT_NE(std::getenv("KILN_CUDA_DRIVER"), nullptr);
   const std::string text = R"(#[version = "0.1"]
@@ -392,13 +394,13 @@ def @main(%x: Tensor[(128, 96), float16], %w: Tensor[(256, 96), float16], %b: Te
   nn.relu(nn.bias_add(nn.dense(%x, %w, units=256), %b))
 }
 )";
-  const std::string gpu = TempPath("gemm_gpu.so"), cpu = TempPath("gemm_cpu.so");
-  absl::Status st = CompileFor("cuda -arch=sm_90", gpu, text);
+  const std::string gpu = TempPath(absl::StrCat(stem, "_gpu.so")), cpu = TempPath("gemm_cpu.so");
+  absl::Status st = CompileFor(target, gpu, text);
   ASSERT_TRUE(st.ok()) << st;
   st = CompileFor("llvm", cpu, text);
   ASSERT_TRUE(st.ok()) << st;
-  EXPECT_NE(ReadAll(gpu).find("kiln_gemm_tc<false, true, true>("), std::string::npos);
-  absl::StatusOr<std::string> so = BuildHostKernels(gpu, "gemm_host_kernels");
+  EXPECT_NE(ReadAll(gpu).find(call), std::string::npos);
+  absl::StatusOr<std::string> so = BuildHostKernels(gpu, absl::StrCat(stem, "_host_kernels"));
   if (so.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << so.status();
   ASSERT_TRUE(so.ok()) << so.status();
   setenv("KILN_FAKE_CUDA_KERNELS", so->c_str(), 1);
@@ -451,6 +453,16 @@ def @main(%x: Tensor[(128, 96), float16], %w: Tensor[(256, 96), float16], %b: Te
   }
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(positive, 1000);  // relu leaves a real share: the reference is not all zeros
+}
+
+TEST(CudaSessionFp16Test, TensorCoreGemmRunsLikeTheCpuArtifact) {
+  GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90", "kiln_gemm_tc<false, true, true>(", "gemm_tc");
+}
+
+// sm_90a: the same GEMM on Hopper's wgmma (the fake GPU is sm_90, so the
+// session loads the artifact's sm_90a cubin).
+TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
+  GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90a", "kiln_gemm_wg<false>(", "gemm_wg");
 }
 
 }  // namespace

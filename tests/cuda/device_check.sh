@@ -15,7 +15,8 @@
 #      fused_add launched and its outputs checked);
 #   3. device_run check on every prepared case (tests/cuda/prepare_device_check.cc:
 #      the ResNet, MobileNet and BERT-style example blocks, dense 256 in fp32
-#      and fp16, compiled for sm_90): sessions on cuda:0 through the public
+#      and fp16, compiled for sm_90; dense fp16 also for sm_90a, whose GEMM tile
+#      is on wgmma): sessions on cuda:0 through the public
 #      runtime API, every output against the interpreter's;
 #   4. device_run bench: each case's time on cuda:0, and dense 4096^3 fp16 in
 #      TFLOP/s (the issue's GEMM target; its tile products on tensor cores);
@@ -85,10 +86,10 @@ for dir in "$carry"/cases/*/; do
   [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
 done
 
-say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: one thread per output; GEMMs in 64x64 shared-memory tiles, 4x4 per thread, fp16/bf16 tile products on tensor cores (mma.sync m16n8k16); row reductions one warp per row)"
+say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs of 128x128x32 multiples in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma m64n128k16), other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
-  if [[ "$name" == dense_4096_fp16 ]]; then
+  if [[ "$name" == dense_4096_fp16* ]]; then
     timeout 180 "$carry/device_run" bench "$dir" cuda:0 5 137438953472 >> "$summary" 2>&1 ||
       say "$name: bench failed or timed out"
   else
@@ -140,14 +141,16 @@ fi
 # The issue's GEMM figure: dense 4096^3 fp16 against cuBLAS (PyTorch, this
 # run) and the tensor-core peak (989 TFLOP/s: NVIDIA's dense FP16 figure for
 # the H200 SXM, an assumption of this script, not measured).
-kiln_tf="$(grep -o 'dense_4096_fp16/* on cuda:0: .*, [0-9.]* TFLOP/s' "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
 torch_tf="$(grep -o 'fp16 4096^3 matmul .* ms, [0-9.]* TFLOP/s' "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
 say "## figure: dense 4096^3 fp16"
-if [[ -n "$kiln_tf" ]]; then
-  say "kiln: $kiln_tf TFLOP/s; $(awk -v k="$kiln_tf" 'BEGIN { printf "%.1f%% of 989 TFLOP/s (tensor-core peak, assumed)", 100 * k / 989 }')"
-  [[ -n "$torch_tf" ]] && say "cuBLAS (torch): $torch_tf TFLOP/s; kiln/cuBLAS $(awk -v k="$kiln_tf" -v t="$torch_tf" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
-else
-  say "no kiln figure (the bench failed or did not run)"
-fi
+for case in dense_4096_fp16 dense_4096_fp16_sm90a; do
+  kiln_tf="$(grep -o "$case/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+  if [[ -n "$kiln_tf" ]]; then
+    say "kiln $case: $kiln_tf TFLOP/s; $(awk -v k="$kiln_tf" 'BEGIN { printf "%.1f%% of 989 TFLOP/s (tensor-core peak, assumed)", 100 * k / 989 }')"
+    [[ -n "$torch_tf" ]] && say "  cuBLAS (torch): $torch_tf TFLOP/s; kiln/cuBLAS $(awk -v k="$kiln_tf" -v t="$torch_tf" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
+  else
+    say "no kiln figure for $case (the bench failed or did not run)"
+  fi
+done
 say "exit $status"
 exit $status

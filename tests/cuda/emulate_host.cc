@@ -272,6 +272,48 @@ inline void kiln_emu_ldmatrix_x4(unsigned* r, const unsigned short* row, bool tr
   }
   Wait(kWarp);
 }
+// wgmma.mma_async.sync.aligned.m64n128k16.f32.{f16,bf16}, both operands in
+// shared memory (`smem`: the array the descriptors' addresses count from),
+// A row-major (k-major) and B column-major (k-major), not transposed, scale
+// 1: d += A(64 x 16) * B(16 x 128) for the warpgroup (128 consecutive linear
+// thread indices from a multiple of 128). The descriptors are decoded as the
+// PTX ISA's "Matrix Descriptor Format": bits 0-13 start address, 16-29
+// leading byte offset (LBO), 32-45 stride byte offset (SBO), each in units of
+// 16 bytes; bits 49-51 base offset and 62-63 swizzle mode must be 0 (the
+// unswizzled canonical layout, the only one emulated): element (r, k) of a
+// k-major operand at byte start + (r/8)*SBO + (k/8)*LBO + (r%8)*16 + (k%8)*2.
+// d[4j + i] of lane l of warp v of the warpgroup is row 16v + l/4 (+8 for
+// i >= 2), column 8j + 2(l%4) + (i&1). Each thread computes its own
+// accumulators (the instruction's result is the lockstep one: the operands
+// are in shared memory, behind the barrier the kernel has before it); the
+// MMA completes at once, so a missing wgmma.wait_group goes unseen.
+inline void kiln_emu_wgmma_m64n128k16(float* d, unsigned long long da, unsigned long long db,
+                                      const unsigned short* smem, bool bf) {
+  using namespace kiln_emu;
+  const unsigned base = cur & ~127u, v = (cur - base) >> 5, lane = Lane();
+  if (base + 128 > nthreads) Fail("a wgmma needs a full warpgroup (128 threads)");
+  const unsigned long long descs[2] = {da, db};
+  for (unsigned long long desc : descs) {
+    if ((desc >> 62) != 0 || ((desc >> 49) & 7u) != 0) {
+      Fail("a wgmma descriptor with a swizzle mode or base offset (only the unswizzled layout is "
+           "emulated)");
+    }
+  }
+  auto at = [&](unsigned long long desc, unsigned r, unsigned k) {
+    const unsigned long long start = (desc & 0x3fffu) << 4, lbo = ((desc >> 16) & 0x3fffu) << 4,
+                             sbo = ((desc >> 32) & 0x3fffu) << 4;
+    const unsigned long long byte = start + (r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2;
+    return kiln_emu_half(smem[byte / 2], bf);
+  };
+  for (unsigned j = 0; j < 16; ++j) {
+    for (unsigned i = 0; i < 4; ++i) {
+      const unsigned row = 16 * v + lane / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (lane % 4) + (i & 1);
+      float s = 0.0f;
+      for (unsigned k = 0; k < 16; ++k) s += at(da, row, k) * at(db, col, k);
+      d[4 * j + i] += s;
+    }
+  }
+}
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   (void)kiln_emu::Exchange(mask, 0, kiln_emu::Lane());
 }

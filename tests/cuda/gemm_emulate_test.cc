@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "codegen_cuda/compile.h"
 #include "codegen_cuda/tensor_core.h"
@@ -37,6 +38,7 @@ struct Expect {
   double tol = 1e-4;
   const char* mma = nullptr;  // the tensor-core call expected ("kiln_mma_block<false>"), or none
   const char* tc = nullptr;   // the 128x128 template's call ("kiln_gemm_tc<false, true, true>(")
+  const char* target = "cuda -arch=sm_90";
 };
 
 // PTX for sm_80 (A100) too, assembled when ptxas is found: the same
@@ -54,7 +56,8 @@ void CheckSm80(const std::string& source, const std::vector<const char*>& instru
 }
 
 void Check(const std::string& text, Expect want) {
-  absl::StatusOr<CudaCase> c = CompileCudaCase(text, "gemm", {.opt_level = 3, .seed = 3});
+  absl::StatusOr<CudaCase> c =
+      CompileCudaCase(text, "gemm", {.opt_level = 3, .seed = 3, .target = want.target});
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->cuda.kernels.size(), 1u);
   const codegen_cuda::CudaKernel& k = c->cuda.kernels[0];
@@ -74,12 +77,24 @@ void Check(const std::string& text, Expect want) {
     EXPECT_NE(k.source.find(want.tc), std::string::npos) << k.source;
     EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
     EXPECT_EQ(k.shared_bytes, codegen_cuda::kGemmTcSharedBytes);
-    const std::vector<const char*> instructions = {
+    const bool wg = absl::StartsWith(want.tc, "kiln_gemm_wg<");
+    std::vector<const char*> instructions = {
         "cp.async.cg.shared.global", "cp.async.wait_group", "ldmatrix.sync.aligned.m8n8.x4",
         "mma.sync.aligned.m16n8k16.row.col.f32."};
+    if (wg) {
+      // Hopper's form: the tensor cores read the shared stages themselves.
+      instructions = {"cp.async.cg.shared.global", "cp.async.wait_group",
+                      "fence.proxy.async.shared::cta", "wgmma.fence.sync.aligned",
+                      "wgmma.mma_async.sync.aligned.m64n128k16.f32.", "wgmma.commit_group.sync.aligned",
+                      "wgmma.wait_group.sync.aligned"};
+    }
+    if (wg && !c->cuda.ptx.empty()) {
+      EXPECT_NE(c->cuda.ptx.find(".target sm_90a"), std::string::npos);
+      EXPECT_EQ(c->cuda.ptx.find("mma.sync.aligned"), std::string::npos);
+    }
     if (!c->cuda.ptx.empty()) {
       for (const char* i : instructions) EXPECT_NE(c->cuda.ptx.find(i), std::string::npos) << i;
-      CheckSm80(c->cuda.source, instructions);
+      if (!wg) CheckSm80(c->cuda.source, instructions);
     }
   } else {
     // The thread's 4x4 block of the reduction in registers ("local"), A's and
@@ -214,6 +229,25 @@ TEST(GemmEmulateTest, MatmulFloat16BothTransposedTensorCoreTile) {
                      "%b: Tensor[(128, 32), float16]) {\n  nn.matmul(%a, %b, transpose_a=true, "
                      "transpose_b=true)\n}\n"),
         {1, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, false, true>("});
+}
+
+// Compiled for sm_90a the k-major 128x128 GEMMs take Hopper's warpgroup MMA
+// (kiln_gemm_wg); a matmul's n-major B keeps the mma.sync tile.
+TEST(GemmEmulateTest, DenseFloat16WarpgroupMma) {
+  Check(Dense(256, 128, 96, "float16", false),
+        {1, 2, 1, 2e-2, nullptr, "kiln_gemm_wg<false>(", "cuda -arch=sm_90a"});
+}
+TEST(GemmEmulateTest, DenseBiasReluBFloat16WarpgroupMma) {
+  Check(Dense(128, 256, 64, "bfloat16", true),
+        {2, 1, 1, 5e-2, nullptr, "kiln_gemm_wg<true>(", "cuda -arch=sm_90a"});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16WarpgroupMma) {
+  Check(BatchMatmul(2, 128, 128, 64, "float16"),
+        {1, 1, 2, 2e-2, nullptr, "kiln_gemm_wg<false>(", "cuda -arch=sm_90a"});
+}
+TEST(GemmEmulateTest, MatmulFloat16OnSm90aKeepsMmaSync) {
+  Check(Matmul(128, 256, 64, "float16"),
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, false>(", "cuda -arch=sm_90a"});
 }
 
 }  // namespace

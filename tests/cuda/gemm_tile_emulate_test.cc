@@ -1,9 +1,9 @@
 // File: tests/cuda/gemm_tile_emulate_test.cc
 //
-// The prelude's pipelined tensor-core tile (kiln_gemm_tc,
-// codegen_cuda/tensor_core.h) called directly from hand-written kernels and
+// The prelude's pipelined tensor-core tiles (kiln_gemm_tc and Hopper's
+// kiln_gemm_wg, codegen_cuda/tensor_core.h) called directly from hand-written kernels and
 // run on the host emulator (a 16x16-thread block as fibers; ldmatrix and
-// mma.sync as warp exchanges): every operand layout (A k- or m-major, B k- or
+// mma.sync as warp exchanges, wgmma through its descriptors): every operand layout (A k- or m-major, B k- or
 // n-major), float16 and bfloat16, K of 1, 2, 3 and 5 steps of 32 (fewer
 // steps than stages, and the pipeline wrapping around its three stages), the
 // 16-byte cp.async path and the word-by-word fallback taken for an
@@ -38,15 +38,34 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
 }
 )";
 
+// Hopper's form (kiln_gemm_wg: both operands k-major; the emulator decodes
+// its wgmma descriptors), with the same parameters.
+const char kKernelWg[] = R"(
+extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B, float* C,
+                                long long ar, long long ak, long long bc, long long bk, int steps) {
+  float cl[64];
+  for (int i = 0; i < 64; ++i) cl[i] = 1.0f;
+  (void)ak;
+  (void)bk;
+  kiln_gemm_wg<BF>(cl, A, ar, B, bc, steps);
+  for (int ii = 0; ii < 8; ++ii) {
+    for (int jj = 0; jj < 8; ++jj) C[(threadIdx.y * 8 + ii) * 128 + threadIdx.x * 8 + jj] = cl[ii * 8 + jj];
+  }
+}
+)";
+
 struct Variant {
   const char* name;
   bool bf, ak, bk;
+  bool wg = false;
 };
 constexpr Variant kVariants[] = {
     {"tc_f16_kk", false, true, true},  {"tc_f16_kn", false, true, false},
     {"tc_f16_mk", false, false, true}, {"tc_f16_mn", false, false, false},
-    {"tc_bf16_kk", true, true, true},
+    {"tc_bf16_kk", true, true, true},  {"wg_f16", false, true, true, true},
+    {"wg_bf16", true, true, true, true},
 };
+constexpr size_t kWgF16 = 5, kWgBF16 = 6;
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
@@ -56,7 +75,7 @@ std::unique_ptr<HostKernels>& Kernels() {
     std::vector<HostKernel> ks;
     for (const Variant& v : kVariants) {
       src += absl::StrReplaceAll(
-          kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}});
+          v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}});
       ks.push_back({v.name,
                     {"const unsigned short*", "const unsigned short*", "float*", "long long",
                      "long long", "long long", "long long", "int"},
@@ -163,6 +182,16 @@ TEST(GemmTileEmulateTest, UnalignedFallsBackToWordCopies) {
     RunTile(vi, 3, 4, 0);
     RunTile(vi, 2, 0, 1);
   }
+}
+
+// kiln_gemm_wg: the pipeline over 1, 2, 3 and 5 steps, bfloat16, padded and
+// unaligned strides (the word-by-word copies into the descriptors' layout).
+TEST(GemmTileEmulateTest, WarpgroupMmaForm) {
+  for (int steps : {1, 2, 3, 5}) RunTile(kWgF16, steps, 0, 0);
+  for (int steps : {1, 4}) RunTile(kWgBF16, steps, 0, 0);
+  RunTile(kWgF16, 2, 8, 0);
+  RunTile(kWgF16, 3, 4, 0);
+  RunTile(kWgBF16, 2, 0, 1);
 }
 
 }  // namespace

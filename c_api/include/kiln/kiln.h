@@ -270,6 +270,9 @@ typedef enum {
   KILN_EMIT_LLVM_IR = 2,   /* the optimized LLVM IR of every kernel */
   KILN_EMIT_ASSEMBLY = 3   /* the target's assembly of every kernel */
 } KilnEmitKind;
+/* For a "cuda ..." target the loop IR is the GPU's (thread bindings, shared
+ * memory), KILN_EMIT_LLVM_IR gives the kernels' CUDA C (the code generator's
+ * output, what NVRTC compiles) and KILN_EMIT_ASSEMBLY their PTX. */
 
 /* Runs compilation as kiln_model_compile would (same options) up to stage
  * `kind` and returns that stage as text (malloc'ed; free with kiln_free); no
