@@ -79,6 +79,17 @@ const char* kiln_cuda_session_device_name(const KilnSession* s) {
   return s->cuda != NULL ? s->cuda->info.name : "cpu";
 }
 
+/* Whether the artifact's target names an architecture-specific variant
+ * ("cuda -arch=sm_90a": Hopper's wgmma), whose PTX and cubin run on that one
+ * architecture only. */
+static int arch_specific(const char* target) {
+  const char* a = target != NULL ? strstr(target, "-arch=sm_") : NULL;
+  if (a == NULL) return 0;
+  a += strlen("-arch=sm_");
+  while (*a >= '0' && *a <= '9') ++a;
+  return *a == 'a';
+}
+
 /* Loads the artifact's module for this GPU. */
 static KilnStatus* load_module(KilnSession* s) {
   const KilnArtifact* art = s->artifact;
@@ -94,6 +105,18 @@ static KilnStatus* load_module(KilnSession* s) {
       return NULL;
     }
     cubin_error = st; /* the PTX may still load */
+  }
+  if (arch_specific(art->target) && dc->ptx.arch != sm) {
+    KilnStatus* st = kiln_status_create(
+        KILN_UNIMPLEMENTED,
+        "%s: compiled for sm_%ua (target \"%s\": architecture-specific instructions, which "
+        "only sm_%u GPUs run), but CUDA device %d (%s) is sm_%u: compile the model with --target "
+        "\"cuda -arch=sm_%u\"%s%s",
+        art->path, dc->ptx.arch, art->target, dc->ptx.arch, kiln_cuda_device_ordinal(c->dev),
+        c->info.name, sm, sm < dc->ptx.arch ? sm : dc->ptx.arch,
+        cubin_error ? "; the cubin: " : "", cubin_error ? kiln_status_message(cubin_error) : "");
+    kiln_status_free(cubin_error);
+    return st;
   }
   if (dc->ptx.arch > sm) {
     KilnStatus* st = kiln_status_create(

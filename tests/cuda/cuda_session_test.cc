@@ -463,6 +463,24 @@ TEST(CudaSessionFp16Test, TensorCoreGemmRunsLikeTheCpuArtifact) {
 // session loads the artifact's sm_90a cubin).
 TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
   GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90a", "kiln_gemm_wg<false>(", "gemm_wg");
+  // On any GPU but an sm_90 one the sm_90a artifact is refused, naming both
+  // (its PTX is not forward compatible as compute_90's is).
+  KilnArtifact* a = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_artifact_load(TempPath("gemm_wg_gpu.so").c_str(), &a)), "");
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.device_type = kDLCUDA;
+  for (const char* sm : {"100", "80"}) {
+    setenv("KILN_FAKE_CUDA_SM", sm, 1);
+    KilnSession* s = nullptr;
+    const std::string e = TakeStatus(kiln_session_create(a, &o, &s));
+    EXPECT_EQ(s, nullptr);
+    EXPECT_NE(e.find("UNIMPLEMENTED"), std::string::npos) << e;
+    EXPECT_NE(e.find("compiled for sm_90a"), std::string::npos) << e;
+    EXPECT_NE(e.find(absl::StrCat("is sm_", sm)), std::string::npos) << e;
+  }
+  unsetenv("KILN_FAKE_CUDA_SM");
+  kiln_artifact_release(a);
 }
 
 }  // namespace
