@@ -484,7 +484,8 @@ class Emitter {
         }
         if (s->a->kind == ExprKind::kCall && (absl::StartsWith(s->a->name, "kiln.mma_") ||
                                               absl::StartsWith(s->a->name, "kiln.gemm_tc") ||
-                                              absl::StartsWith(s->a->name, "kiln.gemm_wg"))) {
+                                              absl::StartsWith(s->a->name, "kiln.gemm_wg") ||
+                                              absl::StartsWith(s->a->name, "kiln.gemm_tf32"))) {
           return EmitMma(s->a);  // codegen_cuda/tensor_core.h
         }
         return absl::UnimplementedError(
@@ -660,7 +661,9 @@ class Emitter {
   }
 
   absl::Status EmitMma(const PrimExpr& call) {
-    if (call->name == kGemmTcF16 || call->name == kGemmTcBF16) return EmitGemmTc(call);
+    if (call->name == kGemmTcF16 || call->name == kGemmTcBF16 || call->name == kGemmTf32) {
+      return EmitGemmTc(call);
+    }
     if (call->name == kGemmWgF16 || call->name == kGemmWgBF16) return EmitGemmWg(call);
     std::vector<std::string> args;
     for (const PrimExpr& a : call->args) {
@@ -687,7 +690,8 @@ class Emitter {
   }
 
   // kiln_gemm_tc<bf16, a_k_stride == 1, b_k_stride == 1>(cl, A + a_base,
-  // a_row_stride, a_k_stride, B + b_base, b_col_stride, b_k_stride, steps).
+  // a_row_stride, a_k_stride, B + b_base, b_col_stride, b_k_stride, steps);
+  // kiln_gemm_tf32<a_k_stride == 1, b_k_stride == 1>(...) likewise.
   absl::Status EmitGemmTc(const PrimExpr& call) {
     int64_t ak = 0, bk = 0;
     if (call->args.size() != 10 || !tir::IsConstInt(call->args[4], &ak) ||
@@ -700,7 +704,9 @@ class Emitter {
       KILN_ASSIGN_OR_RETURN(std::string v, Expr(e));
       a.push_back(std::move(v));
     }
-    Line(absl::StrCat("kiln_gemm_tc<", call->name == kGemmTcBF16 ? "true" : "false", ", ",
+    const std::string bf =
+        call->name == kGemmTf32 ? "" : (call->name == kGemmTcBF16 ? "true, " : "false, ");
+    Line(absl::StrCat(call->name == kGemmTf32 ? "kiln_gemm_tf32<" : "kiln_gemm_tc<", bf,
                       ak == 1 ? "true" : "false", ", ", bk == 1 ? "true" : "false", ">(", a[0],
                       ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], ", ", a[5], " + (", a[6],
                       "), ", a[7], ", ", a[8], ", ", a[9], ");"));
@@ -1147,7 +1153,7 @@ template <> __device__ __forceinline__ double kiln_max<double>(double a, double 
 }
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f, const KernelOptions& options) {
-  absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(f, options.wgmma);
+  absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(f, {options.wgmma, options.tf32});
   absl::StatusOr<tir::PrimFunc> shuffled = mma.ok() ? LowerWarpReduce(*mma) : mma.status();
   absl::StatusOr<tir::PrimFunc> synced =
       shuffled.ok() ? InsertThreadSync(*shuffled) : shuffled.status();

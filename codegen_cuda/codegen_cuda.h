@@ -87,6 +87,9 @@ struct KernelOptions {
   // warpgroup MMA (kiln_gemm_wg, codegen_cuda/tensor_core.h): only for a
   // compute_90a compile (CudaTarget::wgmma()).
   bool wgmma = false;
+  // Float32 GEMM tiles on tensor cores in TF32 (kiln_gemm_tf32): a target
+  // with -tf32 (CudaTarget::tf32).
+  bool tf32 = false;
 };
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f,

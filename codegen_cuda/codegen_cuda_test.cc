@@ -54,6 +54,12 @@ TEST(CudaTargetTest, Parses) {
   EXPECT_TRUE(t->arch_specific);
   EXPECT_TRUE(t->wgmma());
   EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a");
+  EXPECT_FALSE(t->tf32);
+  t = ParseCudaTarget("cuda -arch=sm_80 -tf32");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->tf32);
+  EXPECT_TRUE(t->gpu().tf32);
+  EXPECT_EQ(t->ToString(), "cuda -arch=sm_80 -tf32");
 }
 
 TEST(CudaTargetTest, ErrorsNameWhatIsWrong) {

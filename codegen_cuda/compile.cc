@@ -14,6 +14,7 @@ absl::StatusOr<CudaModule> CompileModuleCuda(const Module& fused, const CudaTarg
   for (const lowering::LoweredFunc& k : m.lowered.kernels) {
     KernelOptions ko;
     ko.wgmma = target.wgmma();
+    ko.tf32 = target.tf32;
     KILN_ASSIGN_OR_RETURN(CudaKernel ck, GenerateKernel(k.func, ko));
     m.kernels.push_back(std::move(ck));
   }

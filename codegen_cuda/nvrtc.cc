@@ -30,10 +30,13 @@ namespace kiln::codegen_cuda {
 lowering::GpuTarget CudaTarget::gpu() const {
   lowering::GpuTarget g = lowering::GpuTarget::Sm80();
   g.arch = arch;
+  g.tf32 = tf32;
   return g;
 }
 
-std::string CudaTarget::ToString() const { return absl::StrCat("cuda -arch=", arch); }
+std::string CudaTarget::ToString() const {
+  return absl::StrCat("cuda -arch=", arch, tf32 ? " -tf32" : "");
+}
 
 absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
   std::vector<absl::string_view> words = absl::StrSplit(target, ' ', absl::SkipWhitespace());
@@ -44,9 +47,13 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
   CudaTarget t;
   for (size_t i = 1; i < words.size(); ++i) {
     absl::string_view w = words[i];
+    if (w == "-tf32") {
+      t.tf32 = true;
+      continue;
+    }
     if (!absl::ConsumePrefix(&w, "-arch=")) {
       return absl::InvalidArgumentError(absl::StrCat("CUDA target '", target, "': unknown option '",
-                                                     words[i], "' (the only option is -arch=sm_XY)"));
+                                                     words[i], "' (options: -arch=sm_XY, -tf32)"));
     }
     static const char* const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
     bool known = false;

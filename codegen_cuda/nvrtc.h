@@ -22,7 +22,7 @@
 
 namespace kiln::codegen_cuda {
 
-// `cuda [-arch=sm_XY]` (default sm_80). Architectures: sm_80, sm_86, sm_87,
+// `cuda [-arch=sm_XY] [-tf32]` (default sm_80). Architectures: sm_80, sm_86, sm_87,
 // sm_89, sm_90 (the kernels' bfloat16 conversion, cvt.rn.bf16.f32, needs
 // sm_80; CUDA 13 no longer compiles for Volta and older), and sm_90a:
 // Hopper's architecture-specific features (warpgroup MMA, wgmma), whose PTX
@@ -31,6 +31,9 @@ struct CudaTarget {
   std::string arch = "sm_80";
   int sm = 80;
   bool arch_specific = false;  // the "a" of sm_90a
+  // `-tf32`: float32 GEMM tiles on tensor cores with TF32 inputs (rounded to
+  // 10-bit mantissas, float32 accumulation), as cuBLAS/cuDNN's TF32 mode.
+  bool tf32 = false;
 
   // Whether GEMM tiles use Hopper's wgmma (codegen_cuda/tensor_core.h).
   bool wgmma() const { return arch_specific && sm == 90; }

@@ -147,7 +147,7 @@ const ExprNode* TileLoad(const PrimExpr& e) {
 
 class Rewriter {
  public:
-  Rewriter(const Stmt& body, bool wgmma) : wgmma_(wgmma) {
+  Rewriter(const Stmt& body, const TensorCoreOptions& options) : options_(options) {
     tir::PostOrderVisit(body, [](const ExprNode*) {}, [&](const StmtNode* s) {
       if (s->kind == StmtKind::kAllocate) {
         scope_[s->buffer->data.get()] = s->tag.empty() ? s->buffer->scope : s->tag;
@@ -354,11 +354,14 @@ class Rewriter {
       return nullptr;
     }
     const DataType t = la->buffer->dtype;
-    if ((!IsHalf(t) && !IsBF16(t)) || lb->buffer->dtype != t) return nullptr;
-    // One stride 1, the other a multiple of 8 (16-byte chunks of a row).
-    auto strides_ok = [](int64_t outer, int64_t kstride) {
-      return (kstride == 1 && outer > 0 && outer % 8 == 0) ||
-             (outer == 1 && kstride > 0 && kstride % 8 == 0);
+    const bool tf32 = options_.tf32 && IsF32(t);
+    if ((!IsHalf(t) && !IsBF16(t) && !tf32) || lb->buffer->dtype != t) return nullptr;
+    // One stride 1, the other a multiple of a 16-byte chunk (8 16-bit or 4
+    // 32-bit elements).
+    const int64_t chunk = tf32 ? 4 : 8;
+    auto strides_ok = [chunk](int64_t outer, int64_t kstride) {
+      return (kstride == 1 && outer > 0 && outer % chunk == 0) ||
+             (outer == 1 && kstride > 0 && kstride % chunk == 0);
     };
     for (const ExprNode* y : ty_) {
       std::unordered_set<const ExprNode*> not_a(tx_.begin(), tx_.end());
@@ -378,7 +381,13 @@ class Rewriter {
           return tir::Substitute(index, zero);
         };
         auto i64 = [](int64_t c) { return tir::IntImm(c); };
-        if (wgmma_ && a->c[2] == 1 && b->c[2] == 1) {
+        if (tf32) {
+          return Call(kGemmTf32, {st->buffer->data, la->buffer->data,
+                                  base(la->args[0], y, ii->var.get()), i64(a->c[1]), i64(a->c[2]),
+                                  lb->buffer->data, base(lb->args[0], x, jj->var.get()),
+                                  i64(b->c[1]), i64(b->c[2]), i64(kext / 16)});
+        }
+        if (options_.wgmma && a->c[2] == 1 && b->c[2] == 1) {
           return Call(IsBF16(t) ? kGemmWgBF16 : kGemmWgF16,
                       {st->buffer->data, la->buffer->data, base(la->args[0], y, ii->var.get()),
                        i64(a->c[1]), lb->buffer->data, base(lb->args[0], x, jj->var.get()),
@@ -409,7 +418,7 @@ class Rewriter {
     return tir::Allocate(acc, all, "local");
   }
 
-  const bool wgmma_;
+  const TensorCoreOptions options_;
   std::unordered_map<const ExprNode*, std::string> scope_;
   std::unordered_set<const ExprNode*> ty_, tx_;
 };
@@ -435,10 +444,11 @@ std::array<int64_t, 3> ThreadExtents(const Stmt& body) {
 
 }  // namespace
 
-absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f, bool wgmma) {
+absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f,
+                                                  const TensorCoreOptions& options) {
   const std::array<int64_t, 3> ext = ThreadExtents(f->body);
   if (ext[0] != 16 || ext[1] != 16 || ext[2] > 1 || ext[2] < 0) return f;
-  Stmt body = Rewriter(f->body, wgmma).Visit(f->body, false);
+  Stmt body = Rewriter(f->body, options).Visit(f->body, false);
   if (body.get() == f->body.get()) return f;
   return tir::WithBody(f, body);
 }
@@ -808,6 +818,36 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tc_com
     }
   }
 }
+// The 8 warps' accumulators (warp (wm, wn): rows wm*64.., columns wn*32..,
+// 4 x 4 m16n8 tiles) added into each thread's 8x8 block cl (rows
+// threadIdx.y*8.., columns threadIdx.x*8..) through shared memory `tile`
+// (64 rows of 128 floats + 4 against bank conflicts: the operand stages
+// reused, after the block's last barrier), 64 rows at a time.
+__device__ __forceinline__ void kiln_tc_store(const float* acc, float* cl, float* tile, int lane,
+                                              int wm, int wn) {
+  for (int p = 0; p < 2; ++p) {
+    if (wm == p) {
+      for (int mt = 0; mt < 4; ++mt) {
+        for (int nt = 0; nt < 4; ++nt) {
+          for (int i = 0; i < 4; ++i) {
+            const int row = mt * 16 + (lane >> 2) + (i >= 2 ? 8 : 0);
+            const int col = wn * 32 + nt * 8 + (lane & 3) * 2 + (i & 1);
+            tile[row * 132 + col] = acc[(mt * 4 + nt) * 4 + i];
+          }
+        }
+      }
+    }
+    __syncthreads();
+    if ((int)(threadIdx.y >> 3) == p) {
+      for (int ii = 0; ii < 8; ++ii) {
+        for (int jj = 0; jj < 8; ++jj) {
+          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
 // The block's 128x128 tile C(row, col) = sum over k < 32 * ksteps of
 // A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
 // B[col * bc + k * bk] (AK: ak == 1, else ar == 1; BK: bk == 1, else bc == 1),
@@ -847,29 +887,135 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_t
   }
   kiln_cp_async_wait<0>();
   __syncthreads();
-  float* tile = (float*)kiln_tc_smem;  // 64 rows of 128 (+4 against bank conflicts)
-  for (int p = 0; p < 2; ++p) {
-    if (wm == p) {
-      for (int mt = 0; mt < 4; ++mt) {
-        for (int nt = 0; nt < 4; ++nt) {
-          for (int i = 0; i < 4; ++i) {
-            const int row = mt * 16 + (lane >> 2) + (i >= 2 ? 8 : 0);
-            const int col = wn * 32 + nt * 8 + (lane & 3) * 2 + (i & 1);
-            tile[row * 132 + col] = acc[(mt * 4 + nt) * 4 + i];
-          }
-        }
-      }
+  kiln_tc_store(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
+}
+// TF32 (float32 GEMMs of a target with -tf32): the same 128x128 tile with
+// mma.sync m16n8k8 .tf32 (float32 accumulation) on 32-bit shared tiles of
+// 128 x 16 (three stages of 8 KiB per operand, 48 KiB), each element rounded
+// to TF32 (cvt.rna: to nearest, ties away from zero, 10 mantissa bits) as
+// its fragment is loaded. Fragments by plain 32-bit shared loads (no
+// ldmatrix); the A fragment of m16n8k8 is (row g, k t), (g + 8, t),
+// (g, t + 4), (g + 8, t + 4) and B's (k t, column g), (t + 4, g), g = lane/4,
+// t = lane%4 (PTX ISA, "Matrix Fragments for mma.m16n8k8", .tf32).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned kiln_tf32(float f) {
+  unsigned u;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(f));
+  return u;
+}
+__device__ __forceinline__ void kiln_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+inline unsigned kiln_tf32(float f) {
+  unsigned u;
+  __builtin_memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;  // Inf and NaN as they are
+  return u;
+}
+inline void kiln_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
+  kiln_emu_mma_m16n8k8_tf32(d, a, b);
+}
+#endif
+// 128 x 16 float tiles in 16-byte chunks of 4, XOR-swizzled so that the 32
+// lanes of a fragment load hit 32 different banks:
+//   k-major  [128][16]: element (r, k);
+//   mn-major [16][128]: element (k, r).
+__device__ __forceinline__ int kiln_tf32_kmajor(int r, int k) {
+  return r * 16 + ((((k >> 2) ^ (r >> 1)) & 3) << 2) + (k & 3);
+}
+__device__ __forceinline__ int kiln_tf32_mnmajor(int k, int r) {
+  return k * 128 + (((r >> 2) ^ ((k & 3) << 1)) << 2) + (r & 3);
+}
+// One operand's 128 x 16 slice at k0 (element (r, k) at g[r * rs + k * ks]):
+// 512 chunks of 4 floats, two per thread.
+template <bool K> __device__ __forceinline__ void kiln_tf32_load(
+    float* s, const float* g, long long rs, long long ks, int k0, bool vec, unsigned tid) {
+  for (unsigned i = 0; i < 2; ++i) {
+    const int q = (int)(tid + 256u * i);
+    float* d;
+    const float* p;
+    long long step;
+    if (K) {
+      const int r = q >> 2, c = (q & 3) << 2;
+      d = s + kiln_tf32_kmajor(r, c);
+      p = g + r * rs + (long long)(k0 + c) * ks;
+      step = ks;
+    } else {
+      const int k = q >> 5, c = (q & 31) << 2;
+      d = s + kiln_tf32_mnmajor(k, c);
+      p = g + (long long)c * rs + (long long)(k0 + k) * ks;
+      step = rs;
     }
-    __syncthreads();
-    if ((int)(threadIdx.y >> 3) == p) {
-      for (int ii = 0; ii < 8; ++ii) {
-        for (int jj = 0; jj < 8; ++jj) {
-          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
-        }
-      }
+    if (vec) {
+      kiln_cp_async16(d, p);
+    } else {
+      for (int e = 0; e < 4; ++e) d[e] = p[e * step];
     }
-    __syncthreads();
   }
+}
+template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_a(const float* As, int m, int k) {
+  return AK ? As[kiln_tf32_kmajor(m, k)] : As[kiln_tf32_mnmajor(k, m)];
+}
+template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_b(const float* Bs, int n, int k) {
+  return BK ? Bs[kiln_tf32_kmajor(n, k)] : Bs[kiln_tf32_mnmajor(k, n)];
+}
+// C(row, col) += sum over k < 16 * ksteps of A(row, k) * B(k, col) in TF32,
+// A(row, k) = A[row * ar + k * ak], B(k, col) = B[col * bc + k * bk], into
+// each thread's 8x8 block cl, as kiln_gemm_tc.
+template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
+    float* cl, const float* A, long long ar, long long ak, const float* B, long long bc,
+    long long bk, int ksteps) {
+  __shared__ __align__(16) float kiln_tf32_smem[3 * 4096];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const int g = lane >> 2, t = lane & 3;
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   ((AK ? ar : ak) & 3) == 0 && ((BK ? bc : bk) & 3) == 0;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) {
+      kiln_tf32_load<AK>(kiln_tf32_smem + s * 4096, A, ar, ak, s * 16, vec, tid);
+      kiln_tf32_load<BK>(kiln_tf32_smem + s * 4096 + 2048, B, bc, bk, s * 16, vec, tid);
+    }
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();
+    __syncthreads();
+    if (kt + 2 < ksteps) {
+      float* s = kiln_tf32_smem + ((kt + 2) % 3) * 4096;
+      kiln_tf32_load<AK>(s, A, ar, ak, (kt + 2) * 16, vec, tid);
+      kiln_tf32_load<BK>(s + 2048, B, bc, bk, (kt + 2) * 16, vec, tid);
+    }
+    kiln_cp_async_commit();
+    const float* As = kiln_tf32_smem + (kt % 3) * 4096;
+    const float* Bs = As + 2048;
+    for (int kk = 0; kk < 16; kk += 8) {
+      unsigned a[4][4], b[4][2];
+      for (int mt = 0; mt < 4; ++mt) {
+        const int m = wm * 64 + mt * 16 + g;
+        a[mt][0] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t));
+        a[mt][1] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t));
+        a[mt][2] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t + 4));
+        a[mt][3] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t + 4));
+      }
+      for (int nt = 0; nt < 4; ++nt) {
+        const int n = wn * 32 + nt * 8 + g;
+        b[nt][0] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t));
+        b[nt][1] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t + 4));
+      }
+      for (int mt = 0; mt < 4; ++mt) {
+        for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k8_tf32(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
+      }
+    }
+  }
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  kiln_tc_store(acc, cl, kiln_tf32_smem, lane, wm, wn);
 }
 )KILN_TC" + WgmmaPrelude());
   return *kText;

@@ -64,6 +64,12 @@
 // around the step's MMAs. Host builds decode the descriptors
 // (tests/cuda/emulate_host.h).
 //
+// With TensorCoreOptions::tf32 (a target with -tf32), float32 GEMMs in the
+// 128x128 template become kiln.gemm_tf32, printed as
+// kiln_gemm_tf32<a_k == 1, b_k == 1>(...): the same warps, stages and
+// epilogue on 128x16 float tiles, mma.sync m16n8k8 .tf32 with fragments
+// rounded by cvt.rna.tf32.f32 from plain 32-bit shared loads.
+//
 // Only the 64x64 form's exact shape is rewritten: a 16x16x1 launch; the triple loop the
 // only statement of its kind in a serial loop (ko) inside the thread nests
 // and no `if`; extents 16, 4, 4; float32 accumulation into a "local" buffer
@@ -106,9 +112,23 @@ inline constexpr int64_t kGemmTcSharedBytes = 3 * 2 * 128 * 32 * 2;
 inline constexpr char kGemmWgF16[] = "kiln.gemm_wg_f16";
 inline constexpr char kGemmWgBF16[] = "kiln.gemm_wg_bf16";
 
-// `wgmma`: the 128x128 template's k-major GEMMs become kGemmWg* calls
-// (compute_90a only), the others kGemmTc*.
-absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f, bool wgmma = false);
+// The TF32 form of the 128x128 template (float32 A and B, a target with
+// -tf32): (cl, A, a_base, a_row_stride, a_k_stride, B, b_base, b_col_stride,
+// b_k_stride, k / 16), printed as kiln_gemm_tf32<a_k_stride == 1,
+// b_k_stride == 1>(cl, A + a_base, ..., k / 16). Its shared memory is
+// kiln_gemm_tc's (three stages of two 128x16 float tiles).
+inline constexpr char kGemmTf32[] = "kiln.gemm_tf32";
+
+struct TensorCoreOptions {
+  // The 128x128 template's k-major 16-bit GEMMs become kGemmWg* calls
+  // (compute_90a only), the others kGemmTc*.
+  bool wgmma = false;
+  // Float32 GEMMs in the template become kGemmTf32 calls (else they keep the
+  // loop the schedule left, a slow scalar product).
+  bool tf32 = false;
+};
+absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f,
+                                                  const TensorCoreOptions& options = {});
 
 // The device functions the rewrite's calls name (part of CudaPrelude()).
 const std::string& TensorCorePrelude();

@@ -49,6 +49,9 @@ struct GpuTarget {
   int max_threads_per_block = 1024;
   int warp_size = 32;
   int shared_memory_per_block = 48 * 1024;  // bytes, without opting in to more
+  // float32 GEMMs on tensor cores with TF32 inputs (10-bit mantissas; float32
+  // accumulation): opted in by `cuda ... -tf32`.
+  bool tf32 = false;
 
   // "sm_80, 256 threads per block"
   std::string ToString() const;

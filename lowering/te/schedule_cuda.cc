@@ -201,7 +201,8 @@ std::vector<SharedInput> SharedInputs(const Schedule& s, const Stage& r) {
 }
 
 // The tensor-core template (codegen_cuda/tensor_core.h, kiln_gemm_tc): a
-// GEMM reduction of float16 or bfloat16 A and B read at plain indices (both
+// GEMM reduction of float16 or bfloat16 A and B (float32 too when the target
+// opts in to TF32: kiln_gemm_tf32) read at plain indices (both
 // qualify for SharedInputs), float32 accumulation, the output's last two
 // extents multiples of 128 and the reduction's of 32. Its output is tiled
 // 128x128 per block of 16x16 threads, 8x8 outputs each (TileGemm with
@@ -214,7 +215,7 @@ constexpr int64_t kTcReg = 8;
 constexpr int64_t kTcTile = kTcReg * kGemmThreads;
 constexpr int64_t kTcK = 32;
 
-bool TensorCoreGemm(const Schedule& s, const Stage& r, const Stage& out) {
+bool TensorCoreGemm(const Schedule& s, const Stage& r, const Stage& out, bool tf32) {
   const size_t n = out.op->axis.size();
   for (size_t d = n - 2; d < n; ++d) {
     int64_t e = 0;
@@ -230,7 +231,8 @@ bool TensorCoreGemm(const Schedule& s, const Stage& r, const Stage& out) {
   const DataType t = ins[0].dtype();
   const bool half = (t.code() == DTypeCode::kFloat || t.code() == DTypeCode::kBFloat) &&
                     t.bits() == 16 && t.lanes() == 1;
-  return half && ins[1].dtype() == t && SharedInputs(s, r).size() == 2;
+  return (half || (tf32 && t == DataType::Float(32))) && ins[1].dtype() == t &&
+         SharedInputs(s, r).size() == 2;
 }
 
 // Stages the GEMM reduction `r`'s inputs through shared memory (TVM's
@@ -641,7 +643,7 @@ absl::Status StageConv(Schedule& s, Stage* conv, const ConvPlan& p) {
 }  // namespace
 
 absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs,
-                                 int max_threads) {
+                                 int max_threads, bool tf32) {
   if (max_threads < kWarp || max_threads > 1024 || max_threads % kWarp != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ScheduleDefaultCuda: max_threads must be a multiple of 32 in [32, 1024], got ",
@@ -710,7 +712,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
           continue;
         }
         gemm = true;
-        tc = TensorCoreGemm(s, *r, *out);
+        tc = TensorCoreGemm(s, *r, *out, tf32);
       }
     }
     if (gemm) {

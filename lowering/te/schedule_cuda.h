@@ -91,9 +91,10 @@
 namespace kiln::te {
 
 // `max_threads` is the block size (threads per block), a multiple of 32 in
-// [32, 1024].
+// [32, 1024]. `tf32`: float32 GEMMs of 128x128x32 multiples take the
+// tensor-core template too (their inputs rounded to TF32 there).
 absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs,
-                                 int max_threads = 256);
+                                 int max_threads = 256, bool tf32 = false);
 
 }  // namespace kiln::te
 

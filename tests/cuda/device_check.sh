@@ -20,7 +20,7 @@
 #      runtime API, every output against the interpreter's;
 #   4. device_run bench: each case's time on cuda:0, and dense 4096^3 fp16 in
 #      TFLOP/s (the issue's GEMM target; its tile products on tensor cores);
-#   5. the references in the same run: PyTorch's fp16 4096^3 matmul (cuBLAS)
+#   5. the references in the same run: PyTorch's fp16 and TF32 4096^3 matmuls (cuBLAS)
 #      and, when torchvision is there, ResNet-50 latency at batch 1.
 #   6. the figure: dense 4096^3 fp16 as a share of cuBLAS's (step 5) and of
 #      the tensor-core peak.
@@ -79,7 +79,7 @@ for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
   [[ -f "$dir/expected_0.npy" ]] || continue
   tol="1e-3 1e-4"
-  [[ "$name" == *fp16* ]] && tol="2e-2 2e-2"
+  [[ "$name" == *fp16* || "$name" == *tf32* ]] && tol="2e-2 2e-2"
   timeout 120 "$carry/device_run" check "$dir" cuda:0 $tol > "$OUT/check_$name.log" 2>&1
   rc=$?
   tee -a "$summary" < "$OUT/check_$name.log"
@@ -89,7 +89,7 @@ done
 say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs of 128x128x32 multiples in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma m64n128k16), other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
-  if [[ "$name" == dense_4096_fp16* ]]; then
+  if [[ "$name" == dense_4096_* ]]; then
     timeout 180 "$carry/device_run" bench "$dir" cuda:0 5 137438953472 >> "$summary" 2>&1 ||
       say "$name: bench failed or timed out"
   else
@@ -121,6 +121,18 @@ for _ in range(5):
     best = min(best, (time.perf_counter() - t0) / 20)
 print(f"{torch.cuda.get_device_name()}: torch {torch.__version__}, fp16 {n}^3 matmul "
       f"{best * 1e3:.3f} ms, {2 * n ** 3 / best / 1e12:.1f} TFLOP/s (best of 5 x 20)")
+torch.backends.cuda.matmul.allow_tf32 = True
+a32, b32 = a.float(), b.float()
+for _ in range(5): a32 @ b32
+torch.cuda.synchronize()
+best = 1e9
+for _ in range(5):
+    t0 = time.perf_counter()
+    for _ in range(10): a32 @ b32
+    torch.cuda.synchronize()
+    best = min(best, (time.perf_counter() - t0) / 10)
+print(f"torch fp32 (TF32 allowed) {n}^3 matmul {best * 1e3:.3f} ms, "
+      f"{2 * n ** 3 / best / 1e12:.1f} TFLOP/s (best of 5 x 10)")
 try:
     import torchvision
     m = torchvision.models.resnet50().eval().cuda()
@@ -152,5 +164,10 @@ for case in dense_4096_fp16 dense_4096_fp16_sm90a; do
     say "no kiln figure for $case (the bench failed or did not run)"
   fi
 done
+tf_kiln="$(grep -o "dense_4096_fp32_tf32/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+tf_torch="$(grep -o 'TF32 allowed) 4096^3 matmul .* ms, [0-9.]* TFLOP/s' "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+if [[ -n "$tf_kiln" && -n "$tf_torch" ]]; then
+  say "kiln dense_4096_fp32_tf32: $tf_kiln TFLOP/s; cuBLAS TF32 (torch): $tf_torch TFLOP/s; kiln/cuBLAS $(awk -v k="$tf_kiln" -v t="$tf_torch" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
+fi
 say "exit $status"
 exit $status

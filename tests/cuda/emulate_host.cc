@@ -245,6 +245,42 @@ inline void kiln_emu_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b
   }
   Wait(kWarp);
 }
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: A's a0..a3 at (row
+// groupID (+8 for a1, a3), column t (+4 for a2, a3)), B's b0, b1 at (row t
+// (+4 for b1), column groupID), d as m16n8k16's. The hardware reads only a
+// TF32 register's upper 19 bits (sign, exponent, 10 mantissa bits): the low
+// 13 are dropped here too.
+inline void kiln_emu_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
+  using namespace kiln_emu;
+  const unsigned lane = Lane(), base = cur - lane;
+  if (base + 32 > nthreads) Fail("an mma.sync needs a full warp");
+  Fiber& me = fibers[cur];
+  memcpy(me.payload, a, 16);
+  memcpy(me.payload + 4, b, 8);
+  me.mask = 0xffffffffu;
+  Wait(kWarp);
+  auto tf32 = [](unsigned u) {
+    u &= 0xffffe000u;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  };
+  float A[16][8], B[8][8];
+  for (unsigned l = 0; l < 32; ++l) {
+    const unsigned* p = fibers[base + l].payload;
+    const unsigned g = l >> 2, t = l & 3u;
+    for (unsigned e = 0; e < 4; ++e) A[g + ((e & 1) ? 8 : 0)][t + ((e & 2) ? 4 : 0)] = tf32(p[e]);
+    for (unsigned e = 0; e < 2; ++e) B[t + (e ? 4 : 0)][g] = tf32(p[4 + e]);
+  }
+  const unsigned g = lane >> 2, t = lane & 3u;
+  for (unsigned i = 0; i < 4; ++i) {
+    const unsigned row = g + (i >= 2 ? 8 : 0), col = t * 2 + (i & 1);
+    float s = 0.0f;
+    for (unsigned k = 0; k < 8; ++k) s += A[row][k] * B[k][col];
+    d[i] += s;
+  }
+  Wait(kWarp);
+}
 // ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16: lane l gives the
 // address of row l%8 of matrix l/8 (8 consecutive 16-bit words); lane l
 // receives in r[j] the words (l/4, 2(l%4)) and (l/4, 2(l%4)+1) of matrix j,

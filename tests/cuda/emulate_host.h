@@ -26,6 +26,8 @@
 //     meets the warp's 32 lanes: each publishes its fragment registers, and
 //     computes its own four outputs from the whole warp's A and B, with the
 //     PTX ISA's fragment layouts;
+//   - `mma.sync` m16n8k8 .tf32 (kiln_emu_mma_m16n8k8_tf32) likewise, each
+//     register's low 13 bits dropped as the hardware does;
 //   - `ldmatrix.x4` (and `.trans`, the prelude's kiln_ldmatrix_x4 calls
 //     kiln_emu_ldmatrix_x4 on the host) likewise: the lanes publish their
 //     row addresses, and each reads its words from the others' rows;

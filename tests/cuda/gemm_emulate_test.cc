@@ -78,6 +78,7 @@ void Check(const std::string& text, Expect want) {
     EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
     EXPECT_EQ(k.shared_bytes, codegen_cuda::kGemmTcSharedBytes);
     const bool wg = absl::StartsWith(want.tc, "kiln_gemm_wg<");
+    const bool tf32 = absl::StartsWith(want.tc, "kiln_gemm_tf32<");
     std::vector<const char*> instructions = {
         "cp.async.cg.shared.global", "cp.async.wait_group", "ldmatrix.sync.aligned.m8n8.x4",
         "mma.sync.aligned.m16n8k16.row.col.f32."};
@@ -92,9 +93,16 @@ void Check(const std::string& text, Expect want) {
       EXPECT_NE(c->cuda.ptx.find(".target sm_90a"), std::string::npos);
       EXPECT_EQ(c->cuda.ptx.find("mma.sync.aligned"), std::string::npos);
     }
+    if (tf32) {
+      instructions = {"cp.async.cg.shared.global", "cp.async.wait_group", "cvt.rna.tf32.f32",
+                      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"};
+    }
     if (!c->cuda.ptx.empty()) {
       for (const char* i : instructions) EXPECT_NE(c->cuda.ptx.find(i), std::string::npos) << i;
       if (!wg) CheckSm80(c->cuda.source, instructions);
+      if (tf32) {
+        EXPECT_EQ(c->cuda.ptx.find("ldmatrix"), std::string::npos);
+      }
     }
   } else {
     // The thread's 4x4 block of the reduction in registers ("local"), A's and
@@ -248,6 +256,31 @@ TEST(GemmEmulateTest, BatchMatmulFloat16WarpgroupMma) {
 TEST(GemmEmulateTest, MatmulFloat16OnSm90aKeepsMmaSync) {
   Check(Matmul(128, 256, 64, "float16"),
         {2, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, false>(", "cuda -arch=sm_90a"});
+}
+
+// Float32 GEMMs on tensor cores only when the target opts in (-tf32): their
+// inputs rounded to TF32, so the tolerance is TF32's (10-bit mantissas).
+TEST(GemmEmulateTest, DenseFloat32Tf32) {
+  Check(Dense(128, 256, 96, "float32", false),
+        {2, 1, 1, 1e-2, nullptr, "kiln_gemm_tf32<true, true>(", "cuda -arch=sm_90 -tf32"});
+}
+TEST(GemmEmulateTest, DenseBiasReluFloat32Tf32) {
+  Check(Dense(256, 128, 64, "float32", true),
+        {1, 2, 1, 1e-2, nullptr, "kiln_gemm_tf32<true, true>(", "cuda -arch=sm_80 -tf32"});
+}
+TEST(GemmEmulateTest, MatmulFloat32Tf32) {
+  Check(Matmul(128, 128, 64), {1, 1, 1, 1e-2, nullptr, "kiln_gemm_tf32<true, false>(", "cuda -arch=sm_90 -tf32"});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat32Tf32) {
+  Check(BatchMatmul(2, 128, 128, 32),
+        {1, 1, 2, 1e-2, nullptr, "kiln_gemm_tf32<true, true>(", "cuda -arch=sm_90 -tf32"});
+}
+
+TEST(GemmEmulateTest, MatmulFloat32TransposedATf32) {
+  Check(absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(64, 128), float32], "
+                     "%b: Tensor[(64, 128), float32]) {\n  nn.matmul(%a, %b, transpose_a=true)"
+                     "\n}\n"),
+        {1, 1, 1, 1e-2, nullptr, "kiln_gemm_tf32<false, false>(", "cuda -arch=sm_90 -tf32"});
 }
 
 }  // namespace

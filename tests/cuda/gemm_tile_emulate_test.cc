@@ -54,18 +54,34 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
 }
 )";
 
+// The TF32 form (kiln_gemm_tf32: float32 operands, steps of 16).
+const char kKernelTf32[] = R"(
+extern "C" __global__ void NAME(const float* A, const float* B, float* C,
+                                long long ar, long long ak, long long bc, long long bk, int steps) {
+  float cl[64];
+  for (int i = 0; i < 64; ++i) cl[i] = 1.0f;
+  kiln_gemm_tf32<AK, BK>(cl, A, ar, ak, B, bc, bk, steps);
+  for (int ii = 0; ii < 8; ++ii) {
+    for (int jj = 0; jj < 8; ++jj) C[(threadIdx.y * 8 + ii) * 128 + threadIdx.x * 8 + jj] = cl[ii * 8 + jj];
+  }
+}
+)";
+
 struct Variant {
   const char* name;
   bool bf, ak, bk;
   bool wg = false;
+  bool f32 = false;
 };
 constexpr Variant kVariants[] = {
     {"tc_f16_kk", false, true, true},  {"tc_f16_kn", false, true, false},
     {"tc_f16_mk", false, false, true}, {"tc_f16_mn", false, false, false},
     {"tc_bf16_kk", true, true, true},  {"wg_f16", false, true, true, true},
     {"wg_bf16", true, true, true, true},
+    {"tf32_kk", false, true, true, false, true},   {"tf32_kn", false, true, false, false, true},
+    {"tf32_mk", false, false, true, false, true},  {"tf32_mn", false, false, false, false, true},
 };
-constexpr size_t kWgF16 = 5, kWgBF16 = 6;
+constexpr size_t kWgF16 = 5, kWgBF16 = 6, kTf32 = 7;
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
@@ -75,9 +91,10 @@ std::unique_ptr<HostKernels>& Kernels() {
     std::vector<HostKernel> ks;
     for (const Variant& v : kVariants) {
       src += absl::StrReplaceAll(
-          v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}});
+          v.f32 ? kKernelTf32 : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}});
       ks.push_back({v.name,
-                    {"const unsigned short*", "const unsigned short*", "float*", "long long",
+                    {v.f32 ? "const float*" : "const unsigned short*",
+                     v.f32 ? "const float*" : "const unsigned short*", "float*", "long long",
                      "long long", "long long", "long long", "int"},
                     {1, 1, 1},
                     {16, 16, 1}});
@@ -112,7 +129,7 @@ void RunTile(size_t vi, int steps, int pad, int shift) {
   std::unique_ptr<HostKernels>& h = Kernels();
   if (h == nullptr) GTEST_SKIP() << "g++ is not available to build the emulated kernels";
   const Variant& v = kVariants[vi];
-  const int K = 32 * steps;
+  const int K = (v.f32 ? 16 : 32) * steps;
   // A(r, k) = A[r * ar + k * ak]; B(k, c) = B[c * bc + k * bk].
   const long long ar = v.ak ? K + pad : 1, ak = v.ak ? 1 : 128 + pad;
   const long long bc = v.bk ? K + pad : 1, bk = v.bk ? 1 : 128 + pad;
@@ -126,22 +143,27 @@ void RunTile(size_t vi, int steps, int pad, int shift) {
     }
   }
   alignas(16) static unsigned short abuf[1 << 20], bbuf[1 << 20];
+  alignas(16) static float afbuf[1 << 20], bfbuf[1 << 20];
   ASSERT_LE(a_len, sizeof abuf / 2);
   ASSERT_LE(b_len, sizeof bbuf / 2);
   std::fill(abuf, abuf + a_len, Bits(1000.0f, v.bf));  // padding: never read
   std::fill(bbuf, bbuf + b_len, Bits(1000.0f, v.bf));
+  std::fill(afbuf, afbuf + a_len, 1000.0f);
+  std::fill(bfbuf, bfbuf + b_len, 1000.0f);
   for (int r = 0; r < 128; ++r) {
     for (int k = 0; k < K; ++k) {
       abuf[shift + r * ar + k * ak] = Bits(a[r * K + k], v.bf);
       bbuf[shift + r * bc + k * bk] = Bits(b[r * K + k], v.bf);
+      afbuf[shift + r * ar + k * ak] = a[r * K + k];
+      bfbuf[shift + r * bc + k * bk] = b[r * K + k];
     }
   }
   std::vector<float> c(128 * 128, -1.0f);
-  const unsigned short* ap = abuf + shift;
-  const unsigned short* bp = bbuf + shift;
+  void* ap = v.f32 ? static_cast<void*>(afbuf + shift) : static_cast<void*>(abuf + shift);
+  void* bp = v.f32 ? static_cast<void*>(bfbuf + shift) : static_cast<void*>(bbuf + shift);
   long long s[4] = {ar, ak, bc, bk};
   int st = steps;
-  void* args[] = {const_cast<unsigned short*>(ap), const_cast<unsigned short*>(bp), c.data(),
+  void* args[] = {ap, bp, c.data(),
                   &s[0], &s[1], &s[2], &s[3], &st};
   absl::Status launched = h->Launch(vi, args);
   ASSERT_TRUE(launched.ok()) << launched;
@@ -180,6 +202,17 @@ TEST(GemmTileEmulateTest, PaddedStrides) {
 TEST(GemmTileEmulateTest, UnalignedFallsBackToWordCopies) {
   for (size_t vi = 0; vi < 4; ++vi) {
     RunTile(vi, 3, 4, 0);
+    RunTile(vi, 2, 0, 1);
+  }
+}
+
+// kiln_gemm_tf32: every layout over 1, 2, 3 and 5 steps of 16, padded strides
+// and the word-by-word copies (small integers are exact in TF32).
+TEST(GemmTileEmulateTest, Tf32Form) {
+  for (size_t vi = kTf32; vi < kTf32 + 4; ++vi) {
+    for (int steps : {1, 2, 3, 5}) RunTile(vi, steps, 0, 0);
+    RunTile(vi, 2, 4, 0);
+    RunTile(vi, 3, 2, 0);
     RunTile(vi, 2, 0, 1);
   }
 }

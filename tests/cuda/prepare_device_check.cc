@@ -14,7 +14,8 @@
 // BERT-style blocks), a small dense in float32 and float16 (checked), and
 // dense 4096^3 in float16 (timed only: the GEMM target); the float16
 // dense cases also compiled for "cuda -arch=sm_90a" (`_sm90a`: their GEMM
-// tile on Hopper's wgmma instead of mma.sync).
+// tile on Hopper's wgmma instead of mma.sync), and dense in float32 for
+// "cuda -arch=sm_90 -tf32" (`_tf32`: on tensor cores in TF32).
 #include <sys/stat.h>
 
 #include <cmath>
@@ -134,7 +135,7 @@ int Main(int argc, char** argv) {
   struct Case {
     std::string name, text;
     bool check;
-    bool sm90a = false;  // for a cuda target: "cuda -arch=sm_90a" (Hopper's wgmma)
+    const char* cuda_target = nullptr;  // for a cuda target: this one instead
   };
   std::vector<Case> cases = {
       {"resnet_block", ReadFile(examples + "/resnet_block.kir"), true},
@@ -143,15 +144,18 @@ int Main(int argc, char** argv) {
       {"dense_256_fp32", Dense(256, 256, 256, "float32"), true},
       {"dense_256_fp16", Dense(256, 256, 256, "float16"), true},
       {"dense_4096_fp16", Dense(4096, 4096, 4096, "float16"), false},
-      {"dense_256_fp16_sm90a", Dense(256, 256, 256, "float16"), true, true},
-      {"dense_4096_fp16_sm90a", Dense(4096, 4096, 4096, "float16"), false, true},
+      {"dense_256_fp16_sm90a", Dense(256, 256, 256, "float16"), true, "cuda -arch=sm_90a"},
+      {"dense_4096_fp16_sm90a", Dense(4096, 4096, 4096, "float16"), false, "cuda -arch=sm_90a"},
+      {"dense_256_fp32_tf32", Dense(256, 256, 256, "float32"), true, "cuda -arch=sm_90 -tf32"},
+      {"dense_4096_fp32_tf32", Dense(4096, 4096, 4096, "float32"), false,
+       "cuda -arch=sm_90 -tf32"},
   };
   int failed = 0;
   for (const Case& c : cases) {
     if (!only.empty() && only.find(absl::StrCat(",", c.name, ",")) == std::string::npos) continue;
     const bool cuda = target.rfind("cuda", 0) == 0;
-    absl::Status st =
-        Prepare(out, c.name, c.text, c.check, c.sm90a && cuda ? "cuda -arch=sm_90a" : target);
+    absl::Status st = Prepare(out, c.name, c.text, c.check,
+                              c.cuda_target != nullptr && cuda ? c.cuda_target : target);
     if (!st.ok()) {
       std::fprintf(stderr, "%s: %s\n", c.name.c_str(), std::string(st.message()).c_str());
       failed = 1;
