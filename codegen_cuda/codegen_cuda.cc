@@ -689,6 +689,16 @@ class Emitter {
     return absl::OkStatus();
   }
 
+  // A call's arguments as C expressions.
+  absl::StatusOr<std::vector<std::string>> Args(const PrimExpr& call) {
+    std::vector<std::string> a;
+    for (const PrimExpr& e : call->args) {
+      KILN_ASSIGN_OR_RETURN(std::string v, Expr(e));
+      a.push_back(std::move(v));
+    }
+    return a;
+  }
+
   // kiln_gemm_tc<bf16, a_k_stride == 1, b_k_stride == 1>(cl, A + a_base,
   // a_row_stride, a_k_stride, B + b_base, b_col_stride, b_k_stride, steps);
   // kiln_gemm_tf32<a_k_stride == 1, b_k_stride == 1>(...) likewise.
@@ -699,11 +709,7 @@ class Emitter {
       return absl::InvalidArgumentError(
           absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
     }
-    std::vector<std::string> a;
-    for (const PrimExpr& e : call->args) {
-      KILN_ASSIGN_OR_RETURN(std::string v, Expr(e));
-      a.push_back(std::move(v));
-    }
+    KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
     const std::string bf =
         call->name == kGemmTf32 ? "" : (call->name == kGemmTcBF16 ? "true, " : "false, ");
     Line(absl::StrCat(call->name == kGemmTf32 ? "kiln_gemm_tf32<" : "kiln_gemm_tc<", bf,
@@ -722,11 +728,7 @@ class Emitter {
       return absl::InvalidArgumentError(
           absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
     }
-    std::vector<std::string> a;
-    for (const PrimExpr& e : call->args) {
-      KILN_ASSIGN_OR_RETURN(std::string v, Expr(e));
-      a.push_back(std::move(v));
-    }
+    KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
     Line(absl::StrCat("kiln_gemm_wg<", call->name == kGemmWgBF16 ? "true" : "false", ">(", a[0],
                       ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], " + (", a[5], "), ", a[6],
                       ", ", a[7], ");"));

@@ -751,33 +751,42 @@ __device__ __forceinline__ int kiln_tc_kmajor(int r, int k) {
 __device__ __forceinline__ int kiln_tc_mnmajor(int k, int r) {
   return k * 128 + (((r >> 3) ^ (k & 7)) << 3) + (r & 7);
 }
-// The block's copy of one operand's 128 x 32 slice at k0 (element (r, k) at
-// g[r * rs + k * ks]): 512 chunks, two per thread, consecutive threads
-// consecutive chunks of a row. `vec`: 16-byte cp.async copies (aligned
-// pointer and strides); else word by word.
-template <bool K> __device__ __forceinline__ void kiln_tc_load(
-    unsigned short* s, const unsigned short* g, long long rs, long long ks, int k0, bool vec,
-    unsigned tid) {
+// The block's copy of one operand's slice at k0 (element (r, k) at
+// g[r * rs + k * ks]) into a stage tile: 128 rows x 32 k of 16-bit words or
+// 128 x 16 of floats (TF32), 512 chunks of 16 bytes either way, two per
+// thread, consecutive threads consecutive chunks of a row. `vec`: 16-byte
+// cp.async copies (aligned pointer and strides); else word by word.
+__device__ __forceinline__ int kiln_tile_kmajor(const unsigned short*, int r, int k) {
+  return kiln_tc_kmajor(r, k);
+}
+__device__ __forceinline__ int kiln_tile_mnmajor(const unsigned short*, int k, int r) {
+  return kiln_tc_mnmajor(k, r);
+}
+__device__ __forceinline__ int kiln_tile_kmajor(const float*, int r, int k);
+__device__ __forceinline__ int kiln_tile_mnmajor(const float*, int k, int r);
+template <bool K, typename T> __device__ __forceinline__ void kiln_tc_load(
+    T* s, const T* g, long long rs, long long ks, int k0, bool vec, unsigned tid) {
+  constexpr int E = 16 / (int)sizeof(T), R = 128 / E;  // elements per chunk, chunks per mn row
   for (unsigned i = 0; i < 2; ++i) {
     const int q = (int)(tid + 256u * i);
-    unsigned short* d;
-    const unsigned short* p;
+    T* d;
+    const T* p;
     long long step;
     if (K) {
-      const int r = q >> 2, c = (q & 3) << 3;
-      d = s + kiln_tc_kmajor(r, c);
+      const int r = q >> 2, c = (q & 3) * E;
+      d = s + kiln_tile_kmajor(s, r, c);
       p = g + r * rs + (long long)(k0 + c) * ks;
       step = ks;
     } else {
-      const int k = q >> 4, c = (q & 15) << 3;
-      d = s + kiln_tc_mnmajor(k, c);
+      const int k = q / R, c = (q % R) * E;
+      d = s + kiln_tile_mnmajor(s, k, c);
       p = g + (long long)c * rs + (long long)(k0 + k) * ks;
       step = rs;
     }
     if (vec) {
       kiln_cp_async16(d, p);
     } else {
-      for (int e = 0; e < 8; ++e) d[e] = p[e * step];
+      for (int e = 0; e < E; ++e) d[e] = p[e * step];
     }
   }
 }
@@ -929,32 +938,11 @@ __device__ __forceinline__ int kiln_tf32_kmajor(int r, int k) {
 __device__ __forceinline__ int kiln_tf32_mnmajor(int k, int r) {
   return k * 128 + (((r >> 2) ^ ((k & 3) << 1)) << 2) + (r & 3);
 }
-// One operand's 128 x 16 slice at k0 (element (r, k) at g[r * rs + k * ks]):
-// 512 chunks of 4 floats, two per thread.
-template <bool K> __device__ __forceinline__ void kiln_tf32_load(
-    float* s, const float* g, long long rs, long long ks, int k0, bool vec, unsigned tid) {
-  for (unsigned i = 0; i < 2; ++i) {
-    const int q = (int)(tid + 256u * i);
-    float* d;
-    const float* p;
-    long long step;
-    if (K) {
-      const int r = q >> 2, c = (q & 3) << 2;
-      d = s + kiln_tf32_kmajor(r, c);
-      p = g + r * rs + (long long)(k0 + c) * ks;
-      step = ks;
-    } else {
-      const int k = q >> 5, c = (q & 31) << 2;
-      d = s + kiln_tf32_mnmajor(k, c);
-      p = g + (long long)c * rs + (long long)(k0 + k) * ks;
-      step = rs;
-    }
-    if (vec) {
-      kiln_cp_async16(d, p);
-    } else {
-      for (int e = 0; e < 4; ++e) d[e] = p[e * step];
-    }
-  }
+__device__ __forceinline__ int kiln_tile_kmajor(const float*, int r, int k) {
+  return kiln_tf32_kmajor(r, k);
+}
+__device__ __forceinline__ int kiln_tile_mnmajor(const float*, int k, int r) {
+  return kiln_tf32_mnmajor(k, r);
 }
 template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_a(const float* As, int m, int k) {
   return AK ? As[kiln_tf32_kmajor(m, k)] : As[kiln_tf32_mnmajor(k, m)];
@@ -978,8 +966,8 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
   for (int s = 0; s < 2; ++s) {
     if (s < ksteps) {
-      kiln_tf32_load<AK>(kiln_tf32_smem + s * 4096, A, ar, ak, s * 16, vec, tid);
-      kiln_tf32_load<BK>(kiln_tf32_smem + s * 4096 + 2048, B, bc, bk, s * 16, vec, tid);
+      kiln_tc_load<AK>(kiln_tf32_smem + s * 4096, A, ar, ak, s * 16, vec, tid);
+      kiln_tc_load<BK>(kiln_tf32_smem + s * 4096 + 2048, B, bc, bk, s * 16, vec, tid);
     }
     kiln_cp_async_commit();
   }
@@ -988,8 +976,8 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
     __syncthreads();
     if (kt + 2 < ksteps) {
       float* s = kiln_tf32_smem + ((kt + 2) % 3) * 4096;
-      kiln_tf32_load<AK>(s, A, ar, ak, (kt + 2) * 16, vec, tid);
-      kiln_tf32_load<BK>(s + 2048, B, bc, bk, (kt + 2) * 16, vec, tid);
+      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 16, vec, tid);
+      kiln_tc_load<BK>(s + 2048, B, bc, bk, (kt + 2) * 16, vec, tid);
     }
     kiln_cp_async_commit();
     const float* As = kiln_tf32_smem + (kt % 3) * 4096;
