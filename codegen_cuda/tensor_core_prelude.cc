@@ -1,0 +1,567 @@
+// File: codegen_cuda/tensor_core_prelude.cc — the device functions the
+// tensor-core rewrite's calls name (codegen_cuda/tensor_core.h): mma.sync
+// tiles, the pipelined 128x128 tile (16-bit and TF32), Hopper's wgmma tile.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "codegen_cuda/tensor_core.h"
+
+namespace kiln::codegen_cuda {
+
+namespace {
+
+// The warpgroup MMA wrapper: 64 float32 accumulators as "+f" operands (the
+// instruction names them all), the two descriptors, scale-d true.
+std::string WgmmaAsm(const char* type) {
+  std::string regs, outs;
+  for (int i = 0; i < 64; ++i) {
+    absl::StrAppend(&regs, i ? ", " : "", "%", i);
+    absl::StrAppend(&outs, i ? ", " : "", "\"+f\"(d[", i, "])");
+  }
+  return absl::StrCat(
+      "    asm volatile(\"{ .reg .pred p; setp.ne.b32 p, 1, 0; "
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.", type, ".", type, " {", regs,
+      "}, %64, %65, p, 1, 1, 0, 0; }\"\n                 : ", outs,
+      "\n                 : \"l\"(da), \"l\"(db));\n");
+}
+
+std::string WgmmaPrelude() {
+  return absl::StrCat(R"KILN_WG(// Hopper's warpgroup MMA (kiln_gemm_wg, codegen_cuda/tensor_core.h; compute_90a
+// only): wgmma.mma_async m64n128k16, A and B read by the tensor cores from
+// shared memory through matrix descriptors, float32 accumulators in the
+// registers of the warpgroup's 128 threads. Host builds run it on the
+// emulator (tests/cuda/emulate_host.h), which reads the operands through the
+// same descriptors.
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// A descriptor of an operand tile in the unswizzled canonical k-major layout:
+// core matrices of 8 rows x 8 16-bit k (16 bytes a row, 128 bytes each), the
+// next 8 of k 128 bytes on (leading byte offset), the next 8 rows 512 bytes
+// on (stride byte offset): a 128 x 32 tile of 8 KiB. `addr`: its shared-
+// memory byte address.
+__device__ __forceinline__ unsigned long long kiln_wg_desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(128 >> 4) << 16) |
+         ((unsigned long long)(512 >> 4) << 32);
+}
+__device__ __forceinline__ int kiln_wg_index(int r, int k) {
+  return (r >> 3) * 256 + (k >> 3) * 64 + (r & 7) * 8 + (k & 7);
+}
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned kiln_wg_addr(const unsigned short* base, const unsigned short* p) {
+  (void)base;
+  return kiln_smem_addr(p);
+}
+template <bool BF> __device__ __forceinline__ void kiln_wgmma_m64n128k16(
+    float* d, unsigned long long da, unsigned long long db, const unsigned short* base) {
+  (void)base;
+  if (BF) {
+)KILN_WG",
+                      WgmmaAsm("bf16"), "  } else {\n", WgmmaAsm("f16"), R"KILN_WG(  }
+}
+// Keeps the compiler from moving uses of an accumulator across the
+// asynchronous MMA's issue and wait.
+__device__ __forceinline__ void kiln_wg_pin(float* d) {
+  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+}
+__device__ __forceinline__ void kiln_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void kiln_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void kiln_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// The cp.async writes (generic proxy) visible to the MMA's reads (async proxy).
+__device__ __forceinline__ void kiln_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+#else
+inline unsigned kiln_wg_addr(const unsigned short* base, const unsigned short* p) {
+  return (unsigned)((p - base) * 2);
+}
+template <bool BF> inline void kiln_wgmma_m64n128k16(float* d, unsigned long long da,
+                                                     unsigned long long db, const unsigned short* base) {
+  kiln_emu_wgmma_m64n128k16(d, da, db, base, BF);
+}
+inline void kiln_wg_pin(float*) {}
+inline void kiln_wg_fence() {}
+inline void kiln_wg_commit() {}
+inline void kiln_wg_wait() {}
+inline void kiln_fence_proxy_async() {}
+#endif
+// The block's copy of one operand's 128 x 32 slice at k0 (element (r, k) at
+// g[r * rs + k]) into the layout above: 512 chunks of 16 bytes, two per
+// thread, 8 consecutive threads the 8 rows of one core matrix (128
+// consecutive bytes of shared memory). `vec`: cp.async; else word by word.
+__device__ __forceinline__ void kiln_wg_load(unsigned short* s, const unsigned short* g, long long rs,
+                                             int k0, bool vec, unsigned tid) {
+  for (unsigned i = 0; i < 2; ++i) {
+    const int q = (int)(tid + 256u * i);
+    const int r = (q >> 5) * 8 + (q & 7), c = ((q >> 3) & 3) * 8;
+    unsigned short* d = s + kiln_wg_index(r, c);
+    const unsigned short* p = g + r * rs + k0 + c;
+    if (vec) {
+      kiln_cp_async16(d, p);
+    } else {
+      for (int e = 0; e < 8; ++e) d[e] = p[e];
+    }
+  }
+}
+// The block's 128x128 tile C(row, col) = sum over k < 32 * ksteps of
+// A[row * ar + k] * B[col * bc + k], added into each thread's 8x8 block cl
+// (rows threadIdx.y*8.., columns threadIdx.x*8..), as kiln_gemm_tc: three
+// shared stages (A's and B's 128x32 slices, 8 KiB each), the copies of step
+// kt + 2 in flight while step kt computes, one barrier per step. Warpgroup w
+// (threads 128w..) computes rows 64w.. with two m64n128k16 per step, and
+// waits for them before the next step's barrier (the stage they read is the
+// one refilled two steps later). Accumulator layout (the PTX ISA's for
+// m64nNk16): d[4j + i] of lane l of warp v of the warpgroup is row
+// 16v + l/4 (+8 for i >= 2), column 8j + 2(l%4) + (i&1).
+template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
+    float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
+    int ksteps) {
+  __shared__ __align__(128) unsigned short kiln_wg_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   (ar & 7) == 0 && (bc & 7) == 0;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) {
+      kiln_wg_load(kiln_wg_smem + s * 8192, A, ar, s * 32, vec, tid);
+      kiln_wg_load(kiln_wg_smem + s * 8192 + 4096, B, bc, s * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();   // this thread's copies of step kt have landed
+    kiln_fence_proxy_async();  // and are visible to the tensor cores
+    __syncthreads();           // everyone's; step kt - 1's stage is free
+    if (kt + 2 < ksteps) {
+      unsigned short* s = kiln_wg_smem + ((kt + 2) % 3) * 8192;
+      kiln_wg_load(s, A, ar, (kt + 2) * 32, vec, tid);
+      kiln_wg_load(s + 4096, B, bc, (kt + 2) * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+    const unsigned short* s = kiln_wg_smem + (kt % 3) * 8192;
+    const unsigned a0 = kiln_wg_addr(kiln_wg_smem, s) + (unsigned)wg * 4096u;
+    const unsigned b0 = kiln_wg_addr(kiln_wg_smem, s + 4096);
+    kiln_wg_pin(acc);
+    kiln_wg_fence();
+    for (unsigned h = 0; h < 2; ++h) {
+      kiln_wgmma_m64n128k16<BF>(acc, kiln_wg_desc(a0 + h * 256u), kiln_wg_desc(b0 + h * 256u),
+                                kiln_wg_smem);
+    }
+    kiln_wg_commit();
+    kiln_wg_wait();
+    kiln_wg_pin(acc);
+  }
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  float* tile = (float*)kiln_wg_smem;  // 64 rows of 128 (+4 against bank conflicts)
+  for (int p = 0; p < 2; ++p) {
+    if (wg == p) {
+      for (int j = 0; j < 16; ++j) {
+        for (int i = 0; i < 4; ++i) {
+          const int row = warp * 16 + (lane >> 2) + (i >= 2 ? 8 : 0);
+          const int col = j * 8 + (lane & 3) * 2 + (i & 1);
+          tile[row * 132 + col] = acc[j * 4 + i];
+        }
+      }
+    }
+    __syncthreads();
+    if ((int)(threadIdx.y >> 3) == p) {
+      for (int ii = 0; ii < 8; ++ii) {
+        for (int jj = 0; jj < 8; ++jj) {
+          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+#endif
+)KILN_WG");
+}
+
+}  // namespace
+
+const std::string& TensorCorePrelude() {
+  static const std::string* const kText = new std::string(
+      R"KILN_TC(// Tensor cores (codegen_cuda/tensor_core.h): mma.sync m16n8k16 with float32
+// accumulation; the fragment layouts of the PTX ISA ("Matrix Fragments for
+// mma.m16n8k16 with floating point type"). Host builds run the warp's mma as
+// an exchange between its lanes (tests/cuda/emulate_host.h).
+#ifdef __CUDA_ARCH__
+template <bool BF> __device__ __forceinline__ void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
+  if (BF) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+#else
+template <bool BF> inline void kiln_mma_m16n8k16(float* d, const unsigned* a, const unsigned* b) {
+  kiln_emu_mma_m16n8k16(d, a, b, BF);
+}
+#endif
+__device__ __forceinline__ void kiln_mma_zero(float* acc) {
+  for (int i = 0; i < 16; ++i) acc[i] = 0.0f;
+}
+// A 16x16-thread block's 64x64x16 tile product: warp w takes rows (w/2)*16
+// and columns (w%2)*32 (four m16n8k16). A(row, k) = A[ao + row*ar + k*ak],
+// B(k, col) = B[bo + col*bn + k*bk] (16-bit words in shared memory).
+template <bool BF> __device__ __forceinline__ void kiln_mma_block(
+    float* acc, const unsigned short* A, long long ao, long long ar, long long ak,
+    const unsigned short* B, long long bo, long long bn, long long bk) {
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+  const long long g = lane >> 2, t = lane & 3u;
+  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
+  unsigned a[4];
+  for (int i = 0; i < 4; ++i) {
+    unsigned v = 0;
+    for (int h = 0; h < 2; ++h) {
+      const int e = 2 * i + h;
+      const long long row = r0 + g + ((e & 2) ? 8 : 0), k = t * 2 + (e & 1) + ((e & 4) ? 8 : 0);
+      v |= (unsigned)A[ao + row * ar + k * ak] << (16 * h);
+    }
+    a[i] = v;
+  }
+  for (int nt = 0; nt < 4; ++nt) {
+    unsigned b[2];
+    for (int i = 0; i < 2; ++i) {
+      unsigned v = 0;
+      for (int h = 0; h < 2; ++h) {
+        const int e = 2 * i + h;
+        const long long k = t * 2 + (e & 1) + ((e & 2) ? 8 : 0), col = c0 + nt * 8 + g;
+        v |= (unsigned)B[bo + col * bn + k * bk] << (16 * h);
+      }
+      b[i] = v;
+    }
+    kiln_mma_m16n8k16<BF>(acc + nt * 4, a, b);
+  }
+}
+// The warps' accumulators into the block's 64x64 tile, then each thread's
+// 4x4 block (rows threadIdx.y*4.., columns threadIdx.x*4..) added into cl.
+__device__ __forceinline__ void kiln_mma_finish(const float* acc, float* cl) {
+  __shared__ float kiln_mma_tile[64 * 64];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x, lane = tid & 31u, warp = tid >> 5;
+  const long long g = lane >> 2, t = lane & 3u;
+  const long long r0 = (long long)(warp >> 1) * 16, c0 = (long long)(warp & 1u) * 32;
+  __syncthreads();
+  for (int nt = 0; nt < 4; ++nt) {
+    for (int i = 0; i < 4; ++i) {
+      const long long row = r0 + g + (i >= 2 ? 8 : 0), col = c0 + nt * 8 + t * 2 + (i & 1);
+      kiln_mma_tile[row * 64 + col] = acc[nt * 4 + i];
+    }
+  }
+  __syncthreads();
+  for (int ii = 0; ii < 4; ++ii) {
+    for (int jj = 0; jj < 4; ++jj) {
+      cl[ii * 4 + jj] += kiln_mma_tile[(threadIdx.y * 4 + ii) * 64 + threadIdx.x * 4 + jj];
+    }
+  }
+  __syncthreads();
+}
+// The 128x128 GEMM tile of a 16x16-thread block on tensor cores
+// (kiln_gemm_tc, codegen_cuda/tensor_core.h): cp.async copies of global
+// memory into shared (16 bytes each, skipping the registers), ldmatrix loads
+// of the mma fragments from shared.
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned kiln_smem_addr(const void* p) {
+  unsigned a;
+  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+  return a;
+}
+__device__ __forceinline__ void kiln_cp_async16(void* s, const void* g) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(kiln_smem_addr(s)), "l"(g) : "memory");
+}
+__device__ __forceinline__ void kiln_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void kiln_cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
+}
+template <bool T> __device__ __forceinline__ void kiln_ldmatrix_x4(unsigned* r, const unsigned short* p) {
+  if (T) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(kiln_smem_addr(p)));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(kiln_smem_addr(p)));
+  }
+}
+#else
+inline void kiln_cp_async16(void* s, const void* g) { __builtin_memcpy(s, g, 16); }
+inline void kiln_cp_async_commit() {}
+template <int N> inline void kiln_cp_async_wait() {}
+template <bool T> inline void kiln_ldmatrix_x4(unsigned* r, const unsigned short* p) {
+  kiln_emu_ldmatrix_x4(r, p, T);
+}
+#endif
+// A stage's two shared tiles, 4096 16-bit words each, hold 128 rows (of A or
+// of B's columns) x 32 k in one of two layouts, both in 16-byte chunks of 8
+// consecutive words whose position in their row is XOR-swizzled so that the
+// 8 row addresses of an ldmatrix fall in 8 different bank groups:
+//   k-major  [128][32]: element (r, k) (the operand's k stride is 1);
+//   mn-major [32][128]: element (k, r) (its row / column stride is 1).
+__device__ __forceinline__ int kiln_tc_kmajor(int r, int k) {
+  return r * 32 + ((((k >> 3) ^ (r >> 1)) & 3) << 3) + (k & 7);
+}
+__device__ __forceinline__ int kiln_tc_mnmajor(int k, int r) {
+  return k * 128 + (((r >> 3) ^ (k & 7)) << 3) + (r & 7);
+}
+// The block's copy of one operand's slice at k0 (element (r, k) at
+// g[r * rs + k * ks]) into a stage tile: 128 rows x 32 k of 16-bit words or
+// 128 x 16 of floats (TF32), 512 chunks of 16 bytes either way, two per
+// thread, consecutive threads consecutive chunks of a row. `vec`: 16-byte
+// cp.async copies (aligned pointer and strides); else word by word.
+__device__ __forceinline__ int kiln_tile_kmajor(const unsigned short*, int r, int k) {
+  return kiln_tc_kmajor(r, k);
+}
+__device__ __forceinline__ int kiln_tile_mnmajor(const unsigned short*, int k, int r) {
+  return kiln_tc_mnmajor(k, r);
+}
+__device__ __forceinline__ int kiln_tile_kmajor(const float*, int r, int k);
+__device__ __forceinline__ int kiln_tile_mnmajor(const float*, int k, int r);
+template <bool K, typename T> __device__ __forceinline__ void kiln_tc_load(
+    T* s, const T* g, long long rs, long long ks, int k0, bool vec, unsigned tid) {
+  constexpr int E = 16 / (int)sizeof(T), R = 128 / E;  // elements per chunk, chunks per mn row
+  for (unsigned i = 0; i < 2; ++i) {
+    const int q = (int)(tid + 256u * i);
+    T* d;
+    const T* p;
+    long long step;
+    if (K) {
+      const int r = q >> 2, c = (q & 3) * E;
+      d = s + kiln_tile_kmajor(s, r, c);
+      p = g + r * rs + (long long)(k0 + c) * ks;
+      step = ks;
+    } else {
+      const int k = q / R, c = (q % R) * E;
+      d = s + kiln_tile_mnmajor(s, k, c);
+      p = g + (long long)c * rs + (long long)(k0 + k) * ks;
+      step = rs;
+    }
+    if (vec) {
+      kiln_cp_async16(d, p);
+    } else {
+      for (int e = 0; e < E; ++e) d[e] = p[e * step];
+    }
+  }
+}
+// One stage's 128x128x32 product: warp w takes rows (w/4)*64.. and columns
+// (w%4)*32.. (4 x 4 m16n8k16 per 16 of k); its A fragments by ldmatrix.x4
+// (.trans from an mn-major tile), its B fragments two n8 tiles per x4.
+template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tc_compute(
+    float* acc, const unsigned short* As, const unsigned short* Bs, int lane, int wm, int wn) {
+  for (int kk = 0; kk < 32; kk += 16) {
+    unsigned a[4][4], b[4][2];
+    for (int mt = 0; mt < 4; ++mt) {
+      const int m0 = wm * 64 + mt * 16;
+      if (AK) {
+        kiln_ldmatrix_x4<false>(a[mt], As + kiln_tc_kmajor(m0 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                                           kk + (lane >> 4) * 8));
+      } else {
+        kiln_ldmatrix_x4<true>(a[mt], As + kiln_tc_mnmajor(kk + (lane & 7) + (lane >> 4) * 8,
+                                                           m0 + ((lane >> 3) & 1) * 8));
+      }
+    }
+    for (int np = 0; np < 2; ++np) {
+      const int n0 = wn * 32 + np * 16;
+      unsigned r[4];
+      if (BK) {
+        kiln_ldmatrix_x4<false>(r, Bs + kiln_tc_kmajor(n0 + (lane & 7) + (lane >> 4) * 8,
+                                                       kk + ((lane >> 3) & 1) * 8));
+      } else {
+        kiln_ldmatrix_x4<true>(r, Bs + kiln_tc_mnmajor(kk + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                                       n0 + (lane >> 4) * 8));
+      }
+      b[2 * np][0] = r[0];
+      b[2 * np][1] = r[1];
+      b[2 * np + 1][0] = r[2];
+      b[2 * np + 1][1] = r[3];
+    }
+    for (int mt = 0; mt < 4; ++mt) {
+      for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k16<BF>(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
+    }
+  }
+}
+// The 8 warps' accumulators (warp (wm, wn): rows wm*64.., columns wn*32..,
+// 4 x 4 m16n8 tiles) added into each thread's 8x8 block cl (rows
+// threadIdx.y*8.., columns threadIdx.x*8..) through shared memory `tile`
+// (64 rows of 128 floats + 4 against bank conflicts: the operand stages
+// reused, after the block's last barrier), 64 rows at a time.
+__device__ __forceinline__ void kiln_tc_store(const float* acc, float* cl, float* tile, int lane,
+                                              int wm, int wn) {
+  for (int p = 0; p < 2; ++p) {
+    if (wm == p) {
+      for (int mt = 0; mt < 4; ++mt) {
+        for (int nt = 0; nt < 4; ++nt) {
+          for (int i = 0; i < 4; ++i) {
+            const int row = mt * 16 + (lane >> 2) + (i >= 2 ? 8 : 0);
+            const int col = wn * 32 + nt * 8 + (lane & 3) * 2 + (i & 1);
+            tile[row * 132 + col] = acc[(mt * 4 + nt) * 4 + i];
+          }
+        }
+      }
+    }
+    __syncthreads();
+    if ((int)(threadIdx.y >> 3) == p) {
+      for (int ii = 0; ii < 8; ++ii) {
+        for (int jj = 0; jj < 8; ++jj) {
+          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
+        }
+      }
+    }
+    __syncthreads();
+  }
+}
+// The block's 128x128 tile C(row, col) = sum over k < 32 * ksteps of
+// A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
+// B[col * bc + k * bk] (AK: ak == 1, else ar == 1; BK: bk == 1, else bc == 1),
+// added into each thread's 8x8 block cl (rows threadIdx.y*8.., columns
+// threadIdx.x*8..). Three stages of shared tiles: the copies of step kt + 2
+// are in flight while step kt computes. The float32 accumulators stay in
+// registers to the end, then go through shared memory (reusing the stages),
+// 64 rows at a time, into the threads' blocks.
+template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tc(
+    float* cl, const unsigned short* A, long long ar, long long ak, const unsigned short* B,
+    long long bc, long long bk, int ksteps) {
+  __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   ((AK ? ar : ak) & 7) == 0 && ((BK ? bc : bk) & 7) == 0;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) {
+      kiln_tc_load<AK>(kiln_tc_smem + s * 8192, A, ar, ak, s * 32, vec, tid);
+      kiln_tc_load<BK>(kiln_tc_smem + s * 8192 + 4096, B, bc, bk, s * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();  // this thread's copies of step kt have landed
+    __syncthreads();          // everyone's; and step kt - 1's stage is free
+    if (kt + 2 < ksteps) {
+      unsigned short* s = kiln_tc_smem + ((kt + 2) % 3) * 8192;
+      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 32, vec, tid);
+      kiln_tc_load<BK>(s + 4096, B, bc, bk, (kt + 2) * 32, vec, tid);
+    }
+    kiln_cp_async_commit();
+    const unsigned short* s = kiln_tc_smem + (kt % 3) * 8192;
+    kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn);
+  }
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  kiln_tc_store(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
+}
+// TF32 (float32 GEMMs of a target with -tf32): the same 128x128 tile with
+// mma.sync m16n8k8 .tf32 (float32 accumulation) on 32-bit shared tiles of
+// 128 x 16 (three stages of 8 KiB per operand, 48 KiB), each element rounded
+// to TF32 (cvt.rna: to nearest, ties away from zero, 10 mantissa bits) as
+// its fragment is loaded. Fragments by plain 32-bit shared loads (no
+// ldmatrix); the A fragment of m16n8k8 is (row g, k t), (g + 8, t),
+// (g, t + 4), (g + 8, t + 4) and B's (k t, column g), (t + 4, g), g = lane/4,
+// t = lane%4 (PTX ISA, "Matrix Fragments for mma.m16n8k8", .tf32).
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ unsigned kiln_tf32(float f) {
+  unsigned u;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(f));
+  return u;
+}
+__device__ __forceinline__ void kiln_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+#else
+inline unsigned kiln_tf32(float f) {
+  unsigned u;
+  __builtin_memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) != 0x7f800000u) u = (u + 0x1000u) & 0xffffe000u;  // Inf and NaN as they are
+  return u;
+}
+inline void kiln_mma_m16n8k8_tf32(float* d, const unsigned* a, const unsigned* b) {
+  kiln_emu_mma_m16n8k8_tf32(d, a, b);
+}
+#endif
+// 128 x 16 float tiles in 16-byte chunks of 4, XOR-swizzled so that the 32
+// lanes of a fragment load hit 32 different banks:
+//   k-major  [128][16]: element (r, k);
+//   mn-major [16][128]: element (k, r).
+__device__ __forceinline__ int kiln_tf32_kmajor(int r, int k) {
+  return r * 16 + ((((k >> 2) ^ (r >> 1)) & 3) << 2) + (k & 3);
+}
+__device__ __forceinline__ int kiln_tf32_mnmajor(int k, int r) {
+  return k * 128 + (((r >> 2) ^ ((k & 3) << 1)) << 2) + (r & 3);
+}
+__device__ __forceinline__ int kiln_tile_kmajor(const float*, int r, int k) {
+  return kiln_tf32_kmajor(r, k);
+}
+__device__ __forceinline__ int kiln_tile_mnmajor(const float*, int k, int r) {
+  return kiln_tf32_mnmajor(k, r);
+}
+template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_a(const float* As, int m, int k) {
+  return AK ? As[kiln_tf32_kmajor(m, k)] : As[kiln_tf32_mnmajor(k, m)];
+}
+template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_b(const float* Bs, int n, int k) {
+  return BK ? Bs[kiln_tf32_kmajor(n, k)] : Bs[kiln_tf32_mnmajor(k, n)];
+}
+// C(row, col) += sum over k < 16 * ksteps of A(row, k) * B(k, col) in TF32,
+// A(row, k) = A[row * ar + k * ak], B(k, col) = B[col * bc + k * bk], into
+// each thread's 8x8 block cl, as kiln_gemm_tc.
+template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
+    float* cl, const float* A, long long ar, long long ak, const float* B, long long bc,
+    long long bk, int ksteps) {
+  __shared__ __align__(16) float kiln_tf32_smem[3 * 4096];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const int g = lane >> 2, t = lane & 3;
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   ((AK ? ar : ak) & 3) == 0 && ((BK ? bc : bk) & 3) == 0;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) {
+      kiln_tc_load<AK>(kiln_tf32_smem + s * 4096, A, ar, ak, s * 16, vec, tid);
+      kiln_tc_load<BK>(kiln_tf32_smem + s * 4096 + 2048, B, bc, bk, s * 16, vec, tid);
+    }
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();
+    __syncthreads();
+    if (kt + 2 < ksteps) {
+      float* s = kiln_tf32_smem + ((kt + 2) % 3) * 4096;
+      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 16, vec, tid);
+      kiln_tc_load<BK>(s + 2048, B, bc, bk, (kt + 2) * 16, vec, tid);
+    }
+    kiln_cp_async_commit();
+    const float* As = kiln_tf32_smem + (kt % 3) * 4096;
+    const float* Bs = As + 2048;
+    for (int kk = 0; kk < 16; kk += 8) {
+      unsigned a[4][4], b[4][2];
+      for (int mt = 0; mt < 4; ++mt) {
+        const int m = wm * 64 + mt * 16 + g;
+        a[mt][0] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t));
+        a[mt][1] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t));
+        a[mt][2] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t + 4));
+        a[mt][3] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t + 4));
+      }
+      for (int nt = 0; nt < 4; ++nt) {
+        const int n = wn * 32 + nt * 8 + g;
+        b[nt][0] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t));
+        b[nt][1] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t + 4));
+      }
+      for (int mt = 0; mt < 4; ++mt) {
+        for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k8_tf32(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
+      }
+    }
+  }
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  kiln_tc_store(acc, cl, kiln_tf32_smem, lane, wm, wn);
+}
+)KILN_TC" + WgmmaPrelude());
+  return *kText;
+}
+
+}  // namespace kiln::codegen_cuda
