@@ -700,11 +700,12 @@ class Emitter {
   }
 
   // kiln_gemm_tc<bf16, a_k_stride == 1, b_k_stride == 1>(cl, A + a_base,
-  // a_row_stride, a_k_stride, B + b_base, b_col_stride, b_k_stride, steps);
-  // kiln_gemm_tf32<a_k_stride == 1, b_k_stride == 1>(...) likewise.
+  // a_row_stride, a_k_stride, B + b_base, b_col_stride, b_k_stride, steps,
+  // rows, cols, k); kiln_gemm_tf32<a_k_stride == 1, b_k_stride == 1>(...)
+  // likewise.
   absl::Status EmitGemmTc(const PrimExpr& call) {
     int64_t ak = 0, bk = 0;
-    if (call->args.size() != 10 || !tir::IsConstInt(call->args[4], &ak) ||
+    if (call->args.size() != 13 || !tir::IsConstInt(call->args[4], &ak) ||
         !tir::IsConstInt(call->args[8], &bk)) {
       return absl::InvalidArgumentError(
           absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
@@ -715,23 +716,24 @@ class Emitter {
     Line(absl::StrCat(call->name == kGemmTf32 ? "kiln_gemm_tf32<" : "kiln_gemm_tc<", bf,
                       ak == 1 ? "true" : "false", ", ", bk == 1 ? "true" : "false", ">(", a[0],
                       ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], ", ", a[5], " + (", a[6],
-                      "), ", a[7], ", ", a[8], ", ", a[9], ");"));
+                      "), ", a[7], ", ", a[8], ", ", a[9], ", ", a[10], ", ", a[11], ", ",
+                      a[12], ");"));
     if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
     gemm_tc_ = true;
     return absl::OkStatus();
   }
 
   // kiln_gemm_wg<bf16>(cl, A + a_base, a_row_stride, B + b_base,
-  // b_col_stride, steps) (both k strides 1).
+  // b_col_stride, steps, rows, cols, k) (both k strides 1).
   absl::Status EmitGemmWg(const PrimExpr& call) {
-    if (call->args.size() != 8) {
+    if (call->args.size() != 11) {
       return absl::InvalidArgumentError(
           absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
     }
     KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
     Line(absl::StrCat("kiln_gemm_wg<", call->name == kGemmWgBF16 ? "true" : "false", ">(", a[0],
                       ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], " + (", a[5], "), ", a[6],
-                      ", ", a[7], ");"));
+                      ", ", a[7], ", ", a[8], ", ", a[9], ", ", a[10], ");"));
     if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
     gemm_tc_ = true;
     return absl::OkStatus();

@@ -235,19 +235,43 @@ class Rewriter {
   //   for (ii, 0, reg) for (jj, 0, reg)
   //     Cl[ii*reg + jj] = Cl[ii*reg + jj] + float(X[x]) * float(Y[y])
   // with Cl a float32 "local" buffer; the loops, the store and the loads.
+  // With `guarded`, the store may sit in up to two `if (likely(c))` without
+  // an else (a ragged tile's row and column guards), their conjuncts listed.
   struct Accumulate {
     const StmtNode* ii = nullptr;
     const StmtNode* jj = nullptr;
     const StmtNode* store = nullptr;
     const ExprNode* la = nullptr;
     const ExprNode* lb = nullptr;
+    std::vector<PrimExpr> guards;
   };
 
-  std::optional<Accumulate> MatchAccumulate(const Stmt& outer, int64_t reg) {
+  static void Conjuncts(const PrimExpr& c, std::vector<PrimExpr>* out) {
+    if (c->kind == ExprKind::kAnd) {
+      Conjuncts(c->args[0], out);
+      Conjuncts(c->args[1], out);
+    } else {
+      out->push_back(c);
+    }
+  }
+
+  std::optional<Accumulate> MatchAccumulate(const Stmt& outer, int64_t reg, bool guarded = false) {
     if (!Serial(outer->body0(), reg) || !Serial(outer->body0()->body0(), reg)) return std::nullopt;
     const Stmt& ii = outer->body0();
     const Stmt& jj = ii->body0();
-    const Stmt& st = jj->body0();
+    const Stmt* body = &jj->body0();
+    std::vector<PrimExpr> guards;
+    for (int depth = 0; guarded && depth < 2 && (*body)->kind == StmtKind::kIfThenElse; ++depth) {
+      const Stmt& g = *body;
+      if (g->body.size() > 1 && g->body[1]) return std::nullopt;
+      const PrimExpr& c = g->a;
+      if (c->kind != ExprKind::kCall || c->name != "likely" || c->args.size() != 1) {
+        return std::nullopt;
+      }
+      Conjuncts(c->args[0], &guards);
+      body = &g->body[0];
+    }
+    const Stmt& st = *body;
     if (st->kind != StmtKind::kStore || st->indices.size() != 1 || !IsF32(st->buffer->dtype) ||
         scope_[st->buffer->data.get()] != "local") {
       return std::nullopt;
@@ -265,7 +289,7 @@ class Rewriter {
       return std::nullopt;
     }
     Accumulate acc{ii.get(), jj.get(), st.get(), TileLoad(v->args[1]->args[0]),
-                   TileLoad(v->args[1]->args[1])};
+                   TileLoad(v->args[1]->args[1]), std::move(guards)};
     if (acc.la == nullptr || acc.lb == nullptr) return std::nullopt;
     return acc;
   }
@@ -327,21 +351,42 @@ class Rewriter {
     }
   }
 
+  // The limit a ragged tile's guard `lhs < rhs` puts on the tile's rows (its
+  // lhs row0 + 8*thread + reg, row0 free of the tile's other vars): rhs -
+  // row0, the rows that exist from the tile's first. Nothing if it is not
+  // such a guard.
+  static std::optional<PrimExpr> GuardLimit(const PrimExpr& c, const ExprNode* thread,
+                                            const ExprNode* reg, const ExprNode* k,
+                                            const std::unordered_set<const ExprNode*>& others) {
+    if (c->kind != ExprKind::kLT) return std::nullopt;
+    std::unordered_set<const ExprNode*> forbidden = others;
+    std::optional<Affine> a = FitAffineWithBase(c->args[0], {thread, reg, k}, forbidden);
+    if (!a || a->c[0] != 8 || a->c[1] != 1 || a->c[2] != 0) return std::nullopt;
+    forbidden.insert({thread, reg, k});
+    if (tir::UsesVar(c->args[1], [&](const ExprNode* v) { return forbidden.count(v) > 0; })) {
+      return std::nullopt;
+    }
+    tir::VarMap zero;
+    for (const ExprNode* var : {thread, reg, k}) zero[var] = tir::IntImm(0);
+    return tir::Sub(c->args[1], tir::Substitute(c->args[0], zero));
+  }
+
   // The 128x128 template's whole reduction (kGemmTc*): the serial loop `k`
-  // (extent a multiple of 32) over exactly
-  //   for (ii, 0, 8) for (jj, 0, 8)
+  // over exactly
+  //   for (ii, 0, 8) for (jj, 0, 8) [if (likely(row < M))] [if (likely(col < N))]
   //     Cl[ii*8 + jj] = Cl[ii*8 + jj] + float(A[a(ty, ii, k)]) * float(B[b(tx, jj, k)])
-  // with A and B 16-bit float buffers of global memory, A's row ty*8 + ii
-  // and B's column tx*8 + jj, one of each operand's two strides 1 and the
-  // other a multiple of 8.
+  // with A and B 16-bit float buffers of global memory (float32 with TF32),
+  // A's row ty*8 + ii and B's column tx*8 + jj, one of each operand's two
+  // strides 1 and the other a multiple of a 16-byte chunk. The guards of a
+  // ragged tile (row = row0 + ty*8 + ii, col = col0 + tx*8 + jj) become the
+  // call's limits M - row0 and N - col0 (else 128); k's extent is its third.
   Stmt RewriteWhole(const Stmt& k) {
     int64_t kext = 0;
     if (!(k->for_kind == ForKind::kSerial || k->for_kind == ForKind::kUnrolled) ||
-        !tir::IsConstValue(k->a, 0) || !tir::IsConstInt(k->b, &kext) || kext < 32 ||
-        kext % 32 != 0) {
+        !tir::IsConstValue(k->a, 0) || !tir::IsConstInt(k->b, &kext) || kext < 1) {
       return nullptr;
     }
-    const std::optional<Accumulate> acc = MatchAccumulate(k, 8);
+    const std::optional<Accumulate> acc = MatchAccumulate(k, 8, /*guarded=*/true);
     if (!acc) return nullptr;
     const StmtNode* ii = acc->ii;
     const StmtNode* jj = acc->jj;
@@ -374,29 +419,38 @@ class Rewriter {
         std::optional<Affine> b =
             FitAffineWithBase(lb->args[0], {x, jj->var.get(), k->var.get()}, not_b);
         if (!b || b->c[0] != 8 * b->c[1] || !strides_ok(b->c[1], b->c[2])) continue;
+        PrimExpr rows = tir::IntImm(128), cols = tir::IntImm(128);
+        bool guards_ok = true;
+        for (const PrimExpr& g : acc->guards) {
+          if (std::optional<PrimExpr> r = GuardLimit(g, y, ii->var.get(), k->var.get(), not_a)) {
+            rows = *r;
+          } else if (std::optional<PrimExpr> c =
+                         GuardLimit(g, x, jj->var.get(), k->var.get(), not_b)) {
+            cols = *c;
+          } else {
+            guards_ok = false;
+          }
+        }
+        if (!guards_ok) continue;
         auto base = [&](const PrimExpr& index, const ExprNode* thread, const ExprNode* reg) {
           tir::VarMap zero;
           for (const ExprNode* var : {thread, reg, k->var.get()}) zero[var] = tir::IntImm(0);
           return tir::Substitute(index, zero);
         };
         auto i64 = [](int64_t c) { return tir::IntImm(c); };
-        if (tf32) {
-          return Call(kGemmTf32, {st->buffer->data, la->buffer->data,
-                                  base(la->args[0], y, ii->var.get()), i64(a->c[1]), i64(a->c[2]),
-                                  lb->buffer->data, base(lb->args[0], x, jj->var.get()),
-                                  i64(b->c[1]), i64(b->c[2]), i64(kext / 16)});
-        }
-        if (options_.wgmma && a->c[2] == 1 && b->c[2] == 1) {
-          return Call(IsBF16(t) ? kGemmWgBF16 : kGemmWgF16,
-                      {st->buffer->data, la->buffer->data, base(la->args[0], y, ii->var.get()),
-                       i64(a->c[1]), lb->buffer->data, base(lb->args[0], x, jj->var.get()),
-                       i64(b->c[1]), i64(kext / 32)});
-        }
-        return Call(
-            IsBF16(t) ? kGemmTcBF16 : kGemmTcF16,
-            {st->buffer->data, la->buffer->data, base(la->args[0], y, ii->var.get()), i64(a->c[1]),
-             i64(a->c[2]), lb->buffer->data, base(lb->args[0], x, jj->var.get()), i64(b->c[1]),
-             i64(b->c[2]), i64(kext / 32)});
+        const int64_t kstep = tf32 ? 16 : 32;
+        std::vector<PrimExpr> args = {st->buffer->data, la->buffer->data,
+                                      base(la->args[0], y, ii->var.get()), i64(a->c[1])};
+        const bool wg = !tf32 && options_.wgmma && a->c[2] == 1 && b->c[2] == 1;
+        if (!wg) args.push_back(i64(a->c[2]));
+        args.insert(args.end(),
+                    {lb->buffer->data, base(lb->args[0], x, jj->var.get()), i64(b->c[1])});
+        if (!wg) args.push_back(i64(b->c[2]));
+        args.insert(args.end(), {i64((kext + kstep - 1) / kstep), rows, cols, i64(kext)});
+        const char* name = tf32 ? kGemmTf32
+                           : wg ? (IsBF16(t) ? kGemmWgBF16 : kGemmWgF16)
+                                : (IsBF16(t) ? kGemmTcBF16 : kGemmTcF16);
+        return Call(name, std::move(args));
       }
     }
     return nullptr;

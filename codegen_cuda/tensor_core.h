@@ -28,20 +28,27 @@
 // mma as a warp exchange with the same fragment layouts (the PTX ISA's,
 // section "Matrix Fragments for mma.m16n8k16 with floating point type").
 //
-// The 128x128 template (float16/bfloat16 GEMMs of 128x128x32 multiples,
-// lowering/te/schedule_cuda.h): each thread (ty, tx) of the 16x16 block owns
-// the 8x8 outputs (ty*8+ii, tx*8+jj) in Cl, and the schedule leaves the
-// whole reduction over k (extent K) as
+// The 128x128 template (float16/bfloat16 GEMMs, lowering/te/schedule_cuda.h):
+// each thread (ty, tx) of the 16x16 block owns the 8x8 outputs (ty*8+ii,
+// tx*8+jj) in Cl, and the schedule leaves the whole reduction over k
+// (extent K) as
 //
 //   for (k, 0, K) for (ii, 0, 8) for (jj, 0, 8)
-//     Cl[ii*8 + jj] = Cl[ii*8 + jj] + float(A[a(ty, ii, k)]) * float(B[b(tx, jj, k)])
+//     [if (likely(row0 + ty*8 + ii < M))] [if (likely(col0 + tx*8 + jj < N))]
+//       Cl[ii*8 + jj] = Cl[ii*8 + jj] + float(A[a(ty, ii, k)]) * float(B[b(tx, jj, k)])
 //
 // reading A and B in global memory (a and b affine in the thread, register
 // and k vars over a base of the block's vars; one of an operand's two
-// strides 1, the other a multiple of 8). That loop becomes one call,
+// strides 1, the other a multiple of 8), the guards there when M or N is
+// not a multiple of 128 (the schedule keeps loop_partition off this loop).
+// That loop becomes one call,
 //
-//   evaluate(kiln.gemm_tc_f16(Cl, A, a_base, a_row, a_k, B, b_base, b_col, b_k, K / 32))
+//   evaluate(kiln.gemm_tc_f16(Cl, A, a_base, a_row, a_k, B, b_base, b_col, b_k,
+//                             ceil(K / 32), M - row0, N - col0, K))
 //
+// (128 for a limit without its guard); the tile zero-fills its shared
+// stages past the limits (cp.async with a source size of 0, or short of 16
+// bytes) and the epilogue's own guards store only the outputs that exist.
 // printed as kiln_gemm_tc<bf16, a_k == 1, b_k == 1>(...): the block's
 // 128x128 tile in 8 warps of 64x32 (4x4 m16n8k16 per 16 of k, 64 float32
 // accumulators per thread in registers), three shared stages of 128x32 A
@@ -97,8 +104,11 @@ inline constexpr char kMmaBlockBF16[] = "kiln.mma_block_bf16";
 inline constexpr char kMmaFinish[] = "kiln.mma_finish";
 
 // The 128x128 template's call (above): (cl, A, a_base, a_row_stride,
-// a_k_stride, B, b_base, b_col_stride, b_k_stride, k / 32), printed as
-// kiln_gemm_tc<bf16, a_k_stride == 1, b_k_stride == 1>(cl, A + a_base, ...).
+// a_k_stride, B, b_base, b_col_stride, b_k_stride, ceil(k / 32), rows, cols,
+// k), printed as kiln_gemm_tc<bf16, a_k_stride == 1, b_k_stride ==
+// 1>(cl, A + a_base, ...). rows and cols: the tile's rows of A and columns
+// of B that exist (128, or fewer in a ragged edge tile); the tile reads
+// zeros for the others and for k past the end.
 inline constexpr char kGemmTcF16[] = "kiln.gemm_tc_f16";
 inline constexpr char kGemmTcBF16[] = "kiln.gemm_tc_bf16";
 // Bytes of shared memory kiln_gemm_tc declares (three stages of two 128x32
@@ -106,16 +116,16 @@ inline constexpr char kGemmTcBF16[] = "kiln.gemm_tc_bf16";
 inline constexpr int64_t kGemmTcSharedBytes = 3 * 2 * 128 * 32 * 2;
 
 // The wgmma form of the 128x128 template (sm_90a; both operands k-major):
-// (cl, A, a_base, a_row_stride, B, b_base, b_col_stride, k / 32), printed as
-// kiln_gemm_wg<bf16>(cl, A + a_base, a_row_stride, B + b_base, b_col_stride,
-// k / 32). Its shared memory is kiln_gemm_tc's.
+// (cl, A, a_base, a_row_stride, B, b_base, b_col_stride, ceil(k / 32), rows,
+// cols, k), printed as kiln_gemm_wg<bf16>(cl, A + a_base, a_row_stride, B +
+// b_base, b_col_stride, ...). Its shared memory is kiln_gemm_tc's.
 inline constexpr char kGemmWgF16[] = "kiln.gemm_wg_f16";
 inline constexpr char kGemmWgBF16[] = "kiln.gemm_wg_bf16";
 
 // The TF32 form of the 128x128 template (float32 A and B, a target with
 // -tf32): (cl, A, a_base, a_row_stride, a_k_stride, B, b_base, b_col_stride,
-// b_k_stride, k / 16), printed as kiln_gemm_tf32<a_k_stride == 1,
-// b_k_stride == 1>(cl, A + a_base, ..., k / 16). Its shared memory is
+// b_k_stride, ceil(k / 16), rows, cols, k), printed as
+// kiln_gemm_tf32<a_k_stride == 1, b_k_stride == 1>(cl, A + a_base, ...). Its shared memory is
 // kiln_gemm_tc's (three stages of two 128x16 float tiles).
 inline constexpr char kGemmTf32[] = "kiln.gemm_tf32";
 

@@ -85,22 +85,19 @@ inline void kiln_fence_proxy_async() {}
 // g[r * rs + k]) into the layout above: 512 chunks of 16 bytes, two per
 // thread, 8 consecutive threads the 8 rows of one core matrix (128
 // consecutive bytes of shared memory). `vec`: cp.async; else word by word.
+// Rows r >= rows and k >= kn are zeros (kiln_tc_load).
 __device__ __forceinline__ void kiln_wg_load(unsigned short* s, const unsigned short* g, long long rs,
-                                             int k0, bool vec, unsigned tid) {
+                                             int k0, bool vec, unsigned tid, int rows, int kn) {
   for (unsigned i = 0; i < 2; ++i) {
     const int q = (int)(tid + 256u * i);
     const int r = (q >> 5) * 8 + (q & 7), c = ((q >> 3) & 3) * 8;
-    unsigned short* d = s + kiln_wg_index(r, c);
-    const unsigned short* p = g + r * rs + k0 + c;
-    if (vec) {
-      kiln_cp_async16(d, p);
-    } else {
-      for (int e = 0; e < 8; ++e) d[e] = p[e];
-    }
+    kiln_chunk_copy(s + kiln_wg_index(r, c), g + r * rs + k0 + c, g, 1,
+                    r < rows ? kiln_chunk_len(kn, k0 + c, 8) : 0, vec);
   }
 }
-// The block's 128x128 tile C(row, col) = sum over k < 32 * ksteps of
-// A[row * ar + k] * B[col * bc + k], added into each thread's 8x8 block cl
+// The block's 128x128 tile C(row, col) = sum over k < min(32 * ksteps, kn)
+// of A[row * ar + k] * B[col * bc + k] (0 for row >= rows or col >= cols),
+// added into each thread's 8x8 block cl
 // (rows threadIdx.y*8.., columns threadIdx.x*8..), as kiln_gemm_tc: three
 // shared stages (A's and B's 128x32 slices, 8 KiB each), the copies of step
 // kt + 2 in flight while step kt computes, one barrier per step. Warpgroup w
@@ -111,7 +108,7 @@ __device__ __forceinline__ void kiln_wg_load(unsigned short* s, const unsigned s
 // 16v + l/4 (+8 for i >= 2), column 8j + 2(l%4) + (i&1).
 template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
     float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
-    int ksteps) {
+    int ksteps, int rows, int cols, int kn) {
   __shared__ __align__(128) unsigned short kiln_wg_smem[3 * 8192];
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
@@ -121,8 +118,8 @@ template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
   for (int s = 0; s < 2; ++s) {
     if (s < ksteps) {
-      kiln_wg_load(kiln_wg_smem + s * 8192, A, ar, s * 32, vec, tid);
-      kiln_wg_load(kiln_wg_smem + s * 8192 + 4096, B, bc, s * 32, vec, tid);
+      kiln_wg_load(kiln_wg_smem + s * 8192, A, ar, s * 32, vec, tid, rows, kn);
+      kiln_wg_load(kiln_wg_smem + s * 8192 + 4096, B, bc, s * 32, vec, tid, cols, kn);
     }
     kiln_cp_async_commit();
   }
@@ -132,8 +129,8 @@ template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
     __syncthreads();           // everyone's; step kt - 1's stage is free
     if (kt + 2 < ksteps) {
       unsigned short* s = kiln_wg_smem + ((kt + 2) % 3) * 8192;
-      kiln_wg_load(s, A, ar, (kt + 2) * 32, vec, tid);
-      kiln_wg_load(s + 4096, B, bc, (kt + 2) * 32, vec, tid);
+      kiln_wg_load(s, A, ar, (kt + 2) * 32, vec, tid, rows, kn);
+      kiln_wg_load(s + 4096, B, bc, (kt + 2) * 32, vec, tid, cols, kn);
     }
     kiln_cp_async_commit();
     const unsigned short* s = kiln_wg_smem + (kt % 3) * 8192;
@@ -273,6 +270,12 @@ __device__ __forceinline__ unsigned kiln_smem_addr(const void* p) {
 __device__ __forceinline__ void kiln_cp_async16(void* s, const void* g) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(kiln_smem_addr(s)), "l"(g) : "memory");
 }
+// 16 bytes into shared memory of which the first `bytes` (0 to 16) come from
+// g and the rest are zeros (a ragged tile's edge).
+__device__ __forceinline__ void kiln_cp_async16_zfill(void* s, const void* g, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;"
+               :: "r"(kiln_smem_addr(s)), "l"(g), "r"(bytes) : "memory");
+}
 __device__ __forceinline__ void kiln_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void kiln_cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" :: "n"(N) : "memory");
@@ -288,6 +291,10 @@ template <bool T> __device__ __forceinline__ void kiln_ldmatrix_x4(unsigned* r, 
 }
 #else
 inline void kiln_cp_async16(void* s, const void* g) { __builtin_memcpy(s, g, 16); }
+inline void kiln_cp_async16_zfill(void* s, const void* g, int bytes) {
+  __builtin_memcpy(s, g, (unsigned long)bytes);
+  __builtin_memset((char*)s + bytes, 0, (unsigned long)(16 - bytes));
+}
 inline void kiln_cp_async_commit() {}
 template <int N> inline void kiln_cp_async_wait() {}
 template <bool T> inline void kiln_ldmatrix_x4(unsigned* r, const unsigned short* p) {
@@ -310,7 +317,27 @@ __device__ __forceinline__ int kiln_tc_mnmajor(int k, int r) {
 // g[r * rs + k * ks]) into a stage tile: 128 rows x 32 k of 16-bit words or
 // 128 x 16 of floats (TF32), 512 chunks of 16 bytes either way, two per
 // thread, consecutive threads consecutive chunks of a row. `vec`: 16-byte
-// cp.async copies (aligned pointer and strides); else word by word.
+// cp.async copies (aligned pointer and strides); else word by word. Elements
+// of rows r >= rows or of k >= kn are zeros, not read (a ragged tile).
+// The number of a chunk's leading elements that exist: n of E.
+__device__ __forceinline__ int kiln_chunk_len(int limit, int start, int E) {
+  const int n = limit - start;
+  return n < 0 ? 0 : (n > E ? E : n);
+}
+// Copies a chunk of E elements (the first n real, step apart in g).
+template <typename T> __device__ __forceinline__ void kiln_chunk_copy(
+    T* d, const T* p, const T* any, long long step, int n, bool vec) {
+  constexpr int E = 16 / (int)sizeof(T);
+  if (vec) {
+    if (n == E) {
+      kiln_cp_async16(d, p);
+    } else {
+      kiln_cp_async16_zfill(d, n > 0 ? p : any, n * (int)sizeof(T));
+    }
+  } else {
+    for (int e = 0; e < E; ++e) d[e] = e < n ? p[e * step] : (T)0;
+  }
+}
 __device__ __forceinline__ int kiln_tile_kmajor(const unsigned short*, int r, int k) {
   return kiln_tc_kmajor(r, k);
 }
@@ -320,28 +347,19 @@ __device__ __forceinline__ int kiln_tile_mnmajor(const unsigned short*, int k, i
 __device__ __forceinline__ int kiln_tile_kmajor(const float*, int r, int k);
 __device__ __forceinline__ int kiln_tile_mnmajor(const float*, int k, int r);
 template <bool K, typename T> __device__ __forceinline__ void kiln_tc_load(
-    T* s, const T* g, long long rs, long long ks, int k0, bool vec, unsigned tid) {
+    T* s, const T* g, long long rs, long long ks, int k0, bool vec, unsigned tid, int rows,
+    int kn) {
   constexpr int E = 16 / (int)sizeof(T), R = 128 / E;  // elements per chunk, chunks per mn row
   for (unsigned i = 0; i < 2; ++i) {
     const int q = (int)(tid + 256u * i);
-    T* d;
-    const T* p;
-    long long step;
     if (K) {
       const int r = q >> 2, c = (q & 3) * E;
-      d = s + kiln_tile_kmajor(s, r, c);
-      p = g + r * rs + (long long)(k0 + c) * ks;
-      step = ks;
+      kiln_chunk_copy(s + kiln_tile_kmajor(s, r, c), g + r * rs + (long long)(k0 + c) * ks, g,
+                      ks, r < rows ? kiln_chunk_len(kn, k0 + c, E) : 0, vec);
     } else {
       const int k = q / R, c = (q % R) * E;
-      d = s + kiln_tile_mnmajor(s, k, c);
-      p = g + (long long)c * rs + (long long)(k0 + k) * ks;
-      step = rs;
-    }
-    if (vec) {
-      kiln_cp_async16(d, p);
-    } else {
-      for (int e = 0; e < E; ++e) d[e] = p[e * step];
+      kiln_chunk_copy(s + kiln_tile_mnmajor(s, k, c), g + (long long)c * rs + (long long)(k0 + k) * ks,
+                      g, rs, k0 + k < kn ? kiln_chunk_len(rows, c, E) : 0, vec);
     }
   }
 }
@@ -412,17 +430,17 @@ __device__ __forceinline__ void kiln_tc_store(const float* acc, float* cl, float
     __syncthreads();
   }
 }
-// The block's 128x128 tile C(row, col) = sum over k < 32 * ksteps of
-// A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
+// The block's 128x128 tile C(row, col) = sum over k < min(32 * ksteps, kn)
+// of A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
 // B[col * bc + k * bk] (AK: ak == 1, else ar == 1; BK: bk == 1, else bc == 1),
-// added into each thread's 8x8 block cl (rows threadIdx.y*8.., columns
+// 0 for row >= rows or col >= cols (nothing read there), added into each thread's 8x8 block cl (rows threadIdx.y*8.., columns
 // threadIdx.x*8..). Three stages of shared tiles: the copies of step kt + 2
 // are in flight while step kt computes. The float32 accumulators stay in
 // registers to the end, then go through shared memory (reusing the stages),
 // 64 rows at a time, into the threads' blocks.
 template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tc(
     float* cl, const unsigned short* A, long long ar, long long ak, const unsigned short* B,
-    long long bc, long long bk, int ksteps) {
+    long long bc, long long bk, int ksteps, int rows, int cols, int kn) {
   __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
@@ -432,8 +450,8 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_t
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
   for (int s = 0; s < 2; ++s) {
     if (s < ksteps) {
-      kiln_tc_load<AK>(kiln_tc_smem + s * 8192, A, ar, ak, s * 32, vec, tid);
-      kiln_tc_load<BK>(kiln_tc_smem + s * 8192 + 4096, B, bc, bk, s * 32, vec, tid);
+      kiln_tc_load<AK>(kiln_tc_smem + s * 8192, A, ar, ak, s * 32, vec, tid, rows, kn);
+      kiln_tc_load<BK>(kiln_tc_smem + s * 8192 + 4096, B, bc, bk, s * 32, vec, tid, cols, kn);
     }
     kiln_cp_async_commit();
   }
@@ -442,8 +460,8 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_t
     __syncthreads();          // everyone's; and step kt - 1's stage is free
     if (kt + 2 < ksteps) {
       unsigned short* s = kiln_tc_smem + ((kt + 2) % 3) * 8192;
-      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 32, vec, tid);
-      kiln_tc_load<BK>(s + 4096, B, bc, bk, (kt + 2) * 32, vec, tid);
+      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 32, vec, tid, rows, kn);
+      kiln_tc_load<BK>(s + 4096, B, bc, bk, (kt + 2) * 32, vec, tid, cols, kn);
     }
     kiln_cp_async_commit();
     const unsigned short* s = kiln_tc_smem + (kt % 3) * 8192;
@@ -505,12 +523,12 @@ template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_a(const f
 template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_b(const float* Bs, int n, int k) {
   return BK ? Bs[kiln_tf32_kmajor(n, k)] : Bs[kiln_tf32_mnmajor(k, n)];
 }
-// C(row, col) += sum over k < 16 * ksteps of A(row, k) * B(k, col) in TF32,
+// C(row, col) += sum over k < min(16 * ksteps, kn) of A(row, k) * B(k, col) in TF32,
 // A(row, k) = A[row * ar + k * ak], B(k, col) = B[col * bc + k * bk], into
 // each thread's 8x8 block cl, as kiln_gemm_tc.
 template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
     float* cl, const float* A, long long ar, long long ak, const float* B, long long bc,
-    long long bk, int ksteps) {
+    long long bk, int ksteps, int rows, int cols, int kn) {
   __shared__ __align__(16) float kiln_tf32_smem[3 * 4096];
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
@@ -521,8 +539,8 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
   for (int s = 0; s < 2; ++s) {
     if (s < ksteps) {
-      kiln_tc_load<AK>(kiln_tf32_smem + s * 4096, A, ar, ak, s * 16, vec, tid);
-      kiln_tc_load<BK>(kiln_tf32_smem + s * 4096 + 2048, B, bc, bk, s * 16, vec, tid);
+      kiln_tc_load<AK>(kiln_tf32_smem + s * 4096, A, ar, ak, s * 16, vec, tid, rows, kn);
+      kiln_tc_load<BK>(kiln_tf32_smem + s * 4096 + 2048, B, bc, bk, s * 16, vec, tid, cols, kn);
     }
     kiln_cp_async_commit();
   }
@@ -531,8 +549,8 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
     __syncthreads();
     if (kt + 2 < ksteps) {
       float* s = kiln_tf32_smem + ((kt + 2) % 3) * 4096;
-      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 16, vec, tid);
-      kiln_tc_load<BK>(s + 2048, B, bc, bk, (kt + 2) * 16, vec, tid);
+      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 16, vec, tid, rows, kn);
+      kiln_tc_load<BK>(s + 2048, B, bc, bk, (kt + 2) * 16, vec, tid, cols, kn);
     }
     kiln_cp_async_commit();
     const float* As = kiln_tf32_smem + (kt % 3) * 4096;

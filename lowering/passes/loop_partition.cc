@@ -149,6 +149,11 @@ class Partitioner : public StmtExprMutator {
   Stmt VisitStmt_(const Stmt& s) override {
     if (s->kind == StmtKind::kFor) return VisitFor(s);
     if (s->kind == StmtKind::kLetStmt) ana_.Bind(s->var, s->a);
+    // A loop the schedule keeps whole (its guards where they are): a code
+    // generator matches its form (codegen_cuda's tensor-core GEMM).
+    if (s->kind == StmtKind::kAttr && s->tag == kNoPartitionPragma && IsConstValue(s->a, 0)) {
+      return s;
+    }
     return MutateChildren(s);
   }
 

@@ -34,7 +34,8 @@
 // loop is left alone. Split points are clamped to the loop range, so every
 // part has extent >= 0 even when the analyzer cannot tell.
 //
-// Left alone: conditions without likely(), conditions that are not affine in
+// Left alone: a loop under `attr "pragma_loop_partition" = 0` (Stage::pragma
+// (iv, "loop_partition", 0)) with everything inside it, conditions without likely(), conditions that are not affine in
 // the loop vars (floordiv, min, loads, let vars bound inside the loop), `==`
 // and `!=`, vectorized or unrolled loops whose split points are not constants
 // (the parts could not be vectorized/unrolled), thread-binding loops, and the
@@ -46,6 +47,9 @@
 #include "ir/tir.h"
 
 namespace kiln::tir::transform {
+
+// The pragma that keeps a loop and its body out of the pass (value 0).
+inline constexpr char kNoPartitionPragma[] = "pragma_loop_partition";
 
 absl::StatusOr<PrimFunc> LoopPartition(const PrimFunc& f);
 

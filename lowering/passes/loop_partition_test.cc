@@ -136,5 +136,20 @@ TEST(LoopPartitionTest, LeavesOtherConditionsAlone) {
   EXPECT_EQ(Partition(f3, {{{"n", 5}}}).get(), f3.get());
 }
 
+// attr "pragma_loop_partition" = 0 keeps the loop whole, guard and all; any
+// other value (or another pragma) does not.
+TEST(LoopPartitionTest, NoPartitionPragmaKeepsTheLoop) {
+  PrimFunc f = SplitWithTail(IntImm(100));
+  const Var i = f->body->var;
+  PrimFunc kept = MakePrimFunc("kept", f->params, AttrStmt(i, kNoPartitionPragma, IntImm(0), f->body));
+  PrimFunc g = Partition(kept);
+  EXPECT_EQ(g.get(), kept.get()) << ToText(g);
+  EXPECT_EQ(CountIfs(g->body), 1);
+  PrimFunc other = MakePrimFunc("other", f->params, AttrStmt(i, kNoPartitionPragma, IntImm(1), f->body));
+  PrimFunc h = Partition(other);
+  ASSERT_EQ(h->body->kind, StmtKind::kAttr) << ToText(h);
+  EXPECT_EQ(h->body->body0()->kind, StmtKind::kSeq) << ToText(h);
+}
+
 }  // namespace
 }  // namespace kiln::tir::transform

@@ -203,27 +203,36 @@ std::vector<SharedInput> SharedInputs(const Schedule& s, const Stage& r) {
 // The tensor-core template (codegen_cuda/tensor_core.h, kiln_gemm_tc): a
 // GEMM reduction of float16 or bfloat16 A and B (float32 too when the target
 // opts in to TF32: kiln_gemm_tf32) read at plain indices (both
-// qualify for SharedInputs), float32 accumulation, the output's last two
-// extents multiples of 128 and the reduction's of 32. Its output is tiled
+// qualify for SharedInputs), float32 accumulation. Its output is tiled
 // 128x128 per block of 16x16 threads, 8x8 outputs each (TileGemm with
 // kTcReg), the reduction computed at the thread's loop with its axis
 // outermost and nothing staged: the code generator replaces that whole loop
 // by the pipelined tensor-core tile, which reads A and B from global memory
 // itself. Where it does not (a form it does not recognise), the loop is a
 // correct, slow, register-blocked product.
+//
+// Extents that are not multiples of the tile (M, N of 128, K of 32) are
+// fine: the split's guards stay in the reduction loop (pragma
+// "loop_partition" = 0 keeps loop_partition from peeling it), the tile reads
+// zeros past them and the guarded epilogue stores only the valid part. Each
+// input's innermost extent must be a multiple of a 16-byte chunk (8 16-bit
+// or 4 float32 elements) so that the tile's 16-byte copies stay aligned.
+// A ragged shape whose M and N are multiples of 64 keeps the 64x64 template
+// (tensor cores per step) unless the 128x128x32 tiles' padded work is at
+// most 1.25 times the real work.
 constexpr int64_t kTcReg = 8;
 constexpr int64_t kTcTile = kTcReg * kGemmThreads;
 constexpr int64_t kTcK = 32;
 
 bool TensorCoreGemm(const Schedule& s, const Stage& r, const Stage& out, bool tf32) {
   const size_t n = out.op->axis.size();
-  for (size_t d = n - 2; d < n; ++d) {
-    int64_t e = 0;
-    if (!tir::IsConstInt(out.op->axis[d]->dom.extent, &e) || e % kTcTile != 0) return false;
+  int64_t m = 0, nn = 0, k = 0;
+  if (!tir::IsConstInt(out.op->axis[n - 2]->dom.extent, &m) ||
+      !tir::IsConstInt(out.op->axis[n - 1]->dom.extent, &nn)) {
+    return false;
   }
-  int64_t k = 0;
   if (r.op->reduce_axis.size() != 1 || !tir::IsConstInt(r.op->reduce_axis[0]->dom.extent, &k) ||
-      k % kTcK != 0 || r.op->num_outputs() != 1 || r.op->output(0).dtype() != DataType::Float(32)) {
+      k < 1 || r.op->num_outputs() != 1 || r.op->output(0).dtype() != DataType::Float(32)) {
     return false;
   }
   const std::vector<Tensor> ins = r.op->InputTensors();
@@ -231,8 +240,21 @@ bool TensorCoreGemm(const Schedule& s, const Stage& r, const Stage& out, bool tf
   const DataType t = ins[0].dtype();
   const bool half = (t.code() == DTypeCode::kFloat || t.code() == DTypeCode::kBFloat) &&
                     t.bits() == 16 && t.lanes() == 1;
-  return (half || (tf32 && t == DataType::Float(32))) && ins[1].dtype() == t &&
-         SharedInputs(s, r).size() == 2;
+  if (!(half || (tf32 && t == DataType::Float(32))) || ins[1].dtype() != t ||
+      SharedInputs(s, r).size() != 2) {
+    return false;
+  }
+  if (m % kTcTile == 0 && nn % kTcTile == 0 && k % kTcK == 0) return true;
+  const int64_t chunk = half ? 8 : 4;
+  for (const Tensor& in : ins) {
+    int64_t inner = 0;
+    if (in.shape().empty() || !tir::IsConstInt(in.shape().back(), &inner) || inner % chunk != 0) {
+      return false;
+    }
+  }
+  if (m % kGemmTile != 0 || nn % kGemmTile != 0) return true;
+  const auto up = [](int64_t x, int64_t f) { return (x + f - 1) / f * f; };
+  return 4 * up(m, kTcTile) * up(nn, kTcTile) * up(k, kTcK) <= 5 * m * nn * k;
 }
 
 // Stages the GEMM reduction `r`'s inputs through shared memory (TVM's
@@ -717,6 +739,14 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
     }
     if (gemm) {
       KILN_ASSIGN_OR_RETURN(IterVar tx, TileGemm(out, tc ? kTcReg : kGemmReg));
+      if (tc) {
+        // A ragged edge's guards stay inside the thread's 8x8 stores (not
+        // peeled into loops of variable extent), so the block stays in
+        // registers.
+        const std::vector<IterVar>& leaves = out->leaf_iter_vars;
+        KILN_RETURN_IF_ERROR(
+            out->pragma(leaves[leaves.size() - 2], "loop_partition", tir::IntImm(0)));
+      }
       thread_loop[out] = tx;
       gemm_tiled.insert(out);
       if (tc) tc_tiled.insert(out);
@@ -771,6 +801,11 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
               std::vector<IterVar> order = st->op->reduce_axis;
               order.insert(order.end(), st->op->axis.begin(), st->op->axis.end());
               KILN_RETURN_IF_ERROR(st->reorder(order));
+            }
+            if (tc_tiled.count(out)) {
+              // The code generator matches this loop whole, guards included.
+              KILN_RETURN_IF_ERROR(
+                  st->pragma(st->op->reduce_axis[0], "loop_partition", tir::IntImm(0)));
             }
           }
         }

@@ -31,13 +31,18 @@
 //     (after the copies, before the next step's) are put in by the code
 //     generator (codegen_cuda/thread_sync.h), and for float16/bfloat16 tiles
 //     that divide the tile the step products go to tensor cores
-//     (codegen_cuda/tensor_core.h). float16/bfloat16 GEMMs whose last two
-//     extents are multiples of 128 and reduction a multiple of 32 (A and B
-//     read at plain indices) take the tensor-core template instead: 128x128
-//     tiles per block of 16x16 threads, each thread 8x8 outputs, nothing
-//     staged by the schedule: the code generator replaces the whole
-//     reduction loop by a pipelined tile (cp.async stages, ldmatrix,
-//     mma.sync) that reads A and B itself. An input read at other than
+//     (codegen_cuda/tensor_core.h). float16/bfloat16 GEMMs (float32 too
+//     with `tf32`) whose A and B are read at plain indices take the
+//     tensor-core template instead: 128x128 tiles per block of 16x16
+//     threads, each thread 8x8 outputs, nothing staged by the schedule: the
+//     code generator replaces the whole reduction loop by a pipelined tile
+//     (cp.async stages, ldmatrix, mma.sync or wgmma) that reads A and B
+//     itself. Extents that are not multiples of the tile (M, N of 128, K of
+//     32) keep their guards inside that loop (pragma "loop_partition" = 0),
+//     and the tile reads zeros past them; each input's innermost extent
+//     must then be a multiple of 16 bytes, and a shape whose M and N are
+//     multiples of 64 keeps the 64x64 template unless the 128 tiles' padded
+//     work is at most 1.25 times the real work. An input read at other than
 //     plain axis indices, or a reduction over several axes, is read from
 //     global memory as before (reduction axes outermost);
 //   - an injective output of 4-byte elements whose extent is a constant

@@ -39,6 +39,10 @@ struct Expect {
   const char* mma = nullptr;  // the tensor-core call expected ("kiln_mma_block<false>"), or none
   const char* tc = nullptr;   // the 128x128 template's call ("kiln_gemm_tc<false, true, true>(")
   const char* target = "cuda -arch=sm_90";
+  // Text the kernel source must hold besides (a ragged tile's limits: rows
+  // past M or columns past N are never read, which the values alone cannot
+  // show, as the epilogue does not store them).
+  std::vector<const char*> source_has = {};
 };
 
 // PTX for sm_80 (A100) too, assembled when ptxas is found: the same
@@ -69,6 +73,9 @@ void Check(const std::string& text, Expect want) {
   EXPECT_EQ(g[2], want.grid_z);
   EXPECT_EQ(bx, 16);
   EXPECT_EQ(by, 16);
+  for (const char* text : want.source_has) {
+    EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
+  }
   if (want.tc != nullptr) {
     // The thread's 8x8 block in registers, the whole reduction one call of
     // the pipelined tile (its shared stages and barriers in the prelude),
@@ -186,9 +193,11 @@ TEST(GemmEmulateTest, DenseBFloat16) {
 TEST(GemmEmulateTest, DenseFloat16ReductionTail) {
   Check(Dense(64, 128, 40, "float16", false), {2, 1, 1, 2e-2, kF16Mma});
 }
-// M = 100: guarded, partitioned loops: the scalar inner product.
-TEST(GemmEmulateTest, DenseFloat16RaggedRowsStayScalar) {
-  Check(Dense(100, 64, 32, "float16", false), {1, 2, 1, 2e-2});
+// K = 36 is not a multiple of a 16-byte chunk (8 halves), so the 128x128
+// tile's copies could not stay aligned: the 64x64 template, guarded and
+// partitioned, with the scalar inner product (M = 100 does not divide it).
+TEST(GemmEmulateTest, DenseFloat16UnalignedRaggedStaysScalar) {
+  Check(Dense(100, 64, 36, "float16", false), {1, 2, 1, 2e-2});
 }
 TEST(GemmEmulateTest, MatmulNotTransposed) { Check(Matmul(96, 130, 40), {3, 2, 1}); }
 TEST(GemmEmulateTest, BatchMatmul) { Check(BatchMatmul(3, 64, 80, 50), {2, 1, 3}); }
@@ -237,6 +246,43 @@ TEST(GemmEmulateTest, MatmulFloat16BothTransposedTensorCoreTile) {
                      "%b: Tensor[(128, 32), float16]) {\n  nn.matmul(%a, %b, transpose_a=true, "
                      "transpose_b=true)\n}\n"),
         {1, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, false, true>("});
+}
+
+// Ragged shapes on the 128x128 tile: M, N not multiples of 128, K not of
+// 32 (but of 8, so its 16-byte copies stay aligned). The reduction loop
+// keeps its guards (no loop partition), the tile reads zeros past the
+// limits the rewrite takes from them, the epilogue stores what exists.
+TEST(GemmEmulateTest, DenseFloat16RaggedRowsTensorCoreTile) {
+  Check(Dense(100, 64, 32, "float16", false),
+        {1, 1, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, true>(", "cuda -arch=sm_90",
+         {"1LL, (100LL - ", ", (64LL - ", ", 32LL);"}});
+}
+TEST(GemmEmulateTest, DenseBiasReluFloat16RaggedTensorCoreTile) {
+  Check(Dense(200, 136, 72, "float16", true),
+        {2, 2, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, true>(", "cuda -arch=sm_90",
+         {"3LL, (200LL - ", ", (136LL - ", ", 72LL);"}});
+}
+TEST(GemmEmulateTest, MatmulFloat16RaggedTensorCoreTile) {
+  Check(Matmul(130, 200, 40, "float16"),
+        {2, 2, 1, 2e-2, nullptr, "kiln_gemm_tc<false, true, false>("});
+}
+TEST(GemmEmulateTest, MatmulBFloat16TransposedARaggedTensorCoreTile) {
+  Check(absl::StrCat("#[version = \"0.1\"]\ndef @main(%a: Tensor[(40, 200), bfloat16], "
+                     "%b: Tensor[(40, 72), bfloat16]) {\n  nn.matmul(%a, %b, transpose_a=true)"
+                     "\n}\n"),
+        {1, 2, 1, 5e-2, nullptr, "kiln_gemm_tc<true, false, false>("});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16RaggedTensorCoreTile) {
+  Check(BatchMatmul(2, 77, 96, 64, "float16"),
+        {1, 1, 2, 2e-2, nullptr, "kiln_gemm_tc<false, true, true>("});
+}
+TEST(GemmEmulateTest, DenseBFloat16RaggedWarpgroupMma) {
+  Check(Dense(200, 136, 72, "bfloat16", false),
+        {2, 2, 1, 5e-2, nullptr, "kiln_gemm_wg<true>(", "cuda -arch=sm_90a"});
+}
+TEST(GemmEmulateTest, DenseFloat32RaggedTf32) {
+  Check(Dense(100, 130, 20, "float32", true),
+        {2, 1, 1, 1e-2, nullptr, "kiln_gemm_tf32<true, true>(", "cuda -arch=sm_90 -tf32"});
 }
 
 // Compiled for sm_90a the k-major 128x128 GEMMs take Hopper's warpgroup MMA

@@ -28,10 +28,11 @@ namespace {
 
 const char kKernel[] = R"(
 extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B, float* C,
-                                long long ar, long long ak, long long bc, long long bk, int steps) {
+                                long long ar, long long ak, long long bc, long long bk, int steps,
+                                int rows, int cols, int kn) {
   float cl[64];
   for (int i = 0; i < 64; ++i) cl[i] = 1.0f;
-  kiln_gemm_tc<BF, AK, BK>(cl, A, ar, ak, B, bc, bk, steps);
+  kiln_gemm_tc<BF, AK, BK>(cl, A, ar, ak, B, bc, bk, steps, rows, cols, kn);
   for (int ii = 0; ii < 8; ++ii) {
     for (int jj = 0; jj < 8; ++jj) C[(threadIdx.y * 8 + ii) * 128 + threadIdx.x * 8 + jj] = cl[ii * 8 + jj];
   }
@@ -42,12 +43,13 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
 // its wgmma descriptors), with the same parameters.
 const char kKernelWg[] = R"(
 extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B, float* C,
-                                long long ar, long long ak, long long bc, long long bk, int steps) {
+                                long long ar, long long ak, long long bc, long long bk, int steps,
+                                int rows, int cols, int kn) {
   float cl[64];
   for (int i = 0; i < 64; ++i) cl[i] = 1.0f;
   (void)ak;
   (void)bk;
-  kiln_gemm_wg<BF>(cl, A, ar, B, bc, steps);
+  kiln_gemm_wg<BF>(cl, A, ar, B, bc, steps, rows, cols, kn);
   for (int ii = 0; ii < 8; ++ii) {
     for (int jj = 0; jj < 8; ++jj) C[(threadIdx.y * 8 + ii) * 128 + threadIdx.x * 8 + jj] = cl[ii * 8 + jj];
   }
@@ -57,10 +59,11 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
 // The TF32 form (kiln_gemm_tf32: float32 operands, steps of 16).
 const char kKernelTf32[] = R"(
 extern "C" __global__ void NAME(const float* A, const float* B, float* C,
-                                long long ar, long long ak, long long bc, long long bk, int steps) {
+                                long long ar, long long ak, long long bc, long long bk, int steps,
+                                int rows, int cols, int kn) {
   float cl[64];
   for (int i = 0; i < 64; ++i) cl[i] = 1.0f;
-  kiln_gemm_tf32<AK, BK>(cl, A, ar, ak, B, bc, bk, steps);
+  kiln_gemm_tf32<AK, BK>(cl, A, ar, ak, B, bc, bk, steps, rows, cols, kn);
   for (int ii = 0; ii < 8; ++ii) {
     for (int jj = 0; jj < 8; ++jj) C[(threadIdx.y * 8 + ii) * 128 + threadIdx.x * 8 + jj] = cl[ii * 8 + jj];
   }
@@ -95,7 +98,7 @@ std::unique_ptr<HostKernels>& Kernels() {
       ks.push_back({v.name,
                     {v.f32 ? "const float*" : "const unsigned short*",
                      v.f32 ? "const float*" : "const unsigned short*", "float*", "long long",
-                     "long long", "long long", "long long", "int"},
+                     "long long", "long long", "long long", "int", "int", "int", "int"},
                     {1, 1, 1},
                     {16, 16, 1}});
     }
@@ -123,13 +126,20 @@ unsigned short Bits(float f, bool bf) {
   return s;
 }
 
+// A ragged tile's limits: the rows of A, columns of B and k that exist (the
+// tile must read zeros past them; the memory there holds 1000s). -1: all.
+struct Limits {
+  int rows = 128, cols = 128, kn = -1;
+};
+
 // Runs variant `vi` on a 128 x 128 x (32 * steps) product; `pad` is added to
 // the operands' non-unit strides, `shift` elements to their base pointers.
-void RunTile(size_t vi, int steps, int pad, int shift) {
+void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
   std::unique_ptr<HostKernels>& h = Kernels();
   if (h == nullptr) GTEST_SKIP() << "g++ is not available to build the emulated kernels";
   const Variant& v = kVariants[vi];
   const int K = (v.f32 ? 16 : 32) * steps;
+  const int kn = lim.kn < 0 ? K : lim.kn;
   // A(r, k) = A[r * ar + k * ak]; B(k, c) = B[c * bc + k * bk].
   const long long ar = v.ak ? K + pad : 1, ak = v.ak ? 1 : 128 + pad;
   const long long bc = v.bk ? K + pad : 1, bk = v.bk ? 1 : 128 + pad;
@@ -138,8 +148,8 @@ void RunTile(size_t vi, int steps, int pad, int shift) {
   std::vector<float> a(128 * K), b(128 * K);
   for (int r = 0; r < 128; ++r) {
     for (int k = 0; k < K; ++k) {
-      a[r * K + k] = static_cast<float>((r * 7 + k * 3) % 7 - 3);
-      b[r * K + k] = static_cast<float>((r * 5 + k * 11) % 5 - 2);
+      a[r * K + k] = r < lim.rows && k < kn ? static_cast<float>((r * 7 + k * 3) % 7 - 3) : 1000.0f;
+      b[r * K + k] = r < lim.cols && k < kn ? static_cast<float>((r * 5 + k * 11) % 5 - 2) : 1000.0f;
     }
   }
   alignas(16) static unsigned short abuf[1 << 20], bbuf[1 << 20];
@@ -162,18 +172,20 @@ void RunTile(size_t vi, int steps, int pad, int shift) {
   void* ap = v.f32 ? static_cast<void*>(afbuf + shift) : static_cast<void*>(abuf + shift);
   void* bp = v.f32 ? static_cast<void*>(bfbuf + shift) : static_cast<void*>(bbuf + shift);
   long long s[4] = {ar, ak, bc, bk};
-  int st = steps;
-  void* args[] = {ap, bp, c.data(),
-                  &s[0], &s[1], &s[2], &s[3], &st};
+  int st = steps, rows = lim.rows, cols = lim.cols, kl = kn;
+  void* args[] = {ap, bp, c.data(), &s[0], &s[1], &s[2], &s[3], &st, &rows, &cols, &kl};
   absl::Status launched = h->Launch(vi, args);
   ASSERT_TRUE(launched.ok()) << launched;
   int wrong = 0;
   for (int r = 0; r < 128; ++r) {
     for (int col = 0; col < 128; ++col) {
       float want = 1.0f;
-      for (int k = 0; k < K; ++k) want += a[r * K + k] * b[col * K + k];
+      if (r < lim.rows && col < lim.cols) {
+        for (int k = 0; k < kn; ++k) want += a[r * K + k] * b[col * K + k];
+      }
       if (c[r * 128 + col] != want && ++wrong <= 5) {
         ADD_FAILURE() << v.name << " steps=" << steps << " pad=" << pad << " shift=" << shift
+                      << " rows=" << lim.rows << " cols=" << lim.cols << " kn=" << kn
                       << ": C(" << r << ", " << col << ") = " << c[r * 128 + col] << ", want "
                       << want;
       }
@@ -225,6 +237,24 @@ TEST(GemmTileEmulateTest, WarpgroupMmaForm) {
   RunTile(kWgF16, 2, 8, 0);
   RunTile(kWgF16, 3, 4, 0);
   RunTile(kWgBF16, 2, 0, 1);
+}
+
+// A ragged edge tile: rows of A, columns of B or k past the limits are read
+// as zeros (cp.async with a source size of 0, or short of 16 bytes, where a
+// 16-byte chunk straddles a limit; zeros in the word-by-word copies), for
+// every form and layout; the memory past the limits holds 1000s, so a
+// chunk read instead of zero-filled shows. Partial chunks: a limit that is
+// not a multiple of 8 along an operand's contiguous dim.
+TEST(GemmTileEmulateTest, RaggedEdgeTiles) {
+  for (size_t vi = 0; vi < std::size(kVariants); ++vi) {
+    const bool f32 = kVariants[vi].f32;
+    RunTile(vi, 3, 0, 0, {72, 128, -1});
+    RunTile(vi, 3, 0, 0, {128, 40, -1});
+    RunTile(vi, 3, 0, 0, {1, 100, f32 ? 40 : 72});          // k ends inside the last step
+    RunTile(vi, 2, 0, 0, {97, 13, f32 ? 20 : 40});          // partial chunks of m- or n-major tiles
+    RunTile(vi, 2, 4, 0, {97, 13, f32 ? 21 : 43});          // word by word, k not of a chunk
+    RunTile(vi, 5, 0, 0, {128, 128, f32 ? 8 : 16});         // steps past k's end: zeros
+  }
 }
 
 }  // namespace
