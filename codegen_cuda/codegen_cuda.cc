@@ -485,7 +485,8 @@ class Emitter {
         if (s->a->kind == ExprKind::kCall && (absl::StartsWith(s->a->name, "kiln.mma_") ||
                                               absl::StartsWith(s->a->name, "kiln.gemm_tc") ||
                                               absl::StartsWith(s->a->name, "kiln.gemm_wg") ||
-                                              absl::StartsWith(s->a->name, "kiln.gemm_tf32"))) {
+                                              absl::StartsWith(s->a->name, "kiln.gemm_tf32") ||
+                                              absl::StartsWith(s->a->name, "kiln.conv_tc"))) {
           return EmitMma(s->a);  // codegen_cuda/tensor_core.h
         }
         return absl::UnimplementedError(
@@ -665,6 +666,7 @@ class Emitter {
       return EmitGemmTc(call);
     }
     if (call->name == kGemmWgF16 || call->name == kGemmWgBF16) return EmitGemmWg(call);
+    if (call->name == kConvTcF16 || call->name == kConvTcBF16) return EmitConvTc(call);
     std::vector<std::string> args;
     for (const PrimExpr& a : call->args) {
       KILN_ASSIGN_OR_RETURN(std::string v, Expr(a));
@@ -718,6 +720,44 @@ class Emitter {
                       ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], ", ", a[5], " + (", a[6],
                       "), ", a[7], ", ", a[8], ", ", a[9], ", ", a[10], ", ", a[11], ", ",
                       a[12], ");"));
+    if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
+    gemm_tc_ = true;
+    return absl::OkStatus();
+  }
+
+  // kiln_conv_nchw_tc<bf16, C, H, W, OC, KH, KW, SH, SW, PH, PW, DH, DW, OH,
+  // OW, min(OW, 8)>(cl, X, W, n, oc0, oh0, ow0), or kiln_conv_nhwc_tc<bf16,
+  // w_k_major, ...>(...) (codegen_cuda/tensor_core.h).
+  absl::Status EmitConvTc(const PrimExpr& call) {
+    constexpr size_t kConsts = 16;
+    if (call->args.size() != 3 + kConsts + 4) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
+    }
+    std::vector<std::string> consts;
+    int64_t nhwc = 0;
+    for (size_t i = 0; i < kConsts; ++i) {
+      int64_t v = 0;
+      if (!tir::IsConstInt(call->args[3 + i], &v)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("call '", call->name, "': geometry argument ", i, " is not a constant"));
+      }
+      if (i == 0) {
+        nhwc = v;
+      } else if (i > 1 || nhwc) {
+        consts.push_back(i == 1 ? (v ? "true" : "false") : absl::StrCat(v));
+      }
+    }
+    // The thread's block: 8 x min(OW, 8) (NCHW) or min(OW, 8) x 8 (NHWC).
+    int64_t ow = 0;
+    tir::IsConstInt(call->args[3 + 15], &ow);
+    consts.push_back(absl::StrCat(std::min<int64_t>(ow, 8)));
+    KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
+    Line(absl::StrCat(nhwc ? "kiln_conv_nhwc_tc<" : "kiln_conv_nchw_tc<",
+                      call->name == kConvTcBF16 ? "true" : "false", ", ",
+                      absl::StrJoin(consts, ", "), ">(", a[0], ", ", a[1], ", ", a[2], ", ",
+                      a[3 + kConsts], ", ", a[4 + kConsts], ", ", a[5 + kConsts], ", ",
+                      a[6 + kConsts], ");"));
     if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
     gemm_tc_ = true;
     return absl::OkStatus();

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ir/tir_functor.h"
+#include "lowering/strategy/target.h"
 
 namespace kiln::codegen_cuda {
 namespace {
@@ -150,12 +151,19 @@ class Rewriter {
     tir::PostOrderVisit(body, [](const ExprNode*) {}, [&](const StmtNode* s) {
       if (s->kind == StmtKind::kAllocate) {
         scope_[s->buffer->data.get()] = s->tag.empty() ? s->buffer->scope : s->tag;
+        int64_t n = 0;
+        const PrimExpr size = tir::ShapeProduct(s->buffer->shape);
+        if (size && tir::IsConstInt(size, &n)) size_[s->buffer->data.get()] = n;
       }
     });
   }
 
   Stmt Visit(const Stmt& s, bool in_if) {
     if (!s) return s;
+    if (s->kind == StmtKind::kAttr && s->tag == lowering::kConvTensorCorePragma && !in_if &&
+        !ty_.empty() && !tx_.empty()) {
+      if (Stmt r = RewriteConv(s)) return r;
+    }
     switch (s->kind) {
       case StmtKind::kSeq: {
         std::vector<Stmt> out;
@@ -471,8 +479,86 @@ class Rewriter {
     return tir::Allocate(acc, all, "local");
   }
 
+  // The load of a kernel parameter `e` reads, through a cast to float32 and
+  // a padding test (if_then_else(c, X[i], 0)), or null.
+  const ExprNode* GatherLoad(const PrimExpr& e) {
+    const PrimExpr* x = &e;
+    auto strip = [&] {
+      if ((*x)->kind == ExprKind::kCast) x = &(*x)->args[0];
+    };
+    strip();
+    if (((*x)->kind == ExprKind::kCall && (*x)->name == "if_then_else") ||
+        (*x)->kind == ExprKind::kSelect) {
+      if ((*x)->args.size() != 3) return nullptr;
+      const PrimExpr* f = &(*x)->args[2];
+      if ((*f)->kind == ExprKind::kCast) f = &(*f)->args[0];
+      const bool zero = ((*f)->kind == ExprKind::kFloatImm && (*f)->float_value == 0.0) ||
+                        tir::IsConstValue(*f, 0);
+      if (!zero) return nullptr;
+      x = &(*x)->args[1];
+      strip();
+    }
+    if ((*x)->kind != ExprKind::kLoad || (*x)->args.size() != 1 ||
+        scope_.count((*x)->buffer->data.get())) {
+      return nullptr;
+    }
+    return x->get();
+  }
+
+  // The implicit-GEMM conv (lowering/strategy/target.h): the marked nest
+  // holds one store and nothing else that writes, Cl[i] = Cl[i] +
+  // float(X-read) * float(W[j]) into a float32 "local" block of 64, X and W
+  // 16-bit float kernel parameters of one type (the data's read possibly
+  // under its padding test); the whole nest becomes
+  //   kiln.conv_tc_{f16,bf16}(Cl, X, W, <the 20 geometry arguments>).
+  Stmt RewriteConv(const Stmt& attr) {
+    const PrimExpr& g = attr->a;
+    if (g->kind != ExprKind::kCall || g->name != lowering::kConvTensorCoreGeometry ||
+        g->args.size() != static_cast<size_t>(lowering::kConvTensorCoreGeometryArgs)) {
+      return nullptr;
+    }
+    for (size_t i = 0; i + 4 < g->args.size(); ++i) {
+      if (!tir::IsConstInt(g->args[i])) return nullptr;
+    }
+    std::vector<const StmtNode*> stores;
+    bool other = false;
+    tir::PostOrderVisit(attr->body0(), [](const ExprNode*) {}, [&](const StmtNode* n) {
+      if (n->kind == StmtKind::kStore) stores.push_back(n);
+      if (n->kind == StmtKind::kAllocate || n->kind == StmtKind::kEvaluate) other = true;
+    });
+    if (stores.size() != 1 || other) return nullptr;
+    const StmtNode* st = stores[0];
+    const tir::Buffer& cl = st->buffer;
+    if (st->indices.size() != 1 || !IsF32(cl->dtype) || scope_[cl->data.get()] != "local") {
+      return nullptr;
+    }
+    // The thread's block: 8 x 8, or 8 x OW (NCHW) / OW x 8 (NHWC) where the
+    // output has fewer than 8 columns (bound inference clips it there).
+    int64_t ow = 0;
+    tir::IsConstInt(g->args[15], &ow);
+    auto size = size_.find(cl->data.get());
+    if (size == size_.end() || size->second != 8 * std::min<int64_t>(ow, 8)) return nullptr;
+    const PrimExpr& v = st->a;
+    if (v->kind != ExprKind::kAdd || v->args[0]->kind != ExprKind::kLoad ||
+        v->args[0]->buffer->data.get() != cl->data.get() || v->args[1]->kind != ExprKind::kMul) {
+      return nullptr;
+    }
+    const ExprNode* x = GatherLoad(v->args[1]->args[0]);
+    const ExprNode* w = TileLoad(v->args[1]->args[1]);
+    if (x == nullptr || w == nullptr || scope_.count(w->buffer->data.get()) ||
+        x->buffer->data.get() == w->buffer->data.get()) {
+      return nullptr;
+    }
+    const DataType t = x->buffer->dtype;
+    if ((!IsHalf(t) && !IsBF16(t)) || w->buffer->dtype != t) return nullptr;
+    std::vector<PrimExpr> args = {cl->data, x->buffer->data, w->buffer->data};
+    args.insert(args.end(), g->args.begin(), g->args.end());
+    return Call(IsBF16(t) ? kConvTcBF16 : kConvTcF16, std::move(args));
+  }
+
   const TensorCoreOptions options_;
   std::unordered_map<const ExprNode*, std::string> scope_;
+  std::unordered_map<const ExprNode*, int64_t> size_;  // allocations' constant element counts
   std::unordered_set<const ExprNode*> ty_, tx_;
 };
 

@@ -129,6 +129,23 @@ inline constexpr char kGemmWgBF16[] = "kiln.gemm_wg_bf16";
 // kiln_gemm_tc's (three stages of two 128x16 float tiles).
 inline constexpr char kGemmTf32[] = "kiln.gemm_tf32";
 
+// The implicit-GEMM convolution (lowering/strategy/target.h): the loop nest
+// under attr "pragma_kiln_conv_tc" = kiln.conv_tc_geom(...) (a conv's
+// reduction into a thread's 8x8 "local" block, the schedule's
+// lowering/te/schedule_cuda.cc) becomes (cl, X, W, nhwc, w_k_major, C, H, W,
+// OC, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, n, oc0, oh0, ow0), printed as
+// kiln_conv_nchw_tc<bf16, C, ..., OW>(cl, X, W, n, oc0, oh0, ow0) or
+// kiln_conv_nhwc_tc<bf16, w_k_major, C, ..., OW>(...): the 128x128 tile's
+// warps, stages, mma.sync and epilogue, with the image operand gathered
+// from the data (im2col, zeros for the padding and past the edges): NCHW
+// (rows: output channels from OIHW weights, k-major; columns: a 16 x 8
+// patch of pixels, the im2col tile mn-major, element by element) or NHWC
+// (rows: the pixel patch, k = (kh, kw, ic) gathered 8 channels a 16-byte
+// cp.async when C is a multiple of 8; columns: output channels from HWIO
+// (n-major) or OHWI (k-major) weights). Its shared memory is kiln_gemm_tc's.
+inline constexpr char kConvTcF16[] = "kiln.conv_tc_f16";
+inline constexpr char kConvTcBF16[] = "kiln.conv_tc_bf16";
+
 struct TensorCoreOptions {
   // The 128x128 template's k-major 16-bit GEMMs become kGemmWg* calls
   // (compute_90a only), the others kGemmTc*.

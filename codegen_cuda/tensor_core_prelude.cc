@@ -405,6 +405,9 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tc_com
 // threadIdx.y*8.., columns threadIdx.x*8..) through shared memory `tile`
 // (64 rows of 128 floats + 4 against bank conflicts: the operand stages
 // reused, after the block's last barrier), 64 rows at a time.
+// A thread block cl of fewer than 8 x 8 (CR rows of CW: a conv whose output
+// has fewer than 8 columns) takes only its part.
+template <int CR = 8, int CW = 8>
 __device__ __forceinline__ void kiln_tc_store(const float* acc, float* cl, float* tile, int lane,
                                               int wm, int wn) {
   for (int p = 0; p < 2; ++p) {
@@ -421,23 +424,45 @@ __device__ __forceinline__ void kiln_tc_store(const float* acc, float* cl, float
     }
     __syncthreads();
     if ((int)(threadIdx.y >> 3) == p) {
-      for (int ii = 0; ii < 8; ++ii) {
-        for (int jj = 0; jj < 8; ++jj) {
-          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
+      for (int ii = 0; ii < CR; ++ii) {
+        for (int jj = 0; jj < CW; ++jj) {
+          cl[ii * CW + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
         }
       }
     }
     __syncthreads();
   }
 }
+// The three shared stages the 128x128 tiles share: load(stage, step) fills
+// a stage with step `step`'s slices of A and B (cp.async copies, or plain
+// shared stores), compute(stage) multiplies one. The copies of step kt + 2
+// are in flight while step kt computes; one barrier per step (everyone's
+// copies of step kt have landed, and step kt - 1's stage, the one refilled,
+// is no longer read). Returns after a last barrier, the stages free.
+template <typename T, int STAGE, typename Load, typename Compute>
+__device__ __forceinline__ void kiln_tc_stages(T* smem, int ksteps, Load load, Compute compute) {
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) load(smem + s * STAGE, s);
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();  // this thread's copies of step kt have landed
+    __syncthreads();          // everyone's; and step kt - 1's stage is free
+    if (kt + 2 < ksteps) load(smem + ((kt + 2) % 3) * STAGE, kt + 2);
+    kiln_cp_async_commit();
+    compute(smem + (kt % 3) * STAGE);
+  }
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+}
 // The block's 128x128 tile C(row, col) = sum over k < min(32 * ksteps, kn)
 // of A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
 // B[col * bc + k * bk] (AK: ak == 1, else ar == 1; BK: bk == 1, else bc == 1),
-// 0 for row >= rows or col >= cols (nothing read there), added into each thread's 8x8 block cl (rows threadIdx.y*8.., columns
-// threadIdx.x*8..). Three stages of shared tiles: the copies of step kt + 2
-// are in flight while step kt computes. The float32 accumulators stay in
-// registers to the end, then go through shared memory (reusing the stages),
-// 64 rows at a time, into the threads' blocks.
+// 0 for row >= rows or col >= cols (nothing read there), added into each
+// thread's 8x8 block cl (rows threadIdx.y*8.., columns threadIdx.x*8..).
+// Three stages of shared tiles (kiln_tc_stages). The float32 accumulators
+// stay in registers to the end, then go through shared memory (reusing the
+// stages), 64 rows at a time, into the threads' blocks.
 template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tc(
     float* cl, const unsigned short* A, long long ar, long long ak, const unsigned short* B,
     long long bc, long long bk, int ksteps, int rows, int cols, int kn) {
@@ -448,28 +473,133 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_t
                    ((AK ? ar : ak) & 7) == 0 && ((BK ? bc : bk) & 7) == 0;
   float acc[64];
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-  for (int s = 0; s < 2; ++s) {
-    if (s < ksteps) {
-      kiln_tc_load<AK>(kiln_tc_smem + s * 8192, A, ar, ak, s * 32, vec, tid, rows, kn);
-      kiln_tc_load<BK>(kiln_tc_smem + s * 8192 + 4096, B, bc, bk, s * 32, vec, tid, cols, kn);
-    }
-    kiln_cp_async_commit();
-  }
-  for (int kt = 0; kt < ksteps; ++kt) {
-    kiln_cp_async_wait<1>();  // this thread's copies of step kt have landed
-    __syncthreads();          // everyone's; and step kt - 1's stage is free
-    if (kt + 2 < ksteps) {
-      unsigned short* s = kiln_tc_smem + ((kt + 2) % 3) * 8192;
-      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 32, vec, tid, rows, kn);
-      kiln_tc_load<BK>(s + 4096, B, bc, bk, (kt + 2) * 32, vec, tid, cols, kn);
-    }
-    kiln_cp_async_commit();
-    const unsigned short* s = kiln_tc_smem + (kt % 3) * 8192;
-    kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn);
-  }
-  kiln_cp_async_wait<0>();
-  __syncthreads();
+  kiln_tc_stages<unsigned short, 8192>(
+      kiln_tc_smem, ksteps,
+      [&](unsigned short* s, int step) {
+        kiln_tc_load<AK>(s, A, ar, ak, step * 32, vec, tid, rows, kn);
+        kiln_tc_load<BK>(s + 4096, B, bc, bk, step * 32, vec, tid, cols, kn);
+      },
+      [&](const unsigned short* s) { kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn); });
   kiln_tc_store(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
+}
+// Implicit-GEMM convolutions on the same tile (kiln_conv_*_tc,
+// codegen_cuda/tensor_core.h): the image operand is gathered from the data
+// (im2col, never materialized) into the stages, zeros for the padding, for
+// pixels past the output's edge and for k past K; the weights are a plain
+// operand. The block's 128 pixels are a patch of 16 output rows x 8
+// columns from (oh0, ow0): patch pixel c is (oh0 + c / 8, ow0 + c % 8). The
+// geometry is compile-time: C input channels of H x W, OC output channels,
+// KH x KW kernels, strides SH, SW, top/left padding PH, PW, dilation DH,
+// DW, an OH x OW output; the thread's block cl has 8 x 8 outputs, or OW8 =
+// OW of a row of fewer than 8.
+//
+// NCHW (OIHW weights): rows are output channels oc0.., A = W[oc][k] with
+// k = (ic, kh, kw) (k-major); columns are the patch, B(k, c) gathered from
+// image n element by element into the mn-major tile: each thread keeps one
+// pixel (c = tid % 128) and fills 16 of the step's 32 k.
+template <bool BF, int C, int H, int W, int OC, int KH, int KW, int SH, int SW, int PH, int PW,
+          int DH, int DW, int OH, int OW, int OW8>
+__device__ __forceinline__ void kiln_conv_nchw_tc(float* cl, const unsigned short* X,
+                                                  const unsigned short* Wt, long long n, int oc0,
+                                                  int oh0, int ow0) {
+  constexpr int K = C * KH * KW;
+  __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const bool vec = ((unsigned long long)Wt & 15u) == 0 && K % 8 == 0;
+  const unsigned short* x = X + n * ((long long)C * H * W);
+  const unsigned short* w = Wt + (long long)oc0 * K;
+  const int c = (int)(tid & 127u), oh = oh0 + (c >> 3), ow = ow0 + (c & 7);
+  const bool pix = oh < OH && ow < OW;
+  const int ih0 = oh * SH - PH, iw0 = ow * SW - PW;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  kiln_tc_stages<unsigned short, 8192>(
+      kiln_tc_smem, (K + 31) / 32,
+      [&](unsigned short* s, int step) {
+        kiln_tc_load<true>(s, w, K, 1, step * 32, vec, tid, OC - oc0, K);
+        unsigned short* bs = s + 4096;
+        for (int i = 0; i < 16; ++i) {
+          const int kl = (int)(tid >> 7) + 2 * i, k = step * 32 + kl;
+          unsigned short v = 0;
+          if (pix && k < K) {
+            const int ic = k / (KH * KW), r = k % (KH * KW);
+            const int ih = ih0 + (r / KW) * DH, iw = iw0 + (r % KW) * DW;
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = x[((long long)ic * H + ih) * W + iw];
+          }
+          bs[kiln_tc_mnmajor(kl, c)] = v;
+        }
+      },
+      [&](const unsigned short* s) { kiln_tc_compute<BF, true, false>(acc, s, s + 4096, lane, wm, wn); });
+  kiln_tc_store<8, OW8>(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
+}
+// NHWC: rows are the patch, A(c, k) with k = (kh, kw, ic) gathered from
+// image n into the k-major tile, a 16-byte chunk of 8 channels of one (kh,
+// kw) at a time (cp.async, zero-filled for the padding) when C is a
+// multiple of 8, else element by element; each thread keeps two pixels
+// (tid / 4 and that + 64). Columns are output channels oc0..: HWIO weights
+// W[k][oc] (n-major) or, WK, OHWI ones W[oc][k] (k-major).
+template <bool BF, bool WK, int C, int H, int W, int OC, int KH, int KW, int SH, int SW, int PH,
+          int PW, int DH, int DW, int OH, int OW, int OW8>
+__device__ __forceinline__ void kiln_conv_nhwc_tc(float* cl, const unsigned short* X,
+                                                  const unsigned short* Wt, long long n, int oc0,
+                                                  int oh0, int ow0) {
+  constexpr int K = KH * KW * C;
+  __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const unsigned short* x = X + n * ((long long)H * W * C);
+  const bool xvec = C % 8 == 0 && ((unsigned long long)X & 15u) == 0;
+  const bool wvec = ((unsigned long long)Wt & 15u) == 0 && (WK ? K : OC) % 8 == 0;
+  const int kc = (int)(tid & 3u) * 8;
+  int ih0[2], iw0[2];
+  bool pix[2];
+  for (int i = 0; i < 2; ++i) {
+    const int r = (int)(tid >> 2) + 64 * i, oh = oh0 + (r >> 3), ow = ow0 + (r & 7);
+    pix[i] = oh < OH && ow < OW;
+    ih0[i] = oh * SH - PH;
+    iw0[i] = ow * SW - PW;
+  }
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  kiln_tc_stages<unsigned short, 8192>(
+      kiln_tc_smem, (K + 31) / 32,
+      [&](unsigned short* s, int step) {
+        for (int i = 0; i < 2; ++i) {
+          unsigned short* d = s + kiln_tc_kmajor((int)(tid >> 2) + 64 * i, kc);
+          const int k = step * 32 + kc;
+          if (C % 8 == 0) {
+            int len = 0;
+            const unsigned short* p = x;
+            if (pix[i] && k < K) {
+              const int t = k / C, ih = ih0[i] + (t / KW) * DH, iw = iw0[i] + (t % KW) * DW;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                len = 8;
+                p = x + ((long long)ih * W + iw) * C + k % C;
+              }
+            }
+            kiln_chunk_copy(d, p, x, 1, len, xvec);
+          } else {
+            for (int e = 0; e < 8; ++e) {
+              unsigned short v = 0;
+              if (pix[i] && k + e < K) {
+                const int t = (k + e) / C, ih = ih0[i] + (t / KW) * DH, iw = iw0[i] + (t % KW) * DW;
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                  v = x[((long long)ih * W + iw) * C + (k + e) % C];
+                }
+              }
+              d[e] = v;
+            }
+          }
+        }
+        if (WK) {
+          kiln_tc_load<true>(s + 4096, Wt + (long long)oc0 * K, K, 1, step * 32, wvec, tid, OC - oc0, K);
+        } else {
+          kiln_tc_load<false>(s + 4096, Wt + oc0, 1, OC, step * 32, wvec, tid, OC - oc0, K);
+        }
+      },
+      [&](const unsigned short* s) { kiln_tc_compute<BF, true, WK>(acc, s, s + 4096, lane, wm, wn); });
+  kiln_tc_store<OW8, 8>(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
 }
 // TF32 (float32 GEMMs of a target with -tf32): the same 128x128 tile with
 // mma.sync m16n8k8 .tf32 (float32 accumulation) on 32-bit shared tiles of
@@ -537,45 +667,33 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
                    ((AK ? ar : ak) & 3) == 0 && ((BK ? bc : bk) & 3) == 0;
   float acc[64];
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-  for (int s = 0; s < 2; ++s) {
-    if (s < ksteps) {
-      kiln_tc_load<AK>(kiln_tf32_smem + s * 4096, A, ar, ak, s * 16, vec, tid, rows, kn);
-      kiln_tc_load<BK>(kiln_tf32_smem + s * 4096 + 2048, B, bc, bk, s * 16, vec, tid, cols, kn);
-    }
-    kiln_cp_async_commit();
-  }
-  for (int kt = 0; kt < ksteps; ++kt) {
-    kiln_cp_async_wait<1>();
-    __syncthreads();
-    if (kt + 2 < ksteps) {
-      float* s = kiln_tf32_smem + ((kt + 2) % 3) * 4096;
-      kiln_tc_load<AK>(s, A, ar, ak, (kt + 2) * 16, vec, tid, rows, kn);
-      kiln_tc_load<BK>(s + 2048, B, bc, bk, (kt + 2) * 16, vec, tid, cols, kn);
-    }
-    kiln_cp_async_commit();
-    const float* As = kiln_tf32_smem + (kt % 3) * 4096;
-    const float* Bs = As + 2048;
-    for (int kk = 0; kk < 16; kk += 8) {
-      unsigned a[4][4], b[4][2];
-      for (int mt = 0; mt < 4; ++mt) {
-        const int m = wm * 64 + mt * 16 + g;
-        a[mt][0] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t));
-        a[mt][1] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t));
-        a[mt][2] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t + 4));
-        a[mt][3] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t + 4));
-      }
-      for (int nt = 0; nt < 4; ++nt) {
-        const int n = wn * 32 + nt * 8 + g;
-        b[nt][0] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t));
-        b[nt][1] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t + 4));
-      }
-      for (int mt = 0; mt < 4; ++mt) {
-        for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k8_tf32(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
-      }
-    }
-  }
-  kiln_cp_async_wait<0>();
-  __syncthreads();
+  kiln_tc_stages<float, 4096>(
+      kiln_tf32_smem, ksteps,
+      [&](float* s, int step) {
+        kiln_tc_load<AK>(s, A, ar, ak, step * 16, vec, tid, rows, kn);
+        kiln_tc_load<BK>(s + 2048, B, bc, bk, step * 16, vec, tid, cols, kn);
+      },
+      [&](const float* As) {
+        const float* Bs = As + 2048;
+        for (int kk = 0; kk < 16; kk += 8) {
+          unsigned a[4][4], b[4][2];
+          for (int mt = 0; mt < 4; ++mt) {
+            const int m = wm * 64 + mt * 16 + g;
+            a[mt][0] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t));
+            a[mt][1] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t));
+            a[mt][2] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t + 4));
+            a[mt][3] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t + 4));
+          }
+          for (int nt = 0; nt < 4; ++nt) {
+            const int n = wn * 32 + nt * 8 + g;
+            b[nt][0] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t));
+            b[nt][1] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t + 4));
+          }
+          for (int mt = 0; mt < 4; ++mt) {
+            for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k8_tf32(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
+          }
+        }
+      });
   kiln_tc_store(acc, cl, kiln_tf32_smem, lane, wm, wn);
 }
 )KILN_TC" + WgmmaPrelude());

@@ -93,5 +93,71 @@ TEST(TensorCoreTest, WhatDoesNotFitIsLeftAlone) {
   }
 }
 
+// The implicit-GEMM conv: a 3x3 NCHW conv's reduction into the thread's
+// 8x8 block under the schedule's pragma (lowering/strategy/target.h), the
+// data read under its padding test.
+const char kConv[] = R"(
+primfunc conv(X: XT[1, 16, 10, 10], Wt: WT[16, 16, 3, 3], Y: float32[1, 16, 10, 10]) {
+  thread_binding (ty, 0, 16) "threadIdx.y" {
+    thread_binding (tx, 0, 16) "threadIdx.x" {
+      allocate Cl: float32[CL_SIZE] local
+      for (a, 0, 64) { Cl[a] = 0f }
+      attr ty "pragma_kiln_conv_tc" = kiln.conv_tc_geom:int32(0, 1, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 10, 10, 0, 0, 0, OW0) {
+        for (rc, 0, 16) { for (ry, 0, 3) { for (rx, 0, 3) { for (ii, 0, 8) { for (jj, 0, 8) {
+          Cl[((ii * 8) + jj)] = (Cl[((ii * 8) + jj)] + (float32(X_READ) * float32(Wt[((((((ty * 8) + ii) * 16) + rc) * 9) + ((ry * 3) + rx))])))
+        } } } } }
+      }
+      for (i, 0, 8) { for (j, 0, 8) {
+        Y[((((ty * 8) + i) * 100) + ((tx * 8) + j))] = Cl[((i * 8) + j)]
+      } }
+    }
+  }
+}
+)";
+
+std::string ConvText(absl::string_view x_read = "if_then_else((((tx + ry) >= 1) && ((jj + rx) >= 1)), "
+                                                "X[((((rc * 10) + ((tx + ry) - 1)) * 10) + ((jj + rx) - 1))], 0_float16)",
+                     absl::string_view cl_size = "64", absl::string_view xt = "float16",
+                     absl::string_view wt = "float16", absl::string_view ow0 = "0") {
+  return absl::StrReplaceAll(kConv, {{"X_READ", x_read},
+                                     {"CL_SIZE", cl_size},
+                                     {"XT", xt},
+                                     {"WT", wt},
+                                     {"OW0", ow0}});
+}
+
+TEST(TensorCoreTest, ConvReductionBecomesTheImplicitGemmTile) {
+  const std::string src = Source(ConvText());
+  EXPECT_THAT(src, HasSubstr("kiln_conv_nchw_tc<false, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 10, "
+                             "10, 8>(Cl, X, Wt, 0LL, 0LL, 0LL, 0LL);"))
+      << src;
+  EXPECT_EQ(src.find("for (long long rc"), std::string::npos) << src;
+  // bfloat16, and an origin that is an expression of the block.
+  const std::string bf = Source(ConvText(
+      "X[((((rc * 10) + (tx + ry)) * 10) + (jj + rx))]", "64", "bfloat16", "bfloat16", "(tx * 8)"));
+  EXPECT_THAT(bf, HasSubstr("kiln_conv_nchw_tc<true, ")) << bf;
+  EXPECT_THAT(bf, HasSubstr(">(Cl, X, Wt, 0LL, 0LL, 0LL, (tx * 8LL));")) << bf;
+}
+
+TEST(TensorCoreTest, ConvThatDoesNotFitIsLeftAlone) {
+  const std::string cases[] = {
+      // A block of other than 8 x min(OW, 8) outputs.
+      ConvText("X[((((rc * 10) + (tx + ry)) * 10) + (jj + rx))]", "48"),
+      // The data read through an operation (a fused producer), not a load.
+      ConvText("max(X[((((rc * 10) + (tx + ry)) * 10) + (jj + rx))], 0_float16)"),
+      // A padding test whose other side is not zero.
+      ConvText("if_then_else(((tx + ry) >= 1), X[((((rc * 10) + (tx + ry)) * 10) + (jj + rx))], 1_float16)"),
+      // Data and weights of different types.
+      ConvText("X[((((rc * 10) + (tx + ry)) * 10) + (jj + rx))]", "64", "float16", "bfloat16"),
+      // float32 data.
+      ConvText("X[((((rc * 10) + (tx + ry)) * 10) + (jj + rx))]", "64", "float32", "float32"),
+  };
+  for (const std::string& text : cases) {
+    const std::string src = Source(text);
+    EXPECT_EQ(src.find("kiln_conv_"), std::string::npos) << src;
+    EXPECT_NE(src.find("for (long long rc"), std::string::npos) << src;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::codegen_cuda

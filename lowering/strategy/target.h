@@ -60,6 +60,21 @@ struct GpuTarget {
   static GpuTarget Sm90() { return {"sm_90", 256, 1024, 32, 48 * 1024}; }
 };
 
+// The implicit-GEMM convolution on tensor cores that the GPU schedule asks
+// the CUDA code generator for (lowering/te/schedule_cuda.h,
+// codegen_cuda/tensor_core.h): the schedule puts
+//   attr "pragma_kiln_conv_tc" = kiln.conv_tc_geom(nhwc, w_k_major, C, H, W,
+//       OC, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, n, oc0, oh0, ow0)
+// around a conv's reduction loop (computed per thread into its 8x8 "local"
+// block), and the code generator replaces that loop by one call of the
+// pipelined tile, which gathers the image itself. The first 16 arguments
+// are constants (the geometry; PH, PW the top and left padding), the last 4
+// the block's batch index, first output channel, row and column.
+inline constexpr char kConvTensorCoreKey[] = "kiln_conv_tc";  // Stage::pragma's key
+inline constexpr char kConvTensorCorePragma[] = "pragma_kiln_conv_tc";
+inline constexpr char kConvTensorCoreGeometry[] = "kiln.conv_tc_geom";
+inline constexpr int kConvTensorCoreGeometryArgs = 20;
+
 }  // namespace kiln::lowering
 
 #endif  // KILN_LOWERING_STRATEGY_TARGET_H_

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
 #include "ir/tir_functor.h"
+#include "lowering/strategy/target.h"
 
 namespace kiln::te {
 namespace {
@@ -465,7 +466,153 @@ struct ConvPlan {
   bool per_channel = false;  // groups > 1
   int64_t step = 1;          // the input-channel step of the shared tiles
   std::vector<Tensor> caches;
+  // The implicit GEMM on tensor cores (below) instead: the geometry's 16
+  // constants (kConvTensorCoreGeometry), and once O is tiled the block's
+  // batch index, first output channel, row and column.
+  bool tc = false;
+  std::vector<int64_t> geom;
+  std::vector<PrimExpr> origin;
 };
+
+// ---- conv2d on tensor cores: an implicit GEMM per 128 x 128 tile ----
+//
+// A float16/bfloat16 conv (groups == 1, float32 accumulation; NCHW with
+// OIHW weights, NHWC with HWIO or OHWI weights; the data a kernel
+// parameter, padded or not, the weights one) is the GEMM
+//   NCHW: C[oc, pixel] = sum over k = (ic, kh, kw) of W[oc, k] * X(k, pixel)
+//   NHWC: C[pixel, oc] = sum over k = (kh, kw, ic) of X(pixel, k) * W(k, oc)
+// whose image operand X(k, pixel) (im2col) is never materialized: the CUDA
+// code generator's tile (kiln_conv_nchw_tc / kiln_conv_nhwc_tc,
+// codegen_cuda/tensor_core.h) gathers it from the data into its shared
+// stages, zeros for the padding. O is tiled as the GEMM template is: a block
+// of 16 x 16 threads, each 8 x 8 outputs in "local" registers, the block's
+// 128 pixels a patch of 16 rows x 8 columns (NCHW: threadIdx.x the patch
+// row, a thread's 8 outputs along it; NHWC: threadIdx.y) and its 128 output
+// channels on the other side; the conv's reduction computed at the thread's
+// loop with its axes outermost, marked kConvTensorCorePragma with the
+// geometry and the block's origin, and kept whole (loop_partition off): the
+// code generator replaces it by the call.
+constexpr int64_t kConvTcPatchRows = 16;
+bool ParseInts(const std::map<std::string, std::string>& attrs, const char* key, size_t n,
+               std::vector<int64_t>* out);
+constexpr int64_t kConvTcPatchCols = 8;
+
+// True (and `geom` filled) when the conv `op` of plan `p` fits the above.
+bool ConvTensorCore(const Schedule& s, const Operation& op, bool nhwc, int64_t groups,
+                    const std::vector<int64_t>& st, const std::vector<int64_t>& dil,
+                    std::vector<int64_t>* geom) {
+  if (groups != 1 || op->output(0).dtype() != DataType::Float(32)) return false;
+  const std::vector<Tensor> ins = op->InputTensors();
+  const DataType t = ins[0].dtype();
+  if (t.lanes() != 1 || t.bits() != 16 ||
+      (t.code() != DTypeCode::kFloat && t.code() != DTypeCode::kBFloat) || ins[1].dtype() != t) {
+    return false;
+  }
+  auto attr = [&](const char* k) {
+    auto it = op->attrs.find(k);
+    return it == op->attrs.end() ? std::string() : it->second;
+  };
+  const std::string kl = attr("kernel_layout");
+  bool wk = true;
+  if (nhwc) {
+    if (kl != "HWIO" && kl != "OHWI") return false;
+    wk = kl == "OHWI";
+  } else if (kl != "OIHW") {
+    return false;
+  }
+  std::vector<int64_t> pad;
+  if (!ParseInts(op->attrs, "padding", 4, &pad)) return false;
+  // The data: a parameter, or the pad stage of one.
+  Tensor data = ins[0];
+  Stage* ds = s[data];
+  if (ds == nullptr) return false;
+  if (!ds->is_placeholder()) {
+    const std::vector<Tensor> pin = ds->op->InputTensors();
+    if (ds->op->name != "pad" || !ds->op->reduce_axis.empty() || pin.size() != 1 ||
+        s[pin[0]] == nullptr || !s[pin[0]]->is_placeholder()) {
+      return false;
+    }
+    data = pin[0];
+  }
+  if (s[ins[1]] == nullptr || !s[ins[1]]->is_placeholder()) return false;
+  std::vector<int64_t> x(4), w(4), o(4);
+  for (size_t i = 0; i < 4; ++i) {
+    if (!tir::IsConstInt(data.shape()[i], &x[i]) || !tir::IsConstInt(ins[1].shape()[i], &w[i]) ||
+        !tir::IsConstInt(op->axis[i]->dom.extent, &o[i])) {
+      return false;
+    }
+  }
+  // C, H, W; OC, KH, KW; OH, OW by layout.
+  const int64_t c = nhwc ? x[3] : x[1], h = nhwc ? x[1] : x[2], wd = nhwc ? x[2] : x[3];
+  const int64_t oc = nhwc ? (wk ? w[0] : w[3]) : w[0];
+  const int64_t kh = nhwc ? (wk ? w[1] : w[0]) : w[2];
+  const int64_t kw = nhwc ? (wk ? w[2] : w[1]) : w[3];
+  const int64_t ic = nhwc ? (wk ? w[3] : w[2]) : w[1];
+  const int64_t oh = nhwc ? o[1] : o[2], ow = nhwc ? o[2] : o[3];
+  const int64_t k = c * kh * kw;
+  if (ic != c || oc < 16 || k < 16) return false;
+  const int64_t lim = int64_t{1} << 31;
+  if (x[0] * c * h * wd >= lim || oc * k >= lim || oh * st[0] + kh * dil[0] >= lim ||
+      ow * st[1] + kw * dil[1] >= lim) {
+    return false;
+  }
+  *geom = {nhwc ? 1 : 0, wk ? 1 : 0, c, h, wd, oc, kh, kw, st[0], st[1], pad[0], pad[1],
+           dil[0], dil[1], oh, ow};
+  return true;
+}
+
+// Tiles O for the implicit GEMM (above); returns its threadIdx.x loop and
+// records the block's origin in the plan.
+absl::StatusOr<IterVar> TileConvTc(Stage* out, ConvPlan* p) {
+  const std::vector<IterVar> axes = out->op->axis;
+  const IterVar& n = axes[0];
+  const IterVar& c = p->nhwc ? axes[3] : axes[1];
+  const IterVar& h = p->nhwc ? axes[1] : axes[2];
+  const IterVar& w = p->nhwc ? axes[2] : axes[3];
+  KILN_ASSIGN_OR_RETURN(SplitAxes co, out->split(c, kTcTile));
+  KILN_ASSIGN_OR_RETURN(SplitAxes ct, out->split(co.inner, kTcReg));
+  KILN_ASSIGN_OR_RETURN(SplitAxes hs, out->split(h, kConvTcPatchRows));
+  KILN_ASSIGN_OR_RETURN(SplitAxes ws, out->split(w, kConvTcPatchCols));
+  // NCHW: rows are channels (threadIdx.y, ii), columns pixels (threadIdx.x
+  // the patch row, jj its columns); NHWC the other way round.
+  const IterVar& ty = p->nhwc ? hs.inner : ct.outer;
+  const IterVar& tx = p->nhwc ? ct.outer : hs.inner;
+  const IterVar& ii = p->nhwc ? ws.inner : ct.inner;
+  const IterVar& jj = p->nhwc ? ct.inner : ws.inner;
+  std::vector<IterVar> order = {n, co.outer, hs.outer, ws.outer, ty, tx, ii, jj};
+  if (p->nhwc) order = {n, hs.outer, ws.outer, co.outer, ty, tx, ii, jj};
+  KILN_RETURN_IF_ERROR(out->reorder(order));
+  KILN_ASSIGN_OR_RETURN(IterVar hw, out->fuse(hs.outer, ws.outer));
+  KILN_RETURN_IF_ERROR(out->bind(n, "blockIdx.z"));
+  KILN_RETURN_IF_ERROR(out->bind(p->nhwc ? hw : co.outer, "blockIdx.y"));
+  KILN_RETURN_IF_ERROR(out->bind(p->nhwc ? co.outer : hw, "blockIdx.x"));
+  KILN_RETURN_IF_ERROR(out->bind(ty, "threadIdx.y"));
+  KILN_RETURN_IF_ERROR(out->bind(tx, "threadIdx.x"));
+  // The edge guards stay inside the thread's 8x8 stores (registers).
+  KILN_RETURN_IF_ERROR(out->pragma(ii, "loop_partition", tir::IntImm(0)));
+  const int64_t ow = p->geom[15];
+  const PrimExpr cols = tir::IntImm((ow + kConvTcPatchCols - 1) / kConvTcPatchCols);
+  p->origin = {n->var, co.outer->var * tir::IntImm(kTcTile),
+               tir::FloorDiv(hw->var, cols) * tir::IntImm(kConvTcPatchRows),
+               tir::FloorMod(hw->var, cols) * tir::IntImm(kConvTcPatchCols)};
+  return tx;
+}
+
+// The conv's reduction for the implicit GEMM: its axes outermost, the
+// outermost marked for the code generator and kept whole.
+absl::Status StageConvTc(Stage* conv, const ConvPlan& p) {
+  std::vector<IterVar> order = conv->op->reduce_axis;
+  order.insert(order.end(), conv->op->axis.begin(), conv->op->axis.end());
+  KILN_RETURN_IF_ERROR(conv->reorder(order));
+  std::vector<PrimExpr> args;
+  for (int64_t g : p.geom) args.push_back(tir::IntImm(g));
+  args.insert(args.end(), p.origin.begin(), p.origin.end());
+  const IterVar& k = conv->op->reduce_axis[0];
+  KILN_RETURN_IF_ERROR(conv->pragma(k, "loop_partition", tir::IntImm(0)));
+  return conv->pragma(k, lowering::kConvTensorCoreKey,
+                      tir::Call(DataType::Int(32), lowering::kConvTensorCoreGeometry,
+                                std::move(args)));
+}
 
 // One output dim's tile: `threads` threads on `tag`, each `regs` outputs.
 struct ConvDim {
@@ -553,6 +700,8 @@ std::optional<ConvPlan> FindConv(const Schedule& s, Stage* out) {
   p.conv = conv;
   p.nhwc = nhwc;
   p.per_channel = groups[0] != 1;
+  p.tc = ConvTensorCore(s, op, nhwc, groups[0], st, dil, &p.geom);
+  if (p.tc) return p;
   const ConvTiles tl = TilesOf(p);
   const int64_t th = tl.h.threads * tl.h.regs, tw = tl.w.threads * tl.w.regs;
   const int64_t tc = tl.c.threads * tl.c.regs;
@@ -702,7 +851,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
       KILN_ASSIGN_OR_RETURN(Tensor cache, s.cache_write(outputs[0], "local"));
       conv_plan->conv = s[cache];
     }
-    KILN_RETURN_IF_ERROR(CacheConvInputs(s, &*conv_plan));
+    if (!conv_plan->tc) KILN_RETURN_IF_ERROR(CacheConvInputs(s, &*conv_plan));
     for (const Tensor& c : conv_plan->caches) keep.insert(s[c]);
   }
   // 1. Inline injective intermediates.
@@ -720,7 +869,8 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
   for (Stage* out : out_stages) {
     if (out->is_placeholder() || !Untouched(*out)) continue;
     if (conv_plan && out == out_stages[0]) {
-      KILN_ASSIGN_OR_RETURN(IterVar tx, TileConv(out, *conv_plan));
+      KILN_ASSIGN_OR_RETURN(IterVar tx, conv_plan->tc ? TileConvTc(out, &*conv_plan)
+                                                      : TileConv(out, *conv_plan));
       thread_loop[out] = tx;
       continue;
     }
@@ -787,7 +937,8 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
         if (tl->second) {
           KILN_RETURN_IF_ERROR(st->compute_at(out, tl->second));
           if (conv_plan && st == conv_plan->conv) {
-            KILN_RETURN_IF_ERROR(StageConv(s, st, *conv_plan));
+            KILN_RETURN_IF_ERROR(conv_plan->tc ? StageConvTc(st, *conv_plan)
+                                               : StageConv(s, st, *conv_plan));
             continue;
           }
           if (gemm_tiled.count(out) && GemmReduction(*st, *out)) {

@@ -60,6 +60,14 @@
 //     channels split by a step, and at each step the block copies the input
 //     window its tile reads (the padding computed in the copy) and its
 //     weights into "shared" tiles (TVM's topi/cuda conv2d_direct template);
+//     a float16/bfloat16 conv with groups == 1 (NCHW with OIHW weights,
+//     NHWC with HWIO or OHWI; at least 16 output channels and 16 of
+//     C*KH*KW) is an implicit GEMM on tensor cores instead: a block of 16 x
+//     16 threads, each 8 x 8 outputs, covers 128 output channels x a patch
+//     of 16 x 8 pixels, and the code generator replaces the conv's
+//     reduction (marked "pragma_kiln_conv_tc" with the geometry) by the
+//     pipelined tile, which gathers the image operand from the data itself
+//     (lowering/strategy/target.h, codegen_cuda/tensor_core.h);
 //   - row reductions: a fused function whose only output is a reduction
 //     (sum, prod, max, min) over one axis of >= 32 elements that is the last
 //     index of what it reads, or is computed from such reductions of its rows

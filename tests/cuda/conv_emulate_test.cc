@@ -31,10 +31,15 @@ namespace {
 struct Expect {
   int64_t block_x = 16, block_y = 4, block_z = 4;  // groups == 1; 16 x 16 x 1 otherwise
   double tol = 1e-4;
+  // The implicit GEMM on tensor cores: the call expected in the kernel
+  // ("kiln_conv_nchw_tc<false, "), its shared stages and barriers in the
+  // prelude's tile rather than in the kernel's own loops.
+  const char* tc = nullptr;
 };
 
 constexpr Expect kTiled = {16, 4, 4};
 constexpr Expect kPerChannel = {16, 16, 1};
+constexpr Expect TensorCore(const char* call, double tol = 2e-2) { return {16, 16, 1, tol, call}; }
 
 void Check(const std::string& params, const std::string& body, Expect want) {
   const std::string text =
@@ -49,9 +54,18 @@ void Check(const std::string& params, const std::string& body, Expect want) {
   EXPECT_EQ(b[0], want.block_x) << k.source;
   EXPECT_EQ(b[1], want.block_y);
   EXPECT_EQ(b[2], want.block_z);
-  EXPECT_NE(k.source.find("__shared__"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
-  EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
+  if (want.tc != nullptr) {
+    // One call replaces the whole reduction; no loop of the kernel itself
+    // reads the data (the epilogue reads the thread's registers).
+    EXPECT_NE(k.source.find(want.tc), std::string::npos) << k.source;
+    EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
+    EXPECT_EQ(k.shared_bytes, 48 * 1024) << k.source;
+    EXPECT_NE(c->cuda.source.find("__syncthreads();"), std::string::npos);
+  } else {
+    EXPECT_NE(k.source.find("__shared__"), std::string::npos) << k.source;
+    EXPECT_NE(k.source.find("__syncthreads();"), std::string::npos) << k.source;
+    EXPECT_LE(k.shared_bytes, 48 * 1024) << k.source;
+  }
   if (std::getenv("KILN_CONV_PRINT") != nullptr) std::printf("%s\n", k.source.c_str());
   if (!c->cuda.ptxas_log.empty()) std::printf("%s\n", c->cuda.ptxas_log.c_str());
   codegen_cuda::CudaModule racy = c->cuda;
@@ -102,10 +116,78 @@ TEST(ConvEmulateTest, Nchw7x7Stride2) {
   Check(absl::StrCat("%x: ", Nchw(1, 3, 23, 23), ", %w: ", Nchw(16, 3, 7, 7)),
         "nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3])", kTiled);
 }
-TEST(ConvEmulateTest, NchwFloat16) {
+// float32 data with float16 weights is not a tensor-core conv: the tiled
+// scalar schedule, float32 accumulation.
+TEST(ConvEmulateTest, NchwFloat16StaysScalarBelowTheTile) {
+  Check(absl::StrCat("%x: ", Nchw(1, 16, 10, 10, "float16"), ", %w: ",
+                     Nchw(8, 16, 3, 3, "float16")),
+        "nn.conv2d(%x, %w, padding=[1, 1])", {16, 4, 4, 2e-2});
+}
+
+// ---- float16/bfloat16 convs as implicit GEMMs on tensor cores ----
+// (lowering/te/schedule_cuda.cc ConvTensorCore; codegen_cuda/tensor_core.h
+// kiln_conv_*_tc). The memory past every tensor is not read: the emulator
+// runs the kernels on buffers of exactly the tensors' sizes under the
+// sanitizers (docs/sanitizers.md).
+constexpr char kNchwF16[] = "kiln_conv_nchw_tc<false, ";
+constexpr char kNchwBF16[] = "kiln_conv_nchw_tc<true, ";
+
+TEST(ConvEmulateTest, NchwFloat16TensorCore) {
   Check(absl::StrCat("%x: ", Nchw(1, 16, 10, 10, "float16"), ", %w: ",
                      Nchw(16, 16, 3, 3, "float16")),
-        "nn.conv2d(%x, %w, padding=[1, 1])", {16, 4, 4, 2e-2});
+        "nn.conv2d(%x, %w, padding=[1, 1])", TensorCore(kNchwF16));
+}
+// 24 output channels, 14 x 14 pixels (a ragged 16 x 8 patch), K = 144 (a
+// step of 32 cut short), bias and relu fused.
+TEST(ConvEmulateTest, Nchw3x3BiasReluFloat16TensorCore) {
+  Check(absl::StrCat("%x: ", Nchw(1, 16, 14, 14, "float16"), ", %w: ",
+                     Nchw(24, 16, 3, 3, "float16"), ", %b: Tensor[(24), float16]"),
+        "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))", TensorCore(kNchwF16));
+}
+// 130 output channels (two tiles of 128), batch 2, strides 2 x 1, dilation
+// 2 x 1, asymmetric padding, a 3 x 2 kernel, bfloat16.
+TEST(ConvEmulateTest, NchwStridedDilatedBFloat16TensorCore) {
+  Check(absl::StrCat("%x: ", Nchw(2, 20, 15, 17, "bfloat16"), ", %w: ",
+                     Nchw(130, 20, 3, 2, "bfloat16")),
+        "nn.conv2d(%x, %w, strides=[2, 1], padding=[1, 0, 2, 1], dilation=[2, 1])",
+        TensorCore(kNchwBF16, 5e-2));
+}
+// 1x1 without padding (no pad stage: the data itself is gathered), batch 2,
+// the residual add and relu fused.
+TEST(ConvEmulateTest, Nchw1x1ResidualFloat16TensorCore) {
+  Check(absl::StrCat("%x: ", Nchw(2, 32, 7, 7, "float16"), ", %w: ", Nchw(40, 32, 1, 1, "float16"),
+                     ", %r: ", Nchw(2, 40, 7, 7, "float16")),
+        "nn.relu(add(nn.conv2d(%x, %w), %r))", TensorCore(kNchwF16));
+}
+// A 7x7 stride-2 stem from 3 channels (K = 147: weight rows not a multiple
+// of 8, so the weights are copied word by word); 19 x 19 outputs: patches
+// of 16 x 8 cut at both edges.
+TEST(ConvEmulateTest, Nchw7x7Stride2StemFloat16TensorCore) {
+  Check(absl::StrCat("%x: ", Nchw(1, 3, 37, 37, "float16"), ", %w: ", Nchw(64, 3, 7, 7, "float16")),
+        "nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3])", TensorCore(kNchwF16));
+}
+// NHWC with HWIO weights (n-major), 16 channels: the data gathered 8
+// channels at a time (16-byte copies, zero-filled for the padding); bias.
+TEST(ConvEmulateTest, NhwcHwioBiasFloat16TensorCore) {
+  Check("%x: Tensor[(1, 10, 11, 16), float16], %w: Tensor[(3, 3, 16, 20), float16], "
+        "%b: Tensor[(20), float16]",
+        "nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", "
+        "kernel_layout=\"HWIO\"), %b, axis=3)",
+        TensorCore("kiln_conv_nhwc_tc<false, false, 16, "));
+}
+// NHWC with OHWI weights (k-major), 3 channels (gathered element by
+// element), stride 2, batch 2, bfloat16.
+TEST(ConvEmulateTest, NhwcOhwiStride2BFloat16TensorCore) {
+  Check("%x: Tensor[(2, 9, 9, 3), bfloat16], %w: Tensor[(24, 3, 3, 3), bfloat16]",
+        "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], data_layout=\"NHWC\", "
+        "kernel_layout=\"OHWI\")",
+        TensorCore("kiln_conv_nhwc_tc<true, true, 3, ", 5e-2));
+}
+// NHWC 1x1 with 136 output channels (two tiles of 128; HWIO rows of 136).
+TEST(ConvEmulateTest, Nhwc1x1WideFloat16TensorCore) {
+  Check("%x: Tensor[(1, 6, 20, 24), float16], %w: Tensor[(1, 1, 24, 136), float16]",
+        "nn.conv2d(%x, %w, data_layout=\"NHWC\", kernel_layout=\"HWIO\")",
+        TensorCore("kiln_conv_nhwc_tc<false, false, 24, "));
 }
 TEST(ConvEmulateTest, NhwcBias) {
   Check("%x: Tensor[(1, 10, 11, 12), float32], %w: Tensor[(3, 3, 12, 20), float32], "

@@ -20,8 +20,9 @@
 #      runtime API, every output against the interpreter's;
 #   4. device_run bench: each case's time on cuda:0, and dense 4096^3 fp16 in
 #      TFLOP/s (the issue's GEMM target; its tile products on tensor cores);
-#   5. the references in the same run: PyTorch's fp16 and TF32 4096^3 matmuls (cuBLAS)
-#      and, when torchvision is there, ResNet-50 latency at batch 1.
+#   5. the references in the same run: PyTorch's fp16 and TF32 4096^3 matmuls (cuBLAS),
+#      cuDNN's fp16 convs of the conv_r50_* cases, and, when torchvision is
+#      there, ResNet-50 latency at batch 1.
 #   6. the figure: dense 4096^3 fp16 as a share of cuBLAS's (step 5) and of
 #      the tensor-core peak.
 # Exit status: nonzero when a kiln check fails (the references and timings
@@ -86,11 +87,14 @@ for dir in "$carry"/cases/*/; do
   [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
 done
 
-say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs of 128x128x32 multiples in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma m64n128k16), other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
+say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma m64n128k16), fp16/bf16 convs as implicit GEMMs on the same tile, other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
   if [[ "$name" == dense_4096_* ]]; then
-    timeout 180 "$carry/device_run" bench "$dir" cuda:0 5 137438953472 >> "$summary" 2>&1 ||
+    timeout 180 "$carry/device_run" bench "$dir" cuda:0 5 "$(cat "$dir/flops")" >> "$summary" 2>&1 ||
+      say "$name: bench failed or timed out"
+  elif [[ -f "$dir/flops" ]]; then
+    timeout 60 "$carry/device_run" bench "$dir" cuda:0 20 "$(cat "$dir/flops")" >> "$summary" 2>&1 ||
       say "$name: bench failed or timed out"
   else
     timeout 60 "$carry/device_run" bench "$dir" cuda:0 20 >> "$summary" 2>&1 ||
@@ -133,6 +137,24 @@ for _ in range(5):
     best = min(best, (time.perf_counter() - t0) / 10)
 print(f"torch fp32 (TF32 allowed) {n}^3 matmul {best * 1e3:.3f} ms, "
       f"{2 * n ** 3 / best / 1e12:.1f} TFLOP/s (best of 5 x 10)")
+# cuDNN's float16 convs (bias and relu not counted) for kiln's conv_* cases.
+torch.backends.cudnn.benchmark = True
+for name, c, hw, oc, k, s, p in [("conv_r50_3x3_28_fp16", 128, 28, 128, 3, 1, 1),
+                                 ("conv_r50_3x3_7_fp16", 512, 7, 512, 3, 1, 1),
+                                 ("conv_r50_stem_fp16", 3, 224, 64, 7, 2, 3)]:
+    x = torch.randn(1, c, hw, hw, device="cuda", dtype=torch.float16)
+    w = torch.randn(oc, c, k, k, device="cuda", dtype=torch.float16)
+    for _ in range(10): torch.nn.functional.conv2d(x, w, stride=s, padding=p)
+    torch.cuda.synchronize()
+    best = 1e9
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(50): torch.nn.functional.conv2d(x, w, stride=s, padding=p)
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - t0) / 50)
+    o = (hw + 2 * p - k) // s + 1
+    print(f"torch cudnn {name}: {best * 1e6:.1f} us, "
+          f"{2 * o * o * oc * c * k * k / best / 1e12:.2f} TFLOP/s (best of 5 x 50)")
 try:
     import torchvision
     m = torchvision.models.resnet50().eval().cuda()
@@ -169,5 +191,15 @@ tf_torch="$(grep -o 'TF32 allowed) 4096^3 matmul .* ms, [0-9.]* TFLOP/s' "$summa
 if [[ -n "$tf_kiln" && -n "$tf_torch" ]]; then
   say "kiln dense_4096_fp32_tf32: $tf_kiln TFLOP/s; cuBLAS TF32 (torch): $tf_torch TFLOP/s; kiln/cuBLAS $(awk -v k="$tf_kiln" -v t="$tf_torch" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
 fi
+say "## figure: float16 convs (implicit GEMM on tensor cores) against cuDNN"
+for case in conv_r50_3x3_28_fp16 conv_r50_3x3_7_fp16 conv_r50_stem_fp16; do
+  kiln_tf="$(grep -o "$case/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+  cudnn_tf="$(grep -o "torch cudnn $case: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+  if [[ -n "$kiln_tf" && -n "$cudnn_tf" ]]; then
+    say "kiln $case: $kiln_tf TFLOP/s (bias and relu fused); cuDNN (torch, conv alone): $cudnn_tf TFLOP/s; kiln/cuDNN $(awk -v k="$kiln_tf" -v t="$cudnn_tf" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
+  else
+    say "no figure for $case (kiln: ${kiln_tf:-none}, cuDNN: ${cudnn_tf:-none})"
+  fi
+done
 say "exit $status"
 exit $status

@@ -15,7 +15,9 @@
 // dense 4096^3 in float16 (timed only: the GEMM target); the float16
 // dense cases also compiled for "cuda -arch=sm_90a" (`_sm90a`: their GEMM
 // tile on Hopper's wgmma instead of mma.sync), and dense in float32 for
-// "cuda -arch=sm_90 -tf32" (`_tf32`: on tensor cores in TF32).
+// "cuda -arch=sm_90 -tf32" (`_tf32`: on tensor cores in TF32); float16
+// convs on tensor cores (a small one checked, three of ResNet-50's timed).
+// A timed case's FLOP count goes to OUT/<case>/flops.
 #include <sys/stat.h>
 
 #include <cmath>
@@ -64,9 +66,13 @@ absl::Status WriteNpy(const std::string& path, const HostTensor& t) {
 }
 
 absl::Status Prepare(const std::string& out, const std::string& name, const std::string& text,
-                     bool check, const std::string& target) {
+                     bool check, const std::string& target, int64_t flops) {
   const std::string dir = absl::StrCat(out, "/", name);
   mkdir(dir.c_str(), 0755);
+  if (flops > 0) {
+    // device_check.sh passes it to `device_run bench` (TFLOP/s).
+    std::ofstream(dir + "/flops") << flops << "\n";
+  }
   KILN_ASSIGN_OR_RETURN(Module parsed, ParseModule(text, name));
   KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(parsed));
   compiler::CompileOptions o;
@@ -111,6 +117,21 @@ std::string Dense(int m, int n, int k, const char* dtype) {
                       ")\n}\n");
 }
 
+// An NCHW conv with OIHW weights, `pad` on every side, the bias and relu
+// fused (ResNet's).
+std::string Conv(int c, int hw, int oc, int k, int stride, int pad, const char* dtype) {
+  return absl::StrCat("#[version = \"0.1\"]\ndef @main(%x: Tensor[(1, ", c, ", ", hw, ", ", hw,
+                      "), ", dtype, "], %w: Tensor[(", oc, ", ", c, ", ", k, ", ", k, "), ", dtype,
+                      "], %b: Tensor[(", oc, "), ", dtype, "]) {\n  nn.relu(nn.bias_add(nn.conv2d(%x, %w, ",
+                      "strides=[", stride, ", ", stride, "], padding=[", pad, ", ", pad, "]), %b))\n}\n");
+}
+
+// 2 * output elements * C * KH * KW.
+int64_t ConvFlops(int c, int hw, int oc, int k, int stride, int pad) {
+  const int64_t o = (hw + 2 * pad - k) / stride + 1;
+  return 2 * o * o * oc * static_cast<int64_t>(c) * k * k;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2 || argc % 2 != 0) {
     std::fprintf(stderr,
@@ -136,6 +157,7 @@ int Main(int argc, char** argv) {
     std::string name, text;
     bool check;
     const char* cuda_target = nullptr;  // for a cuda target: this one instead
+    int64_t flops = 0;                   // for the timing's TFLOP/s
   };
   std::vector<Case> cases = {
       {"resnet_block", ReadFile(examples + "/resnet_block.kir"), true},
@@ -143,19 +165,32 @@ int Main(int argc, char** argv) {
       {"transformer_block", ReadFile(examples + "/transformer_block.kir"), true},
       {"dense_256_fp32", Dense(256, 256, 256, "float32"), true},
       {"dense_256_fp16", Dense(256, 256, 256, "float16"), true},
-      {"dense_4096_fp16", Dense(4096, 4096, 4096, "float16"), false},
+      {"dense_4096_fp16", Dense(4096, 4096, 4096, "float16"), false, nullptr,
+       int64_t{2} * 4096 * 4096 * 4096},
       {"dense_256_fp16_sm90a", Dense(256, 256, 256, "float16"), true, "cuda -arch=sm_90a"},
-      {"dense_4096_fp16_sm90a", Dense(4096, 4096, 4096, "float16"), false, "cuda -arch=sm_90a"},
+      {"dense_4096_fp16_sm90a", Dense(4096, 4096, 4096, "float16"), false, "cuda -arch=sm_90a",
+       int64_t{2} * 4096 * 4096 * 4096},
       {"dense_256_fp32_tf32", Dense(256, 256, 256, "float32"), true, "cuda -arch=sm_90 -tf32"},
       {"dense_4096_fp32_tf32", Dense(4096, 4096, 4096, "float32"), false,
-       "cuda -arch=sm_90 -tf32"},
+       "cuda -arch=sm_90 -tf32", int64_t{2} * 4096 * 4096 * 4096},
+      // float16 convs on tensor cores (implicit GEMM): a small one checked,
+      // ResNet-50's 3x3 convs of its 2nd and 4th stages and its 7x7 stem
+      // timed (device_check.sh times cuDNN's through PyTorch beside them).
+      {"conv_3x3_fp16", Conv(32, 20, 48, 3, 1, 1, "float16"), true, nullptr,
+       ConvFlops(32, 20, 48, 3, 1, 1)},
+      {"conv_r50_3x3_28_fp16", Conv(128, 28, 128, 3, 1, 1, "float16"), false, nullptr,
+       ConvFlops(128, 28, 128, 3, 1, 1)},
+      {"conv_r50_3x3_7_fp16", Conv(512, 7, 512, 3, 1, 1, "float16"), false, nullptr,
+       ConvFlops(512, 7, 512, 3, 1, 1)},
+      {"conv_r50_stem_fp16", Conv(3, 224, 64, 7, 2, 3, "float16"), false, nullptr,
+       ConvFlops(3, 224, 64, 7, 2, 3)},
   };
   int failed = 0;
   for (const Case& c : cases) {
     if (!only.empty() && only.find(absl::StrCat(",", c.name, ",")) == std::string::npos) continue;
     const bool cuda = target.rfind("cuda", 0) == 0;
     absl::Status st = Prepare(out, c.name, c.text, c.check,
-                              c.cuda_target != nullptr && cuda ? c.cuda_target : target);
+                              c.cuda_target != nullptr && cuda ? c.cuda_target : target, c.flops);
     if (!st.ok()) {
       std::fprintf(stderr, "%s: %s\n", c.name.c_str(), std::string(st.message()).c_str());
       failed = 1;
