@@ -666,7 +666,9 @@ class Emitter {
       return EmitGemmTc(call);
     }
     if (call->name == kGemmWgF16 || call->name == kGemmWgBF16) return EmitGemmWg(call);
-    if (call->name == kConvTcF16 || call->name == kConvTcBF16) return EmitConvTc(call);
+    if (call->name == kConvTcF16 || call->name == kConvTcBF16 || call->name == kConvTcTf32) {
+      return EmitConvTc(call);
+    }
     std::vector<std::string> args;
     for (const PrimExpr& a : call->args) {
       KILN_ASSIGN_OR_RETURN(std::string v, Expr(a));
@@ -725,9 +727,9 @@ class Emitter {
     return absl::OkStatus();
   }
 
-  // kiln_conv_nchw_tc<bf16, C, H, W, OC, KH, KW, SH, SW, PH, PW, DH, DW, OH,
-  // OW, min(OW, 8)>(cl, X, W, n, oc0, oh0, ow0), or kiln_conv_nhwc_tc<bf16,
-  // w_k_major, ...>(...) (codegen_cuda/tensor_core.h).
+  // kiln_conv_nchw_tc<T, bf16, C, H, W, OC, KH, KW, SH, SW, PH, PW, DH, DW,
+  // OH, OW, min(OW, 8)>(cl, X, W, n, oc0, oh0, ow0), or kiln_conv_nhwc_tc<T,
+  // bf16, w_k_major, ...>(...) (codegen_cuda/tensor_core.h).
   absl::Status EmitConvTc(const PrimExpr& call) {
     constexpr size_t kConsts = 16;
     if (call->args.size() != 3 + kConsts + 4) {
@@ -754,6 +756,7 @@ class Emitter {
     consts.push_back(absl::StrCat(std::min<int64_t>(ow, 8)));
     KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
     Line(absl::StrCat(nhwc ? "kiln_conv_nhwc_tc<" : "kiln_conv_nchw_tc<",
+                      call->name == kConvTcTf32 ? "float, " : "unsigned short, ",
                       call->name == kConvTcBF16 ? "true" : "false", ", ",
                       absl::StrJoin(consts, ", "), ">(", a[0], ", ", a[1], ", ", a[2], ", ",
                       a[3 + kConsts], ", ", a[4 + kConsts], ", ", a[5 + kConsts], ", ",

@@ -507,10 +507,11 @@ class Rewriter {
 
   // The implicit-GEMM conv (lowering/strategy/target.h): the marked nest
   // holds one store and nothing else that writes, Cl[i] = Cl[i] +
-  // float(X-read) * float(W[j]) into a float32 "local" block of 64, X and W
-  // 16-bit float kernel parameters of one type (the data's read possibly
-  // under its padding test); the whole nest becomes
-  //   kiln.conv_tc_{f16,bf16}(Cl, X, W, <the 20 geometry arguments>).
+  // float(X-read) * float(W[j]) into the thread's float32 "local" block, X
+  // and W 16-bit float kernel parameters of one type (float32 ones with
+  // TF32; the data's read possibly under its padding test); the whole nest
+  // becomes
+  //   kiln.conv_tc_{f16,bf16,tf32}(Cl, X, W, <the 20 geometry arguments>).
   Stmt RewriteConv(const Stmt& attr) {
     const PrimExpr& g = attr->a;
     if (g->kind != ExprKind::kCall || g->name != lowering::kConvTensorCoreGeometry ||
@@ -550,10 +551,11 @@ class Rewriter {
       return nullptr;
     }
     const DataType t = x->buffer->dtype;
-    if ((!IsHalf(t) && !IsBF16(t)) || w->buffer->dtype != t) return nullptr;
+    const bool tf32 = options_.tf32 && IsF32(t);
+    if ((!IsHalf(t) && !IsBF16(t) && !tf32) || w->buffer->dtype != t) return nullptr;
     std::vector<PrimExpr> args = {cl->data, x->buffer->data, w->buffer->data};
     args.insert(args.end(), g->args.begin(), g->args.end());
-    return Call(IsBF16(t) ? kConvTcBF16 : kConvTcF16, std::move(args));
+    return Call(tf32 ? kConvTcTf32 : IsBF16(t) ? kConvTcBF16 : kConvTcF16, std::move(args));
   }
 
   const TensorCoreOptions options_;

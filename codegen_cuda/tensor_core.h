@@ -134,8 +134,9 @@ inline constexpr char kGemmTf32[] = "kiln.gemm_tf32";
 // reduction into a thread's 8x8 "local" block, the schedule's
 // lowering/te/schedule_cuda.cc) becomes (cl, X, W, nhwc, w_k_major, C, H, W,
 // OC, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, n, oc0, oh0, ow0), printed as
-// kiln_conv_nchw_tc<bf16, C, ..., OW>(cl, X, W, n, oc0, oh0, ow0) or
-// kiln_conv_nhwc_tc<bf16, w_k_major, C, ..., OW>(...): the 128x128 tile's
+// kiln_conv_nchw_tc<T, bf16, C, ..., OW, min(OW, 8)>(cl, X, W, n, oc0, oh0,
+// ow0) or kiln_conv_nhwc_tc<T, bf16, w_k_major, C, ...>(...) (T the data's
+// C type: unsigned short for 16-bit words, float with TF32): the 128x128 tile's
 // warps, stages, mma.sync and epilogue, with the image operand gathered
 // from the data (im2col, zeros for the padding and past the edges): NCHW
 // (rows: output channels from OIHW weights, k-major; columns: a 16 x 8
@@ -145,6 +146,9 @@ inline constexpr char kGemmTf32[] = "kiln.gemm_tf32";
 // (n-major) or OHWI (k-major) weights). Its shared memory is kiln_gemm_tc's.
 inline constexpr char kConvTcF16[] = "kiln.conv_tc_f16";
 inline constexpr char kConvTcBF16[] = "kiln.conv_tc_bf16";
+// With TensorCoreOptions::tf32, float32 convs too (TF32 on the same tile, as
+// kiln_gemm_tf32: 16 of k per step, m16n8k8).
+inline constexpr char kConvTcTf32[] = "kiln.conv_tc_tf32";
 
 struct TensorCoreOptions {
   // The 128x128 template's k-major 16-bit GEMMs become kGemmWg* calls

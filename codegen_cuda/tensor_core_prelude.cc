@@ -482,125 +482,6 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_t
       [&](const unsigned short* s) { kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn); });
   kiln_tc_store(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
 }
-// Implicit-GEMM convolutions on the same tile (kiln_conv_*_tc,
-// codegen_cuda/tensor_core.h): the image operand is gathered from the data
-// (im2col, never materialized) into the stages, zeros for the padding, for
-// pixels past the output's edge and for k past K; the weights are a plain
-// operand. The block's 128 pixels are a patch of 16 output rows x 8
-// columns from (oh0, ow0): patch pixel c is (oh0 + c / 8, ow0 + c % 8). The
-// geometry is compile-time: C input channels of H x W, OC output channels,
-// KH x KW kernels, strides SH, SW, top/left padding PH, PW, dilation DH,
-// DW, an OH x OW output; the thread's block cl has 8 x 8 outputs, or OW8 =
-// OW of a row of fewer than 8.
-//
-// NCHW (OIHW weights): rows are output channels oc0.., A = W[oc][k] with
-// k = (ic, kh, kw) (k-major); columns are the patch, B(k, c) gathered from
-// image n element by element into the mn-major tile: each thread keeps one
-// pixel (c = tid % 128) and fills 16 of the step's 32 k.
-template <bool BF, int C, int H, int W, int OC, int KH, int KW, int SH, int SW, int PH, int PW,
-          int DH, int DW, int OH, int OW, int OW8>
-__device__ __forceinline__ void kiln_conv_nchw_tc(float* cl, const unsigned short* X,
-                                                  const unsigned short* Wt, long long n, int oc0,
-                                                  int oh0, int ow0) {
-  constexpr int K = C * KH * KW;
-  __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
-  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
-  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
-  const bool vec = ((unsigned long long)Wt & 15u) == 0 && K % 8 == 0;
-  const unsigned short* x = X + n * ((long long)C * H * W);
-  const unsigned short* w = Wt + (long long)oc0 * K;
-  const int c = (int)(tid & 127u), oh = oh0 + (c >> 3), ow = ow0 + (c & 7);
-  const bool pix = oh < OH && ow < OW;
-  const int ih0 = oh * SH - PH, iw0 = ow * SW - PW;
-  float acc[64];
-  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-  kiln_tc_stages<unsigned short, 8192>(
-      kiln_tc_smem, (K + 31) / 32,
-      [&](unsigned short* s, int step) {
-        kiln_tc_load<true>(s, w, K, 1, step * 32, vec, tid, OC - oc0, K);
-        unsigned short* bs = s + 4096;
-        for (int i = 0; i < 16; ++i) {
-          const int kl = (int)(tid >> 7) + 2 * i, k = step * 32 + kl;
-          unsigned short v = 0;
-          if (pix && k < K) {
-            const int ic = k / (KH * KW), r = k % (KH * KW);
-            const int ih = ih0 + (r / KW) * DH, iw = iw0 + (r % KW) * DW;
-            if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = x[((long long)ic * H + ih) * W + iw];
-          }
-          bs[kiln_tc_mnmajor(kl, c)] = v;
-        }
-      },
-      [&](const unsigned short* s) { kiln_tc_compute<BF, true, false>(acc, s, s + 4096, lane, wm, wn); });
-  kiln_tc_store<8, OW8>(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
-}
-// NHWC: rows are the patch, A(c, k) with k = (kh, kw, ic) gathered from
-// image n into the k-major tile, a 16-byte chunk of 8 channels of one (kh,
-// kw) at a time (cp.async, zero-filled for the padding) when C is a
-// multiple of 8, else element by element; each thread keeps two pixels
-// (tid / 4 and that + 64). Columns are output channels oc0..: HWIO weights
-// W[k][oc] (n-major) or, WK, OHWI ones W[oc][k] (k-major).
-template <bool BF, bool WK, int C, int H, int W, int OC, int KH, int KW, int SH, int SW, int PH,
-          int PW, int DH, int DW, int OH, int OW, int OW8>
-__device__ __forceinline__ void kiln_conv_nhwc_tc(float* cl, const unsigned short* X,
-                                                  const unsigned short* Wt, long long n, int oc0,
-                                                  int oh0, int ow0) {
-  constexpr int K = KH * KW * C;
-  __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
-  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
-  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
-  const unsigned short* x = X + n * ((long long)H * W * C);
-  const bool xvec = C % 8 == 0 && ((unsigned long long)X & 15u) == 0;
-  const bool wvec = ((unsigned long long)Wt & 15u) == 0 && (WK ? K : OC) % 8 == 0;
-  const int kc = (int)(tid & 3u) * 8;
-  int ih0[2], iw0[2];
-  bool pix[2];
-  for (int i = 0; i < 2; ++i) {
-    const int r = (int)(tid >> 2) + 64 * i, oh = oh0 + (r >> 3), ow = ow0 + (r & 7);
-    pix[i] = oh < OH && ow < OW;
-    ih0[i] = oh * SH - PH;
-    iw0[i] = ow * SW - PW;
-  }
-  float acc[64];
-  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-  kiln_tc_stages<unsigned short, 8192>(
-      kiln_tc_smem, (K + 31) / 32,
-      [&](unsigned short* s, int step) {
-        for (int i = 0; i < 2; ++i) {
-          unsigned short* d = s + kiln_tc_kmajor((int)(tid >> 2) + 64 * i, kc);
-          const int k = step * 32 + kc;
-          if (C % 8 == 0) {
-            int len = 0;
-            const unsigned short* p = x;
-            if (pix[i] && k < K) {
-              const int t = k / C, ih = ih0[i] + (t / KW) * DH, iw = iw0[i] + (t % KW) * DW;
-              if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                len = 8;
-                p = x + ((long long)ih * W + iw) * C + k % C;
-              }
-            }
-            kiln_chunk_copy(d, p, x, 1, len, xvec);
-          } else {
-            for (int e = 0; e < 8; ++e) {
-              unsigned short v = 0;
-              if (pix[i] && k + e < K) {
-                const int t = (k + e) / C, ih = ih0[i] + (t / KW) * DH, iw = iw0[i] + (t % KW) * DW;
-                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
-                  v = x[((long long)ih * W + iw) * C + (k + e) % C];
-                }
-              }
-              d[e] = v;
-            }
-          }
-        }
-        if (WK) {
-          kiln_tc_load<true>(s + 4096, Wt + (long long)oc0 * K, K, 1, step * 32, wvec, tid, OC - oc0, K);
-        } else {
-          kiln_tc_load<false>(s + 4096, Wt + oc0, 1, OC, step * 32, wvec, tid, OC - oc0, K);
-        }
-      },
-      [&](const unsigned short* s) { kiln_tc_compute<BF, true, WK>(acc, s, s + 4096, lane, wm, wn); });
-  kiln_tc_store<OW8, 8>(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
-}
 // TF32 (float32 GEMMs of a target with -tf32): the same 128x128 tile with
 // mma.sync m16n8k8 .tf32 (float32 accumulation) on 32-bit shared tiles of
 // 128 x 16 (three stages of 8 KiB per operand, 48 KiB), each element rounded
@@ -653,6 +534,30 @@ template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_a(const f
 template <bool AK, bool BK> __device__ __forceinline__ float kiln_tf32_b(const float* Bs, int n, int k) {
   return BK ? Bs[kiln_tf32_kmajor(n, k)] : Bs[kiln_tf32_mnmajor(k, n)];
 }
+// One stage's 128x128x16 product in TF32 (the warps as kiln_tc_compute's):
+// fragments by 32-bit shared loads, rounded by cvt.rna.tf32.f32.
+template <bool AK, bool BK> __device__ __forceinline__ void kiln_tf32_compute(
+    float* acc, const float* As, const float* Bs, int lane, int wm, int wn) {
+  const int g = lane >> 2, t = lane & 3;
+  for (int kk = 0; kk < 16; kk += 8) {
+    unsigned a[4][4], b[4][2];
+    for (int mt = 0; mt < 4; ++mt) {
+      const int m = wm * 64 + mt * 16 + g;
+      a[mt][0] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t));
+      a[mt][1] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t));
+      a[mt][2] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t + 4));
+      a[mt][3] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t + 4));
+    }
+    for (int nt = 0; nt < 4; ++nt) {
+      const int n = wn * 32 + nt * 8 + g;
+      b[nt][0] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t));
+      b[nt][1] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t + 4));
+    }
+    for (int mt = 0; mt < 4; ++mt) {
+      for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k8_tf32(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
+    }
+  }
+}
 // C(row, col) += sum over k < min(16 * ksteps, kn) of A(row, k) * B(k, col) in TF32,
 // A(row, k) = A[row * ar + k * ak], B(k, col) = B[col * bc + k * bk], into
 // each thread's 8x8 block cl, as kiln_gemm_tc.
@@ -662,7 +567,6 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
   __shared__ __align__(16) float kiln_tf32_smem[3 * 4096];
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
-  const int g = lane >> 2, t = lane & 3;
   const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
                    ((AK ? ar : ak) & 3) == 0 && ((BK ? bc : bk) & 3) == 0;
   float acc[64];
@@ -673,28 +577,136 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
         kiln_tc_load<AK>(s, A, ar, ak, step * 16, vec, tid, rows, kn);
         kiln_tc_load<BK>(s + 2048, B, bc, bk, step * 16, vec, tid, cols, kn);
       },
-      [&](const float* As) {
-        const float* Bs = As + 2048;
-        for (int kk = 0; kk < 16; kk += 8) {
-          unsigned a[4][4], b[4][2];
-          for (int mt = 0; mt < 4; ++mt) {
-            const int m = wm * 64 + mt * 16 + g;
-            a[mt][0] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t));
-            a[mt][1] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t));
-            a[mt][2] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m, kk + t + 4));
-            a[mt][3] = kiln_tf32(kiln_tf32_a<AK, BK>(As, m + 8, kk + t + 4));
+      [&](const float* As) { kiln_tf32_compute<AK, BK>(acc, As, As + 2048, lane, wm, wn); });
+  kiln_tc_store(acc, cl, kiln_tf32_smem, lane, wm, wn);
+}
+// Implicit-GEMM convolutions on the 128x128 tile (kiln_conv_*_tc,
+// codegen_cuda/tensor_core.h): the image operand is gathered from the data
+// (im2col, never materialized) into the stages, zeros for the padding, for
+// pixels past the output's edge and for k past K; the weights are a plain
+// operand. T: unsigned short (float16/bfloat16 words, BF for bfloat16;
+// mma.sync m16n8k16, 32 k per step) or float (TF32: m16n8k8, 16 k per
+// step). The block's 128 pixels are a patch of 16 output rows x 8 columns
+// from (oh0, ow0): patch pixel c is (oh0 + c / 8, ow0 + c % 8). The
+// geometry is compile-time: C input channels of H x W, OC output channels,
+// KH x KW kernels, strides SH, SW, top/left padding PH, PW, dilation DH,
+// DW, an OH x OW output; the thread's block cl has 8 x 8 outputs, or OW8 =
+// OW of a row of fewer than 8.
+template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tile_mma(
+    float* acc, const unsigned short* s, int lane, int wm, int wn) {
+  kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn);
+}
+template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tile_mma(
+    float* acc, const float* s, int lane, int wm, int wn) {
+  kiln_tf32_compute<AK, BK>(acc, s, s + 2048, lane, wm, wn);
+}
+//
+// NCHW (OIHW weights): rows are output channels oc0.., A = W[oc][k] with
+// k = (ic, kh, kw) (k-major); columns are the patch, B(k, c) gathered from
+// image n element by element into the mn-major tile: each thread keeps one
+// pixel (c = tid % 128) and fills half the step's k.
+template <typename T, bool BF, int C, int H, int W, int OC, int KH, int KW, int SH, int SW, int PH,
+          int PW, int DH, int DW, int OH, int OW, int OW8>
+__device__ __forceinline__ void kiln_conv_nchw_tc(float* cl, const T* X, const T* Wt, long long n,
+                                                  int oc0, int oh0, int ow0) {
+  constexpr int K = C * KH * KW, KS = sizeof(T) == 2 ? 32 : 16, E = 16 / (int)sizeof(T);
+  __shared__ __align__(16) T kiln_tc_smem[3 * 256 * KS];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const bool vec = ((unsigned long long)Wt & 15u) == 0 && K % E == 0;
+  const T* x = X + n * ((long long)C * H * W);
+  const T* w = Wt + (long long)oc0 * K;
+  const int c = (int)(tid & 127u), oh = oh0 + (c >> 3), ow = ow0 + (c & 7);
+  const bool pix = oh < OH && ow < OW;
+  const int ih0 = oh * SH - PH, iw0 = ow * SW - PW;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  kiln_tc_stages<T, 256 * KS>(
+      kiln_tc_smem, (K + KS - 1) / KS,
+      [&](T* s, int step) {
+        kiln_tc_load<true>(s, w, K, 1, step * KS, vec, tid, OC - oc0, K);
+        T* bs = s + 128 * KS;
+        for (int i = 0; i < KS / 2; ++i) {
+          const int kl = (int)(tid >> 7) + 2 * i, k = step * KS + kl;
+          T v = 0;
+          if (pix && k < K) {
+            const int ic = k / (KH * KW), r = k % (KH * KW);
+            const int ih = ih0 + (r / KW) * DH, iw = iw0 + (r % KW) * DW;
+            if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = x[((long long)ic * H + ih) * W + iw];
           }
-          for (int nt = 0; nt < 4; ++nt) {
-            const int n = wn * 32 + nt * 8 + g;
-            b[nt][0] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t));
-            b[nt][1] = kiln_tf32(kiln_tf32_b<AK, BK>(Bs, n, kk + t + 4));
-          }
-          for (int mt = 0; mt < 4; ++mt) {
-            for (int nt = 0; nt < 4; ++nt) kiln_mma_m16n8k8_tf32(acc + (mt * 4 + nt) * 4, a[mt], b[nt]);
+          bs[kiln_tile_mnmajor(bs, kl, c)] = v;
+        }
+      },
+      [&](const T* s) { kiln_tile_mma<BF, true, false>(acc, s, lane, wm, wn); });
+  kiln_tc_store<8, OW8>(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
+}
+// NHWC: rows are the patch, A(c, k) with k = (kh, kw, ic) gathered from
+// image n into the k-major tile, a 16-byte chunk of channels of one (kh,
+// kw) at a time (cp.async, zero-filled for the padding) when C is a
+// multiple of the chunk, else element by element; each thread keeps two
+// pixels (tid / 4 and that + 64). Columns are output channels oc0..: HWIO
+// weights W[k][oc] (n-major) or, WK, OHWI ones W[oc][k] (k-major).
+template <typename T, bool BF, bool WK, int C, int H, int W, int OC, int KH, int KW, int SH, int SW,
+          int PH, int PW, int DH, int DW, int OH, int OW, int OW8>
+__device__ __forceinline__ void kiln_conv_nhwc_tc(float* cl, const T* X, const T* Wt, long long n,
+                                                  int oc0, int oh0, int ow0) {
+  constexpr int K = KH * KW * C, KS = sizeof(T) == 2 ? 32 : 16, E = 16 / (int)sizeof(T);
+  __shared__ __align__(16) T kiln_tc_smem[3 * 256 * KS];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const T* x = X + n * ((long long)H * W * C);
+  const bool xvec = C % E == 0 && ((unsigned long long)X & 15u) == 0;
+  const bool wvec = ((unsigned long long)Wt & 15u) == 0 && (WK ? K : OC) % E == 0;
+  const int kc = (int)(tid & 3u) * E;
+  int ih0[2], iw0[2];
+  bool pix[2];
+  for (int i = 0; i < 2; ++i) {
+    const int r = (int)(tid >> 2) + 64 * i, oh = oh0 + (r >> 3), ow = ow0 + (r & 7);
+    pix[i] = oh < OH && ow < OW;
+    ih0[i] = oh * SH - PH;
+    iw0[i] = ow * SW - PW;
+  }
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  kiln_tc_stages<T, 256 * KS>(
+      kiln_tc_smem, (K + KS - 1) / KS,
+      [&](T* s, int step) {
+        for (int i = 0; i < 2; ++i) {
+          T* d = s + kiln_tile_kmajor(s, (int)(tid >> 2) + 64 * i, kc);
+          const int k = step * KS + kc;
+          if (C % E == 0) {
+            int len = 0;
+            const T* p = x;
+            if (pix[i] && k < K) {
+              const int t = k / C, ih = ih0[i] + (t / KW) * DH, iw = iw0[i] + (t % KW) * DW;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                len = E;
+                p = x + ((long long)ih * W + iw) * C + k % C;
+              }
+            }
+            kiln_chunk_copy(d, p, x, 1, len, xvec);
+          } else {
+            for (int e = 0; e < E; ++e) {
+              T v = 0;
+              if (pix[i] && k + e < K) {
+                const int t = (k + e) / C, ih = ih0[i] + (t / KW) * DH, iw = iw0[i] + (t % KW) * DW;
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W) {
+                  v = x[((long long)ih * W + iw) * C + (k + e) % C];
+                }
+              }
+              d[e] = v;
+            }
           }
         }
-      });
-  kiln_tc_store(acc, cl, kiln_tf32_smem, lane, wm, wn);
+        if (WK) {
+          kiln_tc_load<true>(s + 128 * KS, Wt + (long long)oc0 * K, K, 1, step * KS, wvec, tid,
+                             OC - oc0, K);
+        } else {
+          kiln_tc_load<false>(s + 128 * KS, Wt + oc0, 1, OC, step * KS, wvec, tid, OC - oc0, K);
+        }
+      },
+      [&](const T* s) { kiln_tile_mma<BF, true, WK>(acc, s, lane, wm, wn); });
+  kiln_tc_store<OW8, 8>(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
 }
 )KILN_TC" + WgmmaPrelude());
   return *kText;

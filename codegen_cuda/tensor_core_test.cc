@@ -128,14 +128,14 @@ std::string ConvText(absl::string_view x_read = "if_then_else((((tx + ry) >= 1) 
 
 TEST(TensorCoreTest, ConvReductionBecomesTheImplicitGemmTile) {
   const std::string src = Source(ConvText());
-  EXPECT_THAT(src, HasSubstr("kiln_conv_nchw_tc<false, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 10, "
+  EXPECT_THAT(src, HasSubstr("kiln_conv_nchw_tc<unsigned short, false, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 10, "
                              "10, 8>(Cl, X, Wt, 0LL, 0LL, 0LL, 0LL);"))
       << src;
   EXPECT_EQ(src.find("for (long long rc"), std::string::npos) << src;
   // bfloat16, and an origin that is an expression of the block.
   const std::string bf = Source(ConvText(
       "X[((((rc * 10) + (tx + ry)) * 10) + (jj + rx))]", "64", "bfloat16", "bfloat16", "(tx * 8)"));
-  EXPECT_THAT(bf, HasSubstr("kiln_conv_nchw_tc<true, ")) << bf;
+  EXPECT_THAT(bf, HasSubstr("kiln_conv_nchw_tc<unsigned short, true, ")) << bf;
   EXPECT_THAT(bf, HasSubstr(">(Cl, X, Wt, 0LL, 0LL, 0LL, (tx * 8LL));")) << bf;
 }
 

@@ -476,9 +476,10 @@ struct ConvPlan {
 
 // ---- conv2d on tensor cores: an implicit GEMM per 128 x 128 tile ----
 //
-// A float16/bfloat16 conv (groups == 1, float32 accumulation; NCHW with
-// OIHW weights, NHWC with HWIO or OHWI weights; the data a kernel
-// parameter, padded or not, the weights one) is the GEMM
+// A float16/bfloat16 conv (float32 too with TF32 opted in; groups == 1,
+// float32 accumulation; NCHW with OIHW weights, NHWC with HWIO or OHWI
+// weights; the data a kernel parameter, padded or not, the weights one) is
+// the GEMM
 //   NCHW: C[oc, pixel] = sum over k = (ic, kh, kw) of W[oc, k] * X(k, pixel)
 //   NHWC: C[pixel, oc] = sum over k = (kh, kw, ic) of X(pixel, k) * W(k, oc)
 // whose image operand X(k, pixel) (im2col) is never materialized: the CUDA
@@ -499,15 +500,14 @@ constexpr int64_t kConvTcPatchCols = 8;
 
 // True (and `geom` filled) when the conv `op` of plan `p` fits the above.
 bool ConvTensorCore(const Schedule& s, const Operation& op, bool nhwc, int64_t groups,
-                    const std::vector<int64_t>& st, const std::vector<int64_t>& dil,
+                    const std::vector<int64_t>& st, const std::vector<int64_t>& dil, bool tf32,
                     std::vector<int64_t>* geom) {
   if (groups != 1 || op->output(0).dtype() != DataType::Float(32)) return false;
   const std::vector<Tensor> ins = op->InputTensors();
   const DataType t = ins[0].dtype();
-  if (t.lanes() != 1 || t.bits() != 16 ||
-      (t.code() != DTypeCode::kFloat && t.code() != DTypeCode::kBFloat) || ins[1].dtype() != t) {
-    return false;
-  }
+  const bool half = t.lanes() == 1 && t.bits() == 16 &&
+                    (t.code() == DTypeCode::kFloat || t.code() == DTypeCode::kBFloat);
+  if (!(half || (tf32 && t == DataType::Float(32))) || ins[1].dtype() != t) return false;
   auto attr = [&](const char* k) {
     auto it = op->attrs.find(k);
     return it == op->attrs.end() ? std::string() : it->second;
@@ -655,7 +655,7 @@ bool ParseInts(const std::map<std::string, std::string>& attrs, const char* key,
 
 // The conv2d stage O is computed from, when O and the function fit (above);
 // the plan's step is chosen here, its caches made later.
-std::optional<ConvPlan> FindConv(const Schedule& s, Stage* out) {
+std::optional<ConvPlan> FindConv(const Schedule& s, Stage* out, bool tf32) {
   if (out->is_placeholder() || !Untouched(*out) || out->op->axis.size() != 4) return std::nullopt;
   Stage* conv = nullptr;
   for (Stage* st : s.stages()) {
@@ -700,7 +700,7 @@ std::optional<ConvPlan> FindConv(const Schedule& s, Stage* out) {
   p.conv = conv;
   p.nhwc = nhwc;
   p.per_channel = groups[0] != 1;
-  p.tc = ConvTensorCore(s, op, nhwc, groups[0], st, dil, &p.geom);
+  p.tc = ConvTensorCore(s, op, nhwc, groups[0], st, dil, tf32, &p.geom);
   if (p.tc) return p;
   const ConvTiles tl = TilesOf(p);
   const int64_t th = tl.h.threads * tl.h.regs, tw = tl.w.threads * tl.w.regs;
@@ -845,7 +845,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
   //     which step 1 must not inline.
   std::optional<ConvPlan> conv_plan;
   std::unordered_set<Stage*> keep;
-  if (out_stages.size() == 1) conv_plan = FindConv(s, out_stages[0]);
+  if (out_stages.size() == 1) conv_plan = FindConv(s, out_stages[0], tf32);
   if (conv_plan) {
     if (conv_plan->conv == out_stages[0]) {
       KILN_ASSIGN_OR_RETURN(Tensor cache, s.cache_write(outputs[0], "local"));

@@ -32,20 +32,25 @@ struct Expect {
   int64_t block_x = 16, block_y = 4, block_z = 4;  // groups == 1; 16 x 16 x 1 otherwise
   double tol = 1e-4;
   // The implicit GEMM on tensor cores: the call expected in the kernel
-  // ("kiln_conv_nchw_tc<false, "), its shared stages and barriers in the
-  // prelude's tile rather than in the kernel's own loops.
+  // ("kiln_conv_nchw_tc<unsigned short, false, "), its shared stages and
+  // barriers in the prelude's tile rather than in the kernel's own loops.
   const char* tc = nullptr;
+  const char* target = "cuda -arch=sm_90";
 };
 
 constexpr Expect kTiled = {16, 4, 4};
 constexpr Expect kPerChannel = {16, 16, 1};
-constexpr Expect TensorCore(const char* call, double tol = 2e-2) { return {16, 16, 1, tol, call}; }
+constexpr Expect TensorCore(const char* call, double tol = 2e-2,
+                            const char* target = "cuda -arch=sm_90") {
+  return {16, 16, 1, tol, call, target};
+}
 
 void Check(const std::string& params, const std::string& body, Expect want) {
   const std::string text =
       absl::StrCat("#[version = \"0.1\"]\ndef @main(", params, ") {\n  ", body, "\n}\n");
   // Opt level 0 (as op_test): the graph passes keep the layouts written.
-  absl::StatusOr<CudaCase> c = CompileCudaCase(text, "conv", {.opt_level = 0, .seed = 5});
+  absl::StatusOr<CudaCase> c =
+      CompileCudaCase(text, "conv", {.opt_level = 0, .seed = 5, .target = want.target});
   ASSERT_TRUE(c.ok()) << c.status();
   ASSERT_EQ(c->cuda.kernels.size(), 1u);
   const codegen_cuda::CudaKernel& k = c->cuda.kernels[0];
@@ -129,8 +134,8 @@ TEST(ConvEmulateTest, NchwFloat16StaysScalarBelowTheTile) {
 // kiln_conv_*_tc). The memory past every tensor is not read: the emulator
 // runs the kernels on buffers of exactly the tensors' sizes under the
 // sanitizers (docs/sanitizers.md).
-constexpr char kNchwF16[] = "kiln_conv_nchw_tc<false, ";
-constexpr char kNchwBF16[] = "kiln_conv_nchw_tc<true, ";
+constexpr char kNchwF16[] = "kiln_conv_nchw_tc<unsigned short, false, ";
+constexpr char kNchwBF16[] = "kiln_conv_nchw_tc<unsigned short, true, ";
 
 TEST(ConvEmulateTest, NchwFloat16TensorCore) {
   Check(absl::StrCat("%x: ", Nchw(1, 16, 10, 10, "float16"), ", %w: ",
@@ -173,7 +178,7 @@ TEST(ConvEmulateTest, NhwcHwioBiasFloat16TensorCore) {
         "%b: Tensor[(20), float16]",
         "nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", "
         "kernel_layout=\"HWIO\"), %b, axis=3)",
-        TensorCore("kiln_conv_nhwc_tc<false, false, 16, "));
+        TensorCore("kiln_conv_nhwc_tc<unsigned short, false, false, 16, "));
 }
 // NHWC with OHWI weights (k-major), 3 channels (gathered element by
 // element), stride 2, batch 2, bfloat16.
@@ -181,13 +186,13 @@ TEST(ConvEmulateTest, NhwcOhwiStride2BFloat16TensorCore) {
   Check("%x: Tensor[(2, 9, 9, 3), bfloat16], %w: Tensor[(24, 3, 3, 3), bfloat16]",
         "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], data_layout=\"NHWC\", "
         "kernel_layout=\"OHWI\")",
-        TensorCore("kiln_conv_nhwc_tc<true, true, 3, ", 5e-2));
+        TensorCore("kiln_conv_nhwc_tc<unsigned short, true, true, 3, ", 5e-2));
 }
 // NHWC 1x1 with 136 output channels (two tiles of 128; HWIO rows of 136).
 TEST(ConvEmulateTest, Nhwc1x1WideFloat16TensorCore) {
   Check("%x: Tensor[(1, 6, 20, 24), float16], %w: Tensor[(1, 1, 24, 136), float16]",
         "nn.conv2d(%x, %w, data_layout=\"NHWC\", kernel_layout=\"HWIO\")",
-        TensorCore("kiln_conv_nhwc_tc<false, false, 24, "));
+        TensorCore("kiln_conv_nhwc_tc<unsigned short, false, false, 24, "));
 }
 TEST(ConvEmulateTest, NhwcBias) {
   Check("%x: Tensor[(1, 10, 11, 12), float32], %w: Tensor[(3, 3, 12, 20), float32], "
@@ -210,6 +215,39 @@ TEST(ConvEmulateTest, Depthwise) {
 TEST(ConvEmulateTest, Groups) {
   Check(absl::StrCat("%x: ", Nchw(1, 8, 9, 9), ", %w: ", Nchw(6, 4, 3, 3)),
         "nn.conv2d(%x, %w, padding=[1, 1], groups=2)", kPerChannel);
+}
+
+// float32 convs with TF32 opted in (cuda ... -tf32): the same tiles on
+// m16n8k8 .tf32, 16 of k per step. Without -tf32 the same conv keeps the
+// scalar float32 schedule (Nchw3x3BiasRelu above).
+constexpr char kTf32[] = "cuda -arch=sm_90 -tf32";
+TEST(ConvEmulateTest, Nchw3x3BiasReluTf32) {
+  Check(absl::StrCat("%x: ", Nchw(1, 16, 14, 14), ", %w: ", Nchw(24, 16, 3, 3),
+                     ", %b: Tensor[(24), float32]"),
+        "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))",
+        TensorCore("kiln_conv_nchw_tc<float, false, ", 1e-2, kTf32));
+}
+// The 7x7 stride-2 stem (K = 147: not a multiple of 4 floats, weights word
+// by word); 19 x 19 outputs.
+TEST(ConvEmulateTest, Nchw7x7Stride2StemTf32) {
+  Check(absl::StrCat("%x: ", Nchw(1, 3, 37, 37), ", %w: ", Nchw(64, 3, 7, 7)),
+        "nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3])",
+        TensorCore("kiln_conv_nchw_tc<float, false, ", 1e-2, kTf32));
+}
+// NHWC: 12 channels (chunks of 4 floats), HWIO weights, a bias; and 5
+// channels (element by element) with OHWI weights, stride 2.
+TEST(ConvEmulateTest, NhwcHwioBiasTf32) {
+  Check("%x: Tensor[(1, 10, 11, 12), float32], %w: Tensor[(3, 3, 12, 20), float32], "
+        "%b: Tensor[(20), float32]",
+        "nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", "
+        "kernel_layout=\"HWIO\"), %b, axis=3)",
+        TensorCore("kiln_conv_nhwc_tc<float, false, false, 12, ", 1e-2, kTf32));
+}
+TEST(ConvEmulateTest, NhwcOhwiStride2Tf32) {
+  Check("%x: Tensor[(2, 9, 9, 5), float32], %w: Tensor[(24, 3, 3, 5), float32]",
+        "nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], data_layout=\"NHWC\", "
+        "kernel_layout=\"OHWI\")",
+        TensorCore("kiln_conv_nhwc_tc<float, false, true, 5, ", 1e-2, kTf32));
 }
 
 }  // namespace

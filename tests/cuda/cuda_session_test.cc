@@ -384,17 +384,65 @@ float FromHalf(uint16_t u) {
   return static_cast<float>(h);
 }
 
-// A float16 dense + bias + relu compiled for `target` (its GEMM in the tile
-// whose call `call` names) on cuda:0 against the CPU artifact.
-void GemmRunsLikeTheCpuArtifact(const char* target, const char* call, const char* stem) {
+// A float16 input of a session: its name, shape and values.
+struct HalfInput {
+  const char* name;
+  std::vector<int64_t> shape;
+  std::vector<uint16_t> data;
+};
+
+DLTensor HalfTensor(void* data, std::vector<int64_t>* shape) {
+  DLTensor t{};
+  t.data = data;
+  t.device = {kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(shape->size());
+  t.dtype = {kDLFloat, 16, 1};
+  t.shape = shape->data();
+  return t;
+}
+
+// Runs the artifact at `path` once in a session on `device` (CPU tensors in
+// and out: on cuda:0 the session copies them), returning output 0.
+std::vector<uint16_t> RunHalf(const std::string& path, DLDeviceType device,
+                              std::vector<HalfInput>& ins, std::vector<int64_t> out_shape) {
+  int64_t n = 1;
+  for (int64_t d : out_shape) n *= d;
+  std::vector<uint16_t> out(static_cast<size_t>(n), 0);
+  KilnArtifact* a = nullptr;
+  EXPECT_EQ(TakeStatus(kiln_artifact_load(path.c_str(), &a)), "");
+  if (a == nullptr) return out;
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.num_threads = 1;
+  o.device_type = device;
+  KilnSession* s = nullptr;
+  EXPECT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
+  if (s != nullptr) {
+    for (HalfInput& in : ins) {
+      DLTensor t = HalfTensor(in.data.data(), &in.shape);
+      EXPECT_EQ(TakeStatus(kiln_session_set_input(s, in.name, &t)), "");
+    }
+    EXPECT_EQ(TakeStatus(kiln_session_run(s)), "");
+    DLTensor dst = HalfTensor(out.data(), &out_shape);
+    EXPECT_EQ(TakeStatus(kiln_session_copy_output(s, 0, &dst)), "");
+    kiln_session_release(s);
+  }
+  kiln_artifact_release(a);
+  return out;
+}
+
+// `text` compiled for `target` (its kernel holding `call`) and for the CPU,
+// both run on the same inputs: cuda:0 (the fake driver running the
+// artifact's own CUDA C) against the CPU artifact, within 1e-2 + 1e-2 |e|;
+// at least `min_positive` outputs above zero (relu leaves a real share: the
+// reference is not all zeros).
+void RunsLikeTheCpuArtifact(const std::string& text, const char* target, const char* call,
+                            const char* stem, std::vector<HalfInput> ins,
+                            const std::vector<int64_t>& out_shape, int min_positive) {
   if (!codegen_cuda::NvrtcAvailable()) GTEST_SKIP() << "kiln was built without NVRTC";
   ASSERT_NE(std::getenv("KILN_CUDA_DRIVER"), nullptr);
-  const std::string text = R"(#[version = "0.1"]
-def @main(%x: Tensor[(128, 96), float16], %w: Tensor[(256, 96), float16], %b: Tensor[(256), float16]) {
-  nn.relu(nn.bias_add(nn.dense(%x, %w, units=256), %b))
-}
-)";
-  const std::string gpu = TempPath(absl::StrCat(stem, "_gpu.so")), cpu = TempPath("gemm_cpu.so");
+  const std::string gpu = TempPath(absl::StrCat(stem, "_gpu.so"));
+  const std::string cpu = TempPath(absl::StrCat(stem, "_cpu.so"));
   absl::Status st = CompileFor(target, gpu, text);
   ASSERT_TRUE(st.ok()) << st;
   st = CompileFor("llvm", cpu, text);
@@ -404,45 +452,8 @@ def @main(%x: Tensor[(128, 96), float16], %w: Tensor[(256, 96), float16], %b: Te
   if (so.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << so.status();
   ASSERT_TRUE(so.ok()) << so.status();
   setenv("KILN_FAKE_CUDA_KERNELS", so->c_str(), 1);
-  std::vector<uint16_t> x(128 * 96), w(256 * 96), b(256);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = Half(std::sin(0.37f * static_cast<float>(i)));
-  for (size_t i = 0; i < w.size(); ++i) w[i] = Half(0.2f * std::cos(0.11f * static_cast<float>(i)));
-  for (size_t i = 0; i < b.size(); ++i) b[i] = Half(0.01f * static_cast<float>(i % 17) - 0.08f);
-  auto run = [&](const std::string& path, DLDeviceType device) {
-    std::vector<uint16_t> out(128 * 256, 0);
-    KilnArtifact* a = nullptr;
-    EXPECT_EQ(TakeStatus(kiln_artifact_load(path.c_str(), &a)), "");
-    if (a == nullptr) return out;
-    KilnSessionOptions o{};
-    o.struct_size = sizeof o;
-    o.num_threads = 1;
-    o.device_type = device;
-    KilnSession* s = nullptr;
-    EXPECT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
-    if (s != nullptr) {
-      int64_t xs[2] = {128, 96}, ws[2] = {256, 96}, bs[1] = {256}, os[2] = {128, 256};
-      auto half = [](void* data, int64_t* shape, int ndim) {
-        DLTensor t{};
-        t.data = data;
-        t.device = {kDLCPU, 0};
-        t.ndim = ndim;
-        t.dtype = {kDLFloat, 16, 1};
-        t.shape = shape;
-        return t;
-      };
-      DLTensor tx = half(x.data(), xs, 2), tw = half(w.data(), ws, 2), tb = half(b.data(), bs, 1);
-      EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "x", &tx)), "");
-      EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "w", &tw)), "");
-      EXPECT_EQ(TakeStatus(kiln_session_set_input(s, "b", &tb)), "");
-      EXPECT_EQ(TakeStatus(kiln_session_run(s)), "");
-      DLTensor dst = half(out.data(), os, 2);
-      EXPECT_EQ(TakeStatus(kiln_session_copy_output(s, 0, &dst)), "");
-      kiln_session_release(s);
-    }
-    kiln_artifact_release(a);
-    return out;
-  };
-  const std::vector<uint16_t> want = run(cpu, kDLCPU), got = run(gpu, kDLCUDA);
+  const std::vector<uint16_t> want = RunHalf(cpu, kDLCPU, ins, out_shape);
+  const std::vector<uint16_t> got = RunHalf(gpu, kDLCUDA, ins, out_shape);
   int positive = 0, wrong = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     const float g = FromHalf(got[i]), e = FromHalf(want[i]);
@@ -452,7 +463,37 @@ def @main(%x: Tensor[(128, 96), float16], %w: Tensor[(256, 96), float16], %b: Te
     }
   }
   EXPECT_EQ(wrong, 0);
-  EXPECT_GT(positive, 1000);  // relu leaves a real share: the reference is not all zeros
+  EXPECT_GT(positive, min_positive);
+}
+
+std::vector<uint16_t> Wave(size_t n, float scale, float freq, bool cosine = false) {
+  std::vector<uint16_t> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    const float a = freq * static_cast<float>(i);
+    v[i] = Half(scale * (cosine ? std::cos(a) : std::sin(a)));
+  }
+  return v;
+}
+
+std::vector<uint16_t> Bias(size_t n) {
+  std::vector<uint16_t> b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = Half(0.01f * static_cast<float>(i % 17) - 0.08f);
+  return b;
+}
+
+// A float16 dense + bias + relu compiled for `target` (its GEMM in the tile
+// whose call `call` names) on cuda:0 against the CPU artifact.
+void GemmRunsLikeTheCpuArtifact(const char* target, const char* call, const char* stem) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(128, 96), float16], %w: Tensor[(256, 96), float16], %b: Tensor[(256), float16]) {
+  nn.relu(nn.bias_add(nn.dense(%x, %w, units=256), %b))
+}
+)";
+  RunsLikeTheCpuArtifact(text, target, call, stem,
+                         {{"x", {128, 96}, Wave(128 * 96, 1.0f, 0.37f)},
+                          {"w", {256, 96}, Wave(256 * 96, 0.2f, 0.11f, true)},
+                          {"b", {256}, Bias(256)}},
+                         {128, 256}, 1000);
 }
 
 TEST(CudaSessionFp16Test, TensorCoreGemmRunsLikeTheCpuArtifact) {
@@ -481,6 +522,23 @@ TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
   }
   unsetenv("KILN_FAKE_CUDA_SM");
   kiln_artifact_release(a);
+}
+
+// A float16 conv + bias + relu (NCHW, 3x3, padding 1, ragged channels and
+// pixels): on cuda the implicit GEMM on tensor cores (kiln_conv_nchw_tc),
+// through the user's path, against the CPU artifact.
+TEST(CudaSessionFp16Test, TensorCoreConvRunsLikeTheCpuArtifact) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(1, 16, 14, 14), float16], %w: Tensor[(24, 16, 3, 3), float16], %b: Tensor[(24), float16]) {
+  nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))
+}
+)";
+  RunsLikeTheCpuArtifact(text, "cuda -arch=sm_90", "kiln_conv_nchw_tc<unsigned short, false, ",
+                         "conv_tc",
+                         {{"x", {1, 16, 14, 14}, Wave(16 * 14 * 14, 1.0f, 0.37f)},
+                          {"w", {24, 16, 3, 3}, Wave(24 * 16 * 9, 0.2f, 0.11f, true)},
+                          {"b", {24}, Bias(24)}},
+                         {1, 24, 14, 14}, 1000);
 }
 
 }  // namespace

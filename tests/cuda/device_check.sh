@@ -155,6 +155,19 @@ for name, c, hw, oc, k, s, p in [("conv_r50_3x3_28_fp16", 128, 28, 128, 3, 1, 1)
     o = (hw + 2 * p - k) // s + 1
     print(f"torch cudnn {name}: {best * 1e6:.1f} us, "
           f"{2 * o * o * oc * c * k * k / best / 1e12:.2f} TFLOP/s (best of 5 x 50)")
+torch.backends.cudnn.allow_tf32 = True
+x = torch.randn(1, 128, 28, 28, device="cuda")
+w = torch.randn(128, 128, 3, 3, device="cuda")
+for _ in range(10): torch.nn.functional.conv2d(x, w, padding=1)
+torch.cuda.synchronize()
+best = 1e9
+for _ in range(5):
+    t0 = time.perf_counter()
+    for _ in range(50): torch.nn.functional.conv2d(x, w, padding=1)
+    torch.cuda.synchronize()
+    best = min(best, (time.perf_counter() - t0) / 50)
+print(f"torch cudnn conv_r50_3x3_28_fp32_tf32: {best * 1e6:.1f} us, "
+      f"{2 * 28 * 28 * 128 * 128 * 9 / best / 1e12:.2f} TFLOP/s (best of 5 x 50, TF32 allowed)")
 try:
     import torchvision
     m = torchvision.models.resnet50().eval().cuda()
@@ -191,8 +204,8 @@ tf_torch="$(grep -o 'TF32 allowed) 4096^3 matmul .* ms, [0-9.]* TFLOP/s' "$summa
 if [[ -n "$tf_kiln" && -n "$tf_torch" ]]; then
   say "kiln dense_4096_fp32_tf32: $tf_kiln TFLOP/s; cuBLAS TF32 (torch): $tf_torch TFLOP/s; kiln/cuBLAS $(awk -v k="$tf_kiln" -v t="$tf_torch" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
 fi
-say "## figure: float16 convs (implicit GEMM on tensor cores) against cuDNN"
-for case in conv_r50_3x3_28_fp16 conv_r50_3x3_7_fp16 conv_r50_stem_fp16; do
+say "## figure: float16 and TF32 convs (implicit GEMM on tensor cores) against cuDNN"
+for case in conv_r50_3x3_28_fp16 conv_r50_3x3_7_fp16 conv_r50_stem_fp16 conv_r50_3x3_28_fp32_tf32; do
   kiln_tf="$(grep -o "$case/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
   cudnn_tf="$(grep -o "torch cudnn $case: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
   if [[ -n "$kiln_tf" && -n "$cudnn_tf" ]]; then

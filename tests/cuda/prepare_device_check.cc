@@ -16,7 +16,8 @@
 // dense cases also compiled for "cuda -arch=sm_90a" (`_sm90a`: their GEMM
 // tile on Hopper's wgmma instead of mma.sync), and dense in float32 for
 // "cuda -arch=sm_90 -tf32" (`_tf32`: on tensor cores in TF32); float16
-// convs on tensor cores (a small one checked, three of ResNet-50's timed).
+// convs on tensor cores (a small one checked, three of ResNet-50's timed)
+// and float32 ones in TF32.
 // A timed case's FLOP count goes to OUT/<case>/flops.
 #include <sys/stat.h>
 
@@ -184,6 +185,11 @@ int Main(int argc, char** argv) {
        ConvFlops(512, 7, 512, 3, 1, 1)},
       {"conv_r50_stem_fp16", Conv(3, 224, 64, 7, 2, 3, "float16"), false, nullptr,
        ConvFlops(3, 224, 64, 7, 2, 3)},
+      // float32 convs in TF32 (-tf32): one checked, one timed.
+      {"conv_3x3_fp32_tf32", Conv(32, 20, 48, 3, 1, 1, "float32"), true, "cuda -arch=sm_90 -tf32",
+       ConvFlops(32, 20, 48, 3, 1, 1)},
+      {"conv_r50_3x3_28_fp32_tf32", Conv(128, 28, 128, 3, 1, 1, "float32"), false,
+       "cuda -arch=sm_90 -tf32", ConvFlops(128, 28, 128, 3, 1, 1)},
   };
   int failed = 0;
   for (const Case& c : cases) {
