@@ -455,33 +455,6 @@ __device__ __forceinline__ void kiln_tc_stages(T* smem, int ksteps, Load load, C
   kiln_cp_async_wait<0>();
   __syncthreads();
 }
-// The block's 128x128 tile C(row, col) = sum over k < min(32 * ksteps, kn)
-// of A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
-// B[col * bc + k * bk] (AK: ak == 1, else ar == 1; BK: bk == 1, else bc == 1),
-// 0 for row >= rows or col >= cols (nothing read there), added into each
-// thread's 8x8 block cl (rows threadIdx.y*8.., columns threadIdx.x*8..).
-// Three stages of shared tiles (kiln_tc_stages). The float32 accumulators
-// stay in registers to the end, then go through shared memory (reusing the
-// stages), 64 rows at a time, into the threads' blocks.
-template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tc(
-    float* cl, const unsigned short* A, long long ar, long long ak, const unsigned short* B,
-    long long bc, long long bk, int ksteps, int rows, int cols, int kn) {
-  __shared__ __align__(16) unsigned short kiln_tc_smem[3 * 8192];
-  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
-  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
-  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
-                   ((AK ? ar : ak) & 7) == 0 && ((BK ? bc : bk) & 7) == 0;
-  float acc[64];
-  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-  kiln_tc_stages<unsigned short, 8192>(
-      kiln_tc_smem, ksteps,
-      [&](unsigned short* s, int step) {
-        kiln_tc_load<AK>(s, A, ar, ak, step * 32, vec, tid, rows, kn);
-        kiln_tc_load<BK>(s + 4096, B, bc, bk, step * 32, vec, tid, cols, kn);
-      },
-      [&](const unsigned short* s) { kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn); });
-  kiln_tc_store(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
-}
 // TF32 (float32 GEMMs of a target with -tf32): the same 128x128 tile with
 // mma.sync m16n8k8 .tf32 (float32 accumulation) on 32-bit shared tiles of
 // 128 x 16 (three stages of 8 KiB per operand, 48 KiB), each element rounded
@@ -558,28 +531,6 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_tf32_compute(
     }
   }
 }
-// C(row, col) += sum over k < min(16 * ksteps, kn) of A(row, k) * B(k, col) in TF32,
-// A(row, k) = A[row * ar + k * ak], B(k, col) = B[col * bc + k * bk], into
-// each thread's 8x8 block cl, as kiln_gemm_tc.
-template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
-    float* cl, const float* A, long long ar, long long ak, const float* B, long long bc,
-    long long bk, int ksteps, int rows, int cols, int kn) {
-  __shared__ __align__(16) float kiln_tf32_smem[3 * 4096];
-  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
-  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
-  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
-                   ((AK ? ar : ak) & 3) == 0 && ((BK ? bc : bk) & 3) == 0;
-  float acc[64];
-  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-  kiln_tc_stages<float, 4096>(
-      kiln_tf32_smem, ksteps,
-      [&](float* s, int step) {
-        kiln_tc_load<AK>(s, A, ar, ak, step * 16, vec, tid, rows, kn);
-        kiln_tc_load<BK>(s + 2048, B, bc, bk, step * 16, vec, tid, cols, kn);
-      },
-      [&](const float* As) { kiln_tf32_compute<AK, BK>(acc, As, As + 2048, lane, wm, wn); });
-  kiln_tc_store(acc, cl, kiln_tf32_smem, lane, wm, wn);
-}
 // Implicit-GEMM convolutions on the 128x128 tile (kiln_conv_*_tc,
 // codegen_cuda/tensor_core.h): the image operand is gathered from the data
 // (im2col, never materialized) into the stages, zeros for the padding, for
@@ -599,6 +550,46 @@ template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tile_m
 template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tile_mma(
     float* acc, const float* s, int lane, int wm, int wn) {
   kiln_tf32_compute<AK, BK>(acc, s, s + 2048, lane, wm, wn);
+}
+// The block's 128x128 tile C(row, col) = sum over k < min(KS * ksteps, kn)
+// of A(row, k) * B(k, col), A(row, k) = A[row * ar + k * ak] and B(k, col) =
+// B[col * bc + k * bk] (AK: ak == 1, else ar == 1; BK: bk == 1, else bc == 1),
+// 0 for row >= rows or col >= cols (nothing read there), added into each
+// thread's 8x8 block cl (rows threadIdx.y*8.., columns threadIdx.x*8..).
+// Three stages of shared tiles (kiln_tc_stages; 16-byte copies when the
+// pointers and the strides that are not 1 allow). The float32 accumulators
+// stay in registers to the end, then go through shared memory (reusing the
+// stages), 64 rows at a time, into the threads' blocks. kiln_gemm_tc: 16-bit
+// operands (BF: bfloat16); kiln_gemm_tf32: float32 ones in TF32.
+template <typename T, bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tile(
+    float* cl, const T* A, long long ar, long long ak, const T* B, long long bc, long long bk,
+    int ksteps, int rows, int cols, int kn) {
+  constexpr int KS = sizeof(T) == 2 ? 32 : 16, E = 16 / (int)sizeof(T);
+  __shared__ __align__(16) T kiln_tc_smem[3 * 256 * KS];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wm = (int)(tid >> 7), wn = (int)((tid >> 5) & 3u);
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   (AK ? ar : ak) % E == 0 && (BK ? bc : bk) % E == 0;
+  float acc[64];
+  for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  kiln_tc_stages<T, 256 * KS>(
+      kiln_tc_smem, ksteps,
+      [&](T* s, int step) {
+        kiln_tc_load<AK>(s, A, ar, ak, step * KS, vec, tid, rows, kn);
+        kiln_tc_load<BK>(s + 128 * KS, B, bc, bk, step * KS, vec, tid, cols, kn);
+      },
+      [&](const T* s) { kiln_tile_mma<BF, AK, BK>(acc, s, lane, wm, wn); });
+  kiln_tc_store(acc, cl, (float*)kiln_tc_smem, lane, wm, wn);
+}
+template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tc(
+    float* cl, const unsigned short* A, long long ar, long long ak, const unsigned short* B,
+    long long bc, long long bk, int ksteps, int rows, int cols, int kn) {
+  kiln_gemm_tile<unsigned short, BF, AK, BK>(cl, A, ar, ak, B, bc, bk, ksteps, rows, cols, kn);
+}
+template <bool AK, bool BK> __device__ __forceinline__ void kiln_gemm_tf32(
+    float* cl, const float* A, long long ar, long long ak, const float* B, long long bc,
+    long long bk, int ksteps, int rows, int cols, int kn) {
+  kiln_gemm_tile<float, false, AK, BK>(cl, A, ar, ak, B, bc, bk, ksteps, rows, cols, kn);
 }
 //
 // NCHW (OIHW weights): rows are output channels oc0.., A = W[oc][k] with
