@@ -551,6 +551,17 @@ bool ConvTensorCore(const Schedule& s, const Operation& op, bool nhwc, int64_t g
   const int64_t oh = nhwc ? o[1] : o[2], ow = nhwc ? o[2] : o[3];
   const int64_t k = c * kh * kw;
   if (ic != c || oc < 16 || k < 16) return false;
+  // The conv reads the data padded on H and W by the attributes, and nothing
+  // else: the padded extents are the data's plus the padding.
+  std::vector<int64_t> padded(4);
+  for (size_t i = 0; i < 4; ++i) {
+    if (!tir::IsConstInt(ins[0].shape()[i], &padded[i])) return false;
+  }
+  const size_t hd = nhwc ? 1 : 2, wdim = nhwc ? 2 : 3;
+  for (size_t i = 0; i < 4; ++i) {
+    const int64_t extra = i == hd ? pad[0] + pad[2] : i == wdim ? pad[1] + pad[3] : 0;
+    if (padded[i] != x[i] + extra) return false;
+  }
   const int64_t lim = int64_t{1} << 31;
   if (x[0] * c * h * wd >= lim || oc * k >= lim || oh * st[0] + kh * dil[0] >= lim ||
       ow * st[1] + kw * dil[1] >= lim) {

@@ -30,9 +30,12 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// `want_tiled_convs`: how many kernels must use the tiled conv2d template.
+// `want_tiled_convs`: how many kernels must use the tiled conv2d template;
+// `want_tc_convs`: how many the implicit GEMM on tensor cores
+// (kiln_conv_nchw_tc, float32 convs with `-tf32`).
 void CheckModel(const std::string& path, double lo, double hi, double rtol, double atol,
-                int want_tiled_convs) {
+                int want_tiled_convs, const char* target = "cuda -arch=sm_90",
+                int want_tc_convs = 0) {
   absl::StatusOr<Module> parsed = ParseModule(ReadFile(path), path);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   absl::StatusOr<Module> typed = types::InferType(*parsed);
@@ -57,11 +60,11 @@ void CheckModel(const std::string& path, double lo, double hi, double rtol, doub
   // The passes as `kiln compile --target cuda` runs them (so AlterOpLayout
   // keeps the convolutions in NCHW for the GPU's conv2d template).
   compiler::CompileOptions copts;
-  copts.target = "cuda -arch=sm_90";
+  copts.target = target;
   absl::StatusOr<Module> fused = compiler::OptimizeForLowering(*typed, copts);
   ASSERT_TRUE(fused.ok()) << fused.status();
 
-  absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget("cuda -arch=sm_90");
+  absl::StatusOr<codegen_cuda::CudaTarget> t = codegen_cuda::ParseCudaTarget(target);
   ASSERT_TRUE(t.ok());
   codegen_cuda::CudaCompileOptions opts;
   opts.compile_ptx = codegen_cuda::NvrtcAvailable();
@@ -69,13 +72,15 @@ void CheckModel(const std::string& path, double lo, double hi, double rtol, doub
   ASSERT_TRUE(cm.ok()) << cm.status();
   // Kernels launched with a 16 x 4 x 4 block: the tiled conv2d template
   // (groups == 1), which NCHWc-blocked convolutions would not get.
-  int tiled_convs = 0;
+  int tiled_convs = 0, tc_convs = 0;
   for (const codegen_cuda::CudaKernel& k : cm->kernels) {
     int64_t b[3] = {0, 0, 0};
     for (int d = 0; d < 3; ++d) tir::IsConstInt(k.block[d], &b[d]);
     tiled_convs += b[0] == 16 && b[1] == 4 && b[2] == 4;
+    tc_convs += k.source.find("kiln_conv_nchw_tc<") != std::string::npos;
   }
   EXPECT_EQ(tiled_convs, want_tiled_convs) << path;
+  EXPECT_EQ(tc_convs, want_tc_convs) << path;
   std::printf("%s: %zu kernels, %zu bytes of CUDA C, %zu of PTX, %zu of cubin\n", path.c_str(),
               cm->kernels.size(), cm->source.size(), cm->ptx.size(), cm->cubin.size());
   if (opts.compile_ptx && !codegen_cuda::FindPtxas().empty()) {
@@ -92,6 +97,14 @@ void CheckModel(const std::string& path, double lo, double hi, double rtol, doub
 TEST(ModelEmulateTest, ResNetBlock) { CheckModel("examples/resnet_block.kir", -0.5, 0.5, 1e-3, 1e-4, 2); }
 TEST(ModelEmulateTest, MobileNetBlock) {
   CheckModel("examples/mobilenet_block.kir", -0.5, 0.5, 1e-3, 1e-4, 2);
+}
+// With TF32 opted in, the same blocks' convs (groups == 1) are implicit
+// GEMMs on tensor cores; the depthwise ones keep the grouped schedule.
+TEST(ModelEmulateTest, ResNetBlockTf32) {
+  CheckModel("examples/resnet_block.kir", -0.5, 0.5, 1e-2, 1e-2, 0, "cuda -arch=sm_90 -tf32", 2);
+}
+TEST(ModelEmulateTest, MobileNetBlockTf32) {
+  CheckModel("examples/mobilenet_block.kir", -0.5, 0.5, 1e-2, 1e-2, 0, "cuda -arch=sm_90 -tf32", 2);
 }
 TEST(ModelEmulateTest, TransformerBlock) {
   CheckModel("examples/transformer_block.kir", -0.1, 0.1, 1e-3, 1e-4, 0);
