@@ -1,6 +1,7 @@
 // File: codegen_cuda/device_code.cc
 #include "codegen_cuda/device_code.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -30,7 +31,8 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   if (m.kernels.size() != m.lowered.kernels.size()) {
     return absl::InternalError("device code: kernels and lowered functions disagree");
   }
-  if (m.kernels.empty()) return absl::FailedPreconditionError("device code: the module has no kernels");
+  // A model without kernels (its outputs are inputs or constants: Identity,
+  // Shape, ...) has an empty kernel table; its PTX has no entry.
   struct Image {
     uint32_t kind, arch;
     const std::string* bytes;
@@ -84,13 +86,20 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     e.shared_bytes = static_cast<uint32_t>(k.shared_bytes);
     e.first_param = static_cast<uint32_t>(params.size());
     e.num_params = static_cast<uint32_t>(k.num_buffers);
+    // The last num_outputs parameters are the kernel's outputs: never
+    // read-only, even when the kernel stores nothing there (an output of
+    // zero elements, which the code generator's signature makes const).
+    const size_t first_output =
+        k.num_buffers - std::min<size_t>(k.num_buffers, m.lowered.kernels[i].num_outputs);
     for (size_t p = 0; p < k.num_buffers; ++p) {
       KilnDeviceParam dp;
       std::memset(&dp, 0, sizeof dp);
       dp.kind = KILN_DEVICE_PARAM_BUFFER;
       dp.dtype_code = static_cast<uint8_t>(f->params[p]->dtype.code());
       dp.dtype_bits = static_cast<uint8_t>(f->params[p]->dtype.bits());
-      dp.flags = k.param_types[p].rfind("const ", 0) == 0 ? KILN_DEVICE_PARAM_READ_ONLY : 0;
+      dp.flags = p < first_output && k.param_types[p].rfind("const ", 0) == 0
+                     ? KILN_DEVICE_PARAM_READ_ONLY
+                     : 0;
       params.push_back(dp);
     }
     kernels.push_back(e);

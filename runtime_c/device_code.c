@@ -262,8 +262,9 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
   if (num_images == 0 || num_images > KILN_DEVICE_MAX_IMAGES) {
     return corrupt(what, "num_images (offset 16) is %u (1 .. %u)", num_images, KILN_DEVICE_MAX_IMAGES);
   }
-  if (num_kernels == 0 || num_kernels > KILN_DEVICE_MAX_KERNELS) {
-    return corrupt(what, "num_kernels (offset 20) is %u (1 .. %u)", num_kernels,
+  /* 0: a model without kernels (its outputs are inputs or constants). */
+  if (num_kernels > KILN_DEVICE_MAX_KERNELS) {
+    return corrupt(what, "num_kernels (offset 20) is %u (0 .. %u)", num_kernels,
                    KILN_DEVICE_MAX_KERNELS);
   }
   if (num_params > (uint64_t)num_kernels * KILN_DEVICE_MAX_PARAMS_PER_KERNEL) {
@@ -285,7 +286,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
   if (dc == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
   dc->device_type = device_type;
   dc->num_kernels = num_kernels;
-  dc->kernels = (KilnDeviceKernelDesc*)calloc(num_kernels, sizeof *dc->kernels);
+  dc->kernels = (KilnDeviceKernelDesc*)calloc(num_kernels ? num_kernels : 1, sizeof *dc->kernels);
   dc->params = (KilnDeviceParamDesc*)calloc(num_params ? num_params : 1, sizeof *dc->params);
   /* The names' bytes (each in range: checked again below), NUL-terminated. */
   uint64_t names_bytes = 1;
@@ -295,7 +296,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
   }
   dc->names = (char*)malloc((size_t)names_bytes);
   const KilnDeviceKernelDesc** sorted =
-      (const KilnDeviceKernelDesc**)malloc(num_kernels * sizeof *sorted);
+      (const KilnDeviceKernelDesc**)malloc((num_kernels ? num_kernels : 1) * sizeof *sorted);
   if (dc->kernels == NULL || dc->params == NULL || dc->names == NULL || sorted == NULL) {
     free(sorted);
     kiln_device_code_free(dc);

@@ -30,7 +30,7 @@
 #include "ir/status_macros.h"
 #include "kiln/device_code_format.h"
 #include "kiln/runtime.h"
-#include "tests/cuda/emulate_host.h"
+#include "tests/cuda/emulate.h"
 #include "types/infer_type.h"
 
 namespace kiln {
@@ -89,63 +89,12 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-template <typename T>
-T Rd(const std::string& s, size_t at) {
-  T v;
-  std::memcpy(&v, s.data() + at, sizeof v);
-  return v;
-}
-
-// The kernels of a GPU artifact built for the host: its CUDA C (the SOURCE
-// image) with host definitions of CUDA's built-ins, and per kernel
-// kiln_fake_<name>(grid, block, args) running every block, the threads of a
-// block as fibers (tests/cuda/emulate_host.h).
+// The kernels of a GPU artifact built for the host, as the fake driver
+// runs them (tests/cuda/emulate.h).
 absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact,
                                               const std::string& stem = "host_kernels") {
-  const std::string bytes = ReadAll(artifact);
-  const size_t dc = bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
-  if (dc == std::string::npos) return absl::NotFoundError("no DEVICE_CODE");
-  std::string source;
-  const uint32_t num_images = Rd<uint32_t>(bytes, dc + 16);
-  const uint64_t images = Rd<uint64_t>(bytes, dc + 32);
-  for (uint32_t i = 0; i < num_images; ++i) {
-    const size_t e = dc + images + 32 * i;
-    if (Rd<uint32_t>(bytes, e) != KILN_DEVICE_IMAGE_SOURCE) continue;
-    source = std::string(bytes.data() + dc + Rd<uint64_t>(bytes, e + 8));  // NUL-terminated
-  }
-  if (source.empty()) return absl::NotFoundError("no CUDA C source image");
-  // The shim's launcher runs a block's threads as fibers (barriers, shuffles).
-  std::string unit = kiln::testing::EmulatorHostShim();
-  unit += source;
-  unit += R"(
-#include <stdio.h>
-#include <utility>
-template <typename... P, size_t... I>
-static void kiln_call(void (*f)(P...), void** a, std::index_sequence<I...>) {
-  f(static_cast<P>(*static_cast<void**>(a[I]))...);
-}
-template <typename... P> static void kiln_invoke(void (*f)(P...), void** a) {
-  kiln_call(f, a, std::index_sequence_for<P...>{});
-}
-template <auto F> static void kiln_body(void** a) { kiln_invoke(F, a); }
-)";
-  const uint32_t num_kernels = Rd<uint32_t>(bytes, dc + 20);
-  const uint64_t kernels = Rd<uint64_t>(bytes, dc + 40), strings = Rd<uint64_t>(bytes, dc + 56);
-  for (uint32_t k = 0; k < num_kernels; ++k) {
-    const size_t e = dc + kernels + 48 * k;
-    const std::string name(bytes.data() + dc + strings + Rd<uint32_t>(bytes, e), Rd<uint32_t>(bytes, e + 4));
-    absl::StrAppend(&unit, "extern \"C\" void kiln_fake_", name,
-                    "(const unsigned* g, const unsigned* b, void** a) {\n  const char* e = "
-                    "kiln_emu_launch(&kiln_body<&", name, ">, a, g, b);\n  if (e) { "
-                    "fprintf(stderr, \"%s\\n\", e); abort(); }\n}\n");
-  }
-  const std::string cc = TempPath(stem + ".cc"), so = TempPath(stem + ".so");
-  std::ofstream(cc) << unit;
-  const std::string cmd = absl::StrCat("g++ -std=c++17 -O1 -w -shared -fPIC -o ", so, " ", cc, " > ",
-                                       TempPath("g++.log"), " 2>&1");
-  if (std::system(cmd.c_str()) != 0) {
-    return absl::UnavailableError(absl::StrCat("g++ failed: ", ReadAll(TempPath("g++.log"))));
-  }
+  const std::string so = TempPath(stem + ".so");
+  KILN_RETURN_IF_ERROR(kiln::testing::BuildFakeDriverKernels(artifact, so));
   return so;
 }
 

@@ -19,6 +19,7 @@
 #include "ir/status_macros.h"
 #include "ir/traversal.h"
 #include "ir/type.h"
+#include "kiln/device_code_format.h"
 #include "tests/cuda/emulate_host.h"
 
 extern char** environ;
@@ -28,8 +29,9 @@ namespace {
 
 using LaunchFn = const char* (*)(void** args);
 
-absl::Status RunCompiler(const std::string& src, const std::string& so, const std::string& log) {
-  std::vector<std::string> argv_s = {"g++", "-std=c++17", "-O0", "-w", "-shared", "-fPIC",
+absl::Status RunCompiler(const std::string& src, const std::string& so, const std::string& log,
+                         const char* opt = "-O0") {
+  std::vector<std::string> argv_s = {"g++", "-std=c++17", opt, "-w", "-shared", "-fPIC",
                                      "-o", so, src};
   std::vector<char*> argv;
   for (std::string& a : argv_s) argv.push_back(a.data());
@@ -263,6 +265,74 @@ absl::StatusOr<interp::Value> CudaEmulator::Run(const std::vector<interp::Value>
   const auto& result = values[main->body.get()];
   size_t pos = 0;
   return Unflatten(main->body->checked_type(), result, &pos);
+}
+
+namespace {
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A little-endian field of the artifact's bytes, or 0 past their end.
+template <typename T>
+T Field(const std::string& s, size_t at) {
+  T v{};
+  if (at + sizeof v <= s.size()) std::memcpy(&v, s.data() + at, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+absl::Status BuildFakeDriverKernels(const std::string& artifact_path, const std::string& so_path) {
+  const std::string bytes = ReadBytes(artifact_path);
+  const size_t dc = bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
+  if (dc == std::string::npos) {
+    return absl::NotFoundError(absl::StrCat(artifact_path, ": no DEVICE_CODE section"));
+  }
+  std::string source;
+  const uint32_t num_images = Field<uint32_t>(bytes, dc + 16);
+  const uint64_t images = Field<uint64_t>(bytes, dc + 32);
+  for (uint32_t i = 0; i < num_images; ++i) {
+    const size_t e = dc + images + 32 * i;
+    if (Field<uint32_t>(bytes, e) != KILN_DEVICE_IMAGE_SOURCE) continue;
+    const size_t at = dc + Field<uint64_t>(bytes, e + 8);
+    if (at < bytes.size()) source = std::string(bytes.c_str() + at);  // NUL-terminated
+  }
+  if (source.empty()) return absl::NotFoundError(absl::StrCat(artifact_path, ": no CUDA C image"));
+  // The shim's launcher runs a block's threads as fibers (barriers, shuffles).
+  std::string unit = EmulatorHostShim();
+  unit += source;
+  unit += R"(
+#include <stdio.h>
+#include <stdlib.h>
+#include <utility>
+template <typename... P, size_t... I>
+static void kiln_call(void (*f)(P...), void** a, std::index_sequence<I...>) {
+  f(static_cast<P>(*static_cast<void**>(a[I]))...);
+}
+template <typename... P> static void kiln_invoke(void (*f)(P...), void** a) {
+  kiln_call(f, a, std::index_sequence_for<P...>{});
+}
+template <auto F> static void kiln_body(void** a) { kiln_invoke(F, a); }
+)";
+  const uint32_t num_kernels = Field<uint32_t>(bytes, dc + 20);
+  const uint64_t kernels = Field<uint64_t>(bytes, dc + 40);
+  const uint64_t strings = Field<uint64_t>(bytes, dc + 56);
+  for (uint32_t k = 0; k < num_kernels; ++k) {
+    const size_t e = dc + kernels + 48 * k;
+    const size_t at = dc + strings + Field<uint32_t>(bytes, e);
+    const size_t len = Field<uint32_t>(bytes, e + 4);
+    if (at + len > bytes.size()) return absl::DataLossError("a kernel name past the artifact's end");
+    const std::string name = bytes.substr(at, len);
+    absl::StrAppend(&unit, "extern \"C\" void kiln_fake_", name,
+                    "(const unsigned* g, const unsigned* b, void** a) {\n  const char* e = "
+                    "kiln_emu_launch(&kiln_body<&", name, ">, a, g, b);\n  if (e) { "
+                    "fprintf(stderr, \"%s\\n\", e); abort(); }\n}\n");
+  }
+  const std::string cc = so_path + ".cc";
+  std::ofstream(cc) << unit;
+  return RunCompiler(cc, so_path, so_path + ".log", "-O1");
 }
 
 }  // namespace kiln::testing

@@ -77,6 +77,17 @@ class CudaEmulator {
   std::unique_ptr<Impl> impl_;
 };
 
+// The kernels of a GPU artifact (the CUDA C of its DEVICE_CODE section)
+// built for the host as tests/cuda/fake_driver.c runs them: per kernel
+// kiln_fake_<name>(grid, block, args), every block of the launch in turn, a
+// block's threads as fibers. Writes the shared library `so_path` (its
+// source at `so_path`.cc). kNotFound for an artifact without CUDA C;
+// kUnavailable when g++ cannot be run; kInvalidArgument when it rejects
+// the source. A session on cuda:0 then runs the artifact with
+// KILN_CUDA_DRIVER naming libkiln_fake_cuda.so and KILN_FAKE_CUDA_KERNELS
+// naming `so_path`.
+absl::Status BuildFakeDriverKernels(const std::string& artifact_path, const std::string& so_path);
+
 }  // namespace kiln::testing
 
 #endif  // KILN_TESTS_CUDA_EMULATE_H_

@@ -98,6 +98,9 @@ constexpr char kUsage[] =
     "  --memory_limit_mb=N address-space limit of a case's process (default 8192; 0 = none)\n"
     "  --opt_level=N       graph pass level (default 3)\n"
     "  --target=T          compile target (default llvm)\n"
+    "  --device=D          the sessions' device: cpu (default) or cuda:N (with a cuda target)\n"
+    "  --emulate_cuda      with cuda:N: run each artifact's CUDA C on the host through the fake\n"
+    "                      driver that $KILN_CUDA_DRIVER names (tests/cuda: libkiln_fake_cuda.so)\n"
     "  --no_bind_shapes    do not bind symbolic input dims to the data set's shapes\n"
     "  --freeze_inputs     freeze graph inputs the importer needs as values to the data set's\n"
     "                      (counts those cases as passes: not a user's path; off by default)\n"
@@ -163,11 +166,13 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv) {
       o.freeze_inputs = true;
     } else if (arg == "--no_bind_shapes") {
       o.bind_shapes = false;
+    } else if (arg == "--emulate_cuda") {
+      o.emulate_cuda = true;
     } else if (FlagValue(arg, "data_dir", &o.data_dir) || FlagValue(arg, "filter", &o.filter) ||
                FlagValue(arg, "tolerances", &o.tolerances) || FlagValue(arg, "table", &o.table) ||
                FlagValue(arg, "counts", &o.counts) || FlagValue(arg, "ratchet", &o.ratchet) ||
                FlagValue(arg, "temp_dir", &o.temp_dir) || FlagValue(arg, "target", &o.target) ||
-               FlagValue(arg, "suites", &suites)) {
+               FlagValue(arg, "device", &o.device) || FlagValue(arg, "suites", &suites)) {
       // Stored.
     } else if (FlagValue(arg, "jobs", &value)) {
       if (!absl::SimpleAtoi(value, &o.jobs) || o.jobs < 1 || o.jobs > 64) {
@@ -205,6 +210,20 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv) {
         o.suites.emplace_back(s);
       }
     }
+  }
+  int device_id = 0;
+  if (o.device != "cpu" &&
+      !(absl::StartsWith(o.device, "cuda:") && absl::SimpleAtoi(o.device.substr(5), &device_id) &&
+        device_id >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device: expected cpu or cuda:N, got '", o.device, "'"));
+  }
+  if (o.emulate_cuda && o.device == "cpu") {
+    return absl::InvalidArgumentError("--emulate_cuda needs --device=cuda:N");
+  }
+  if (o.emulate_cuda && std::getenv("KILN_CUDA_DRIVER") == nullptr) {
+    return absl::InvalidArgumentError(
+        "--emulate_cuda: set KILN_CUDA_DRIVER to tests/cuda's libkiln_fake_cuda.so");
   }
   if (o.data_dir.empty()) o.data_dir = DefaultDataDir(o.argv0);
   if (o.tolerances.empty()) o.tolerances = DefaultTolerances(o.argv0);

@@ -49,6 +49,7 @@
 #include "ir/tensor.h"
 #include "kiln/runtime.h"
 #include "onnx/onnx_pb.h"
+#include "tests/cuda/emulate.h"
 #include "tests/onnx/conformance_case.h"
 #include "tests/onnx/conformance_lib.h"
 
@@ -383,6 +384,7 @@ struct Compiled {
   std::map<std::string, std::vector<int64_t>> shapes;
   std::map<std::string, Ref<const HostTensor>> frozen;
   KilnArtifact* artifact = nullptr;
+  std::string fake_kernels;  // --emulate_cuda: the artifact's kernels built for the host
 };
 
 bool SameFrozen(const std::map<std::string, Ref<const HostTensor>>& a,
@@ -600,6 +602,14 @@ class CaseRunner {
         return Fail(absl::StrCat("load: ", KilnStatusText(st)));
       }
       Compiled c;
+      if (options_.emulate_cuda) {
+        reporter_.Phase("emulate");
+        c.fake_kernels = so + ".host.so";
+        if (absl::Status st = testing::BuildFakeDriverKernels(so, c.fake_kernels); !st.ok()) {
+          kiln_artifact_release(artifact);
+          return Fail(absl::StrCat("emulate: ", StatusText(st)));
+        }
+      }
       c.shapes = std::move(shapes);
       c.frozen = std::move(frozen);
       c.artifact = artifact;
@@ -621,6 +631,13 @@ class CaseRunner {
     so.struct_size = sizeof(so);
     so.num_threads = 1;
     so.pool = nullptr;
+    if (options_.device != "cpu") {
+      so.device_type = kDLCUDA;
+      so.device_id = std::atoi(options_.device.c_str() + 5);  // "cuda:N", checked by the flags
+    }
+    // The fake driver loads the kernels that this variable names when the
+    // session loads the artifact's module.
+    if (!compiled->fake_kernels.empty()) setenv("KILN_FAKE_CUDA_KERNELS", compiled->fake_kernels.c_str(), 1);
     KilnSession* session = nullptr;
     if (KilnStatus* st = kiln_session_create(compiled->artifact, &so, &session); st != nullptr) {
       return Fail(absl::StrCat(prefix, "session: ", KilnStatusText(st)));
@@ -709,8 +726,29 @@ class CaseRunner {
       if (KilnStatus* st = kiln_session_get_output(session, k, &y); st != nullptr) {
         return Fail(absl::StrCat(prefix, "output ", k, ": ", KilnStatusText(st)));
       }
-      if (y == nullptr || y->device.device_type != kDLCPU || y->ndim < 0) {
-        return Fail(absl::StrCat(prefix, "output ", k, ": not a CPU tensor"));
+      if (y == nullptr || y->ndim < 0 || (y->ndim > 0 && y->shape == nullptr)) {
+        return Fail(absl::StrCat(prefix, "output ", k, ": no tensor"));
+      }
+      std::vector<int64_t> host_shape;
+      std::vector<char> host;  // a device output copied to the host
+      DLTensor copied{};
+      if (y->device.device_type == kDLCUDA) {
+        host_shape.assign(y->shape, y->shape + y->ndim);
+        int64_t n = 1;
+        for (int64_t d : host_shape) n *= d;
+        host.resize(static_cast<size_t>(n) * ((y->dtype.bits * y->dtype.lanes + 7) / 8) + 1);
+        copied.data = host.data();
+        copied.device = {kDLCPU, 0};
+        copied.ndim = y->ndim;
+        copied.dtype = y->dtype;
+        copied.shape = host_shape.data();
+        if (KilnStatus* st = kiln_session_copy_output(session, k, &copied); st != nullptr) {
+          return Fail(absl::StrCat(prefix, "output ", k, ": copy from the device: ", KilnStatusText(st)));
+        }
+        y = &copied;
+      }
+      if (y->device.device_type != kDLCPU) {
+        return Fail(absl::StrCat(prefix, "output ", k, ": not a CPU or CUDA tensor"));
       }
       ArrayView actual;
       actual.dtype = DataType(static_cast<DTypeCode>(y->dtype.code), y->dtype.bits, y->dtype.lanes);

@@ -36,6 +36,13 @@ struct Options {
   std::string temp_dir;  // "" = $TEST_TMPDIR, $TMPDIR or /tmp
   int opt_level = 3;
   std::string target = "llvm";
+  // The sessions' device: "cpu" or "cuda:N" (a target "cuda ..." then).
+  std::string device = "cpu";
+  // With device cuda:N and KILN_CUDA_DRIVER naming tests/cuda's fake driver:
+  // each artifact's CUDA C built for the host (tests/cuda/emulate.h), which
+  // the fake driver runs for its launches. The cases then run through the
+  // CUDA path without a GPU.
+  bool emulate_cuda = false;
   bool quiet = false;
   bool keep_temps = false;
   bool bind_shapes = true;
