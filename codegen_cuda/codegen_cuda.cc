@@ -486,7 +486,8 @@ class Emitter {
                                               absl::StartsWith(s->a->name, "kiln.gemm_tc") ||
                                               absl::StartsWith(s->a->name, "kiln.gemm_wg") ||
                                               absl::StartsWith(s->a->name, "kiln.gemm_tf32") ||
-                                              absl::StartsWith(s->a->name, "kiln.conv_tc"))) {
+                                              absl::StartsWith(s->a->name, "kiln.conv_tc") ||
+                                              absl::StartsWith(s->a->name, "kiln.conv_wg"))) {
           return EmitMma(s->a);  // codegen_cuda/tensor_core.h
         }
         return absl::UnimplementedError(
@@ -666,7 +667,8 @@ class Emitter {
       return EmitGemmTc(call);
     }
     if (call->name == kGemmWgF16 || call->name == kGemmWgBF16) return EmitGemmWg(call);
-    if (call->name == kConvTcF16 || call->name == kConvTcBF16 || call->name == kConvTcTf32) {
+    if (call->name == kConvTcF16 || call->name == kConvTcBF16 || call->name == kConvTcTf32 ||
+        call->name == kConvWgF16 || call->name == kConvWgBF16) {
       return EmitConvTc(call);
     }
     std::vector<std::string> args;
@@ -755,9 +757,12 @@ class Emitter {
     tir::IsConstInt(call->args[3 + 15], &ow);
     consts.push_back(absl::StrCat(std::min<int64_t>(ow, 8)));
     KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
-    Line(absl::StrCat(nhwc ? "kiln_conv_nhwc_tc<" : "kiln_conv_nchw_tc<",
-                      call->name == kConvTcTf32 ? "float, " : "unsigned short, ",
-                      call->name == kConvTcBF16 ? "true" : "false", ", ",
+    const bool wg = call->name == kConvWgF16 || call->name == kConvWgBF16;
+    if (wg && nhwc) return absl::InvalidArgumentError("kiln.conv_wg_*: NCHW only");
+    const char* type = wg ? "" : call->name == kConvTcTf32 ? "float, " : "unsigned short, ";
+    Line(absl::StrCat(wg ? "kiln_conv_nchw_wg<" : nhwc ? "kiln_conv_nhwc_tc<" : "kiln_conv_nchw_tc<",
+                      type,
+                      call->name == kConvTcBF16 || call->name == kConvWgBF16 ? "true" : "false", ", ",
                       absl::StrJoin(consts, ", "), ">(", a[0], ", ", a[1], ", ", a[2], ", ",
                       a[3 + kConsts], ", ", a[4 + kConsts], ", ", a[5 + kConsts], ", ",
                       a[6 + kConsts], ");"));

@@ -555,6 +555,11 @@ class Rewriter {
     if ((!IsHalf(t) && !IsBF16(t) && !tf32) || w->buffer->dtype != t) return nullptr;
     std::vector<PrimExpr> args = {cl->data, x->buffer->data, w->buffer->data};
     args.insert(args.end(), g->args.begin(), g->args.end());
+    // NCHW on sm_90a: both operands k-major (the gathered image is stored
+    // that way), so Hopper's warpgroup MMA.
+    if (options_.wgmma && !tf32 && tir::IsConstValue(g->args[0], 0)) {
+      return Call(IsBF16(t) ? kConvWgBF16 : kConvWgF16, std::move(args));
+    }
     return Call(tf32 ? kConvTcTf32 : IsBF16(t) ? kConvTcBF16 : kConvTcF16, std::move(args));
   }
 

@@ -149,6 +149,12 @@ inline constexpr char kConvTcBF16[] = "kiln.conv_tc_bf16";
 // With TensorCoreOptions::tf32, float32 convs too (TF32 on the same tile, as
 // kiln_gemm_tf32: 16 of k per step, m16n8k8).
 inline constexpr char kConvTcTf32[] = "kiln.conv_tc_tf32";
+// With TensorCoreOptions::wgmma (sm_90a), NCHW 16-bit convs on Hopper's
+// warpgroup MMA instead, printed as kiln_conv_nchw_wg<bf16, C, ..., OW,
+// min(OW, 8)>(...): the wgmma tile of kiln_gemm_wg, the image gathered into
+// its canonical k-major layout.
+inline constexpr char kConvWgF16[] = "kiln.conv_wg_f16";
+inline constexpr char kConvWgBF16[] = "kiln.conv_wg_bf16";
 
 struct TensorCoreOptions {
   // The 128x128 template's k-major 16-bit GEMMs become kGemmWg* calls

@@ -106,41 +106,33 @@ __device__ __forceinline__ void kiln_wg_load(unsigned short* s, const unsigned s
 // one refilled two steps later). Accumulator layout (the PTX ISA's for
 // m64nNk16): d[4j + i] of lane l of warp v of the warpgroup is row
 // 16v + l/4 (+8 for i >= 2), column 8j + 2(l%4) + (i&1).
-template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
-    float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
-    int ksteps, int rows, int cols, int kn) {
-  __shared__ __align__(128) unsigned short kiln_wg_smem[3 * 8192];
+// The pipeline and epilogue of the wgmma tile: load(stage, step) fills a
+// stage's A (128 rows x 32 k) and B (128 columns x 32 k) in the canonical
+// layout above (cp.async or plain stores); the block's thread blocks cl have
+// CR x CW of their 8 x 8 outputs (fewer where an output has fewer columns).
+template <bool BF, int CR, int CW, typename Load>
+__device__ __forceinline__ void kiln_wg_tile(float* cl, unsigned short* smem, int ksteps, Load load) {
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
-  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
-                   (ar & 7) == 0 && (bc & 7) == 0;
   float acc[64];
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
   for (int s = 0; s < 2; ++s) {
-    if (s < ksteps) {
-      kiln_wg_load(kiln_wg_smem + s * 8192, A, ar, s * 32, vec, tid, rows, kn);
-      kiln_wg_load(kiln_wg_smem + s * 8192 + 4096, B, bc, s * 32, vec, tid, cols, kn);
-    }
+    if (s < ksteps) load(smem + s * 8192, s);
     kiln_cp_async_commit();
   }
   for (int kt = 0; kt < ksteps; ++kt) {
     kiln_cp_async_wait<1>();   // this thread's copies of step kt have landed
     kiln_fence_proxy_async();  // and are visible to the tensor cores
     __syncthreads();           // everyone's; step kt - 1's stage is free
-    if (kt + 2 < ksteps) {
-      unsigned short* s = kiln_wg_smem + ((kt + 2) % 3) * 8192;
-      kiln_wg_load(s, A, ar, (kt + 2) * 32, vec, tid, rows, kn);
-      kiln_wg_load(s + 4096, B, bc, (kt + 2) * 32, vec, tid, cols, kn);
-    }
+    if (kt + 2 < ksteps) load(smem + ((kt + 2) % 3) * 8192, kt + 2);
     kiln_cp_async_commit();
-    const unsigned short* s = kiln_wg_smem + (kt % 3) * 8192;
-    const unsigned a0 = kiln_wg_addr(kiln_wg_smem, s) + (unsigned)wg * 4096u;
-    const unsigned b0 = kiln_wg_addr(kiln_wg_smem, s + 4096);
+    const unsigned short* s = smem + (kt % 3) * 8192;
+    const unsigned a0 = kiln_wg_addr(smem, s) + (unsigned)wg * 4096u;
+    const unsigned b0 = kiln_wg_addr(smem, s + 4096);
     kiln_wg_pin(acc);
     kiln_wg_fence();
     for (unsigned h = 0; h < 2; ++h) {
-      kiln_wgmma_m64n128k16<BF>(acc, kiln_wg_desc(a0 + h * 256u), kiln_wg_desc(b0 + h * 256u),
-                                kiln_wg_smem);
+      kiln_wgmma_m64n128k16<BF>(acc, kiln_wg_desc(a0 + h * 256u), kiln_wg_desc(b0 + h * 256u), smem);
     }
     kiln_wg_commit();
     kiln_wg_wait();
@@ -148,7 +140,7 @@ template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
   }
   kiln_cp_async_wait<0>();
   __syncthreads();
-  float* tile = (float*)kiln_wg_smem;  // 64 rows of 128 (+4 against bank conflicts)
+  float* tile = (float*)smem;  // 64 rows of 128 (+4 against bank conflicts)
   for (int p = 0; p < 2; ++p) {
     if (wg == p) {
       for (int j = 0; j < 16; ++j) {
@@ -161,14 +153,53 @@ template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
     }
     __syncthreads();
     if ((int)(threadIdx.y >> 3) == p) {
-      for (int ii = 0; ii < 8; ++ii) {
-        for (int jj = 0; jj < 8; ++jj) {
-          cl[ii * 8 + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
+      for (int ii = 0; ii < CR; ++ii) {
+        for (int jj = 0; jj < CW; ++jj) {
+          cl[ii * CW + jj] += tile[((threadIdx.y & 7u) * 8 + ii) * 132 + threadIdx.x * 8 + jj];
         }
       }
     }
     __syncthreads();
   }
+}
+template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
+    float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
+    int ksteps, int rows, int cols, int kn) {
+  __shared__ __align__(128) unsigned short kiln_wg_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   (ar & 7) == 0 && (bc & 7) == 0;
+  kiln_wg_tile<BF, 8, 8>(cl, kiln_wg_smem, ksteps, [&](unsigned short* s, int step) {
+    kiln_wg_load(s, A, ar, step * 32, vec, tid, rows, kn);
+    kiln_wg_load(s + 4096, B, bc, step * 32, vec, tid, cols, kn);
+  });
+}
+// An NCHW convolution (as kiln_conv_nchw_tc, 16-bit) on warpgroup MMA: both
+// operands k-major, the OIHW weights copied as kiln_gemm_wg's A, the image
+// gathered element by element straight into the canonical k-major layout
+// (patch pixel c as B's column c; each thread one pixel, half the step's k).
+template <bool BF, int C, int H, int W, int OC, int KH, int KW, int SH, int SW, int PH, int PW,
+          int DH, int DW, int OH, int OW, int OW8>
+__device__ __forceinline__ void kiln_conv_nchw_wg(float* cl, const unsigned short* X,
+                                                  const unsigned short* Wt, long long n, int oc0,
+                                                  int oh0, int ow0) {
+  constexpr int K = C * KH * KW;
+  __shared__ __align__(128) unsigned short kiln_wg_smem[3 * 8192];
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const bool vec = ((unsigned long long)Wt & 15u) == 0 && K % 8 == 0;
+  const unsigned short* x = X + n * ((long long)C * H * W);
+  const unsigned short* w = Wt + (long long)oc0 * K;
+  const int c = (int)(tid & 127u), oh = oh0 + (c >> 3), ow = ow0 + (c & 7);
+  const bool pix = oh < OH && ow < OW;
+  const int ih0 = oh * SH - PH, iw0 = ow * SW - PW;
+  kiln_wg_tile<BF, 8, OW8>(cl, kiln_wg_smem, (K + 31) / 32, [&](unsigned short* s, int step) {
+    kiln_wg_load(s, w, K, step * 32, vec, tid, OC - oc0, K);
+    for (int i = 0; i < 16; ++i) {
+      const int kl = (int)(tid >> 7) + 2 * i;
+      s[4096 + kiln_wg_index(c, kl)] =
+          kiln_conv_nchw_at<C, H, W, KH, KW, DH, DW>(x, step * 32 + kl, ih0, iw0, pix);
+    }
+  });
 }
 #endif
 )KILN_WG");
@@ -543,6 +574,18 @@ template <bool AK, bool BK> __device__ __forceinline__ void kiln_tf32_compute(
 // KH x KW kernels, strides SH, SW, top/left padding PH, PW, dilation DH,
 // DW, an OH x OW output; the thread's block cl has 8 x 8 outputs, or OW8 =
 // OW of a row of fewer than 8.
+// Element (k, pixel) of an NCHW image's im2col operand: k = (ic, kh, kw),
+// the pixel's window at (ih0, iw0) (its row and column times the strides,
+// less the padding); 0 in the padding, past K, or for a pixel (pix false)
+// past the output's edge.
+template <int C, int H, int W, int KH, int KW, int DH, int DW, typename T>
+__device__ __forceinline__ T kiln_conv_nchw_at(const T* x, int k, int ih0, int iw0, bool pix) {
+  if (!pix || k >= C * KH * KW) return (T)0;
+  const int ic = k / (KH * KW), r = k % (KH * KW);
+  const int ih = ih0 + (r / KW) * DH, iw = iw0 + (r % KW) * DW;
+  if (ih < 0 || ih >= H || iw < 0 || iw >= W) return (T)0;
+  return x[((long long)ic * H + ih) * W + iw];
+}
 template <bool BF, bool AK, bool BK> __device__ __forceinline__ void kiln_tile_mma(
     float* acc, const unsigned short* s, int lane, int wm, int wn) {
   kiln_tc_compute<BF, AK, BK>(acc, s, s + 4096, lane, wm, wn);
@@ -619,13 +662,7 @@ __device__ __forceinline__ void kiln_conv_nchw_tc(float* cl, const T* X, const T
         T* bs = s + 128 * KS;
         for (int i = 0; i < KS / 2; ++i) {
           const int kl = (int)(tid >> 7) + 2 * i, k = step * KS + kl;
-          T v = 0;
-          if (pix && k < K) {
-            const int ic = k / (KH * KW), r = k % (KH * KW);
-            const int ih = ih0 + (r / KW) * DH, iw = iw0 + (r % KW) * DW;
-            if (ih >= 0 && ih < H && iw >= 0 && iw < W) v = x[((long long)ic * H + ih) * W + iw];
-          }
-          bs[kiln_tile_mnmajor(bs, kl, c)] = v;
+          bs[kiln_tile_mnmajor(bs, kl, c)] = kiln_conv_nchw_at<C, H, W, KH, KW, DH, DW>(x, k, ih0, iw0, pix);
         }
       },
       [&](const T* s) { kiln_tile_mma<BF, true, false>(acc, s, lane, wm, wn); });

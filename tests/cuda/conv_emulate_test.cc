@@ -217,6 +217,40 @@ TEST(ConvEmulateTest, Groups) {
         "nn.conv2d(%x, %w, padding=[1, 1], groups=2)", kPerChannel);
 }
 
+// sm_90a: NCHW convs on Hopper's warpgroup MMA (kiln_conv_nchw_wg: the
+// image gathered into the canonical k-major layout the wgmma descriptors
+// read); NHWC ones keep mma.sync.
+constexpr char kSm90a[] = "cuda -arch=sm_90a";
+TEST(ConvEmulateTest, Nchw3x3BiasReluFloat16WarpgroupMma) {
+  Check(absl::StrCat("%x: ", Nchw(1, 16, 14, 14, "float16"), ", %w: ",
+                     Nchw(24, 16, 3, 3, "float16"), ", %b: Tensor[(24), float16]"),
+        "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))",
+        TensorCore("kiln_conv_nchw_wg<false, ", 2e-2, kSm90a));
+}
+TEST(ConvEmulateTest, NchwStridedDilatedBFloat16WarpgroupMma) {
+  Check(absl::StrCat("%x: ", Nchw(2, 20, 15, 17, "bfloat16"), ", %w: ",
+                     Nchw(130, 20, 3, 2, "bfloat16")),
+        "nn.conv2d(%x, %w, strides=[2, 1], padding=[1, 0, 2, 1], dilation=[2, 1])",
+        TensorCore("kiln_conv_nchw_wg<true, ", 5e-2, kSm90a));
+}
+// A block of 8 x 7 (the output has 7 columns); the weights' rows of 147
+// halves (the stem) copied word by word.
+TEST(ConvEmulateTest, Nchw1x1ResidualFloat16WarpgroupMma) {
+  Check(absl::StrCat("%x: ", Nchw(2, 32, 7, 7, "float16"), ", %w: ", Nchw(40, 32, 1, 1, "float16"),
+                     ", %r: ", Nchw(2, 40, 7, 7, "float16")),
+        "nn.relu(add(nn.conv2d(%x, %w), %r))", TensorCore("kiln_conv_nchw_wg<false, ", 2e-2, kSm90a));
+}
+TEST(ConvEmulateTest, Nchw7x7Stride2StemFloat16WarpgroupMma) {
+  Check(absl::StrCat("%x: ", Nchw(1, 3, 37, 37, "float16"), ", %w: ", Nchw(64, 3, 7, 7, "float16")),
+        "nn.conv2d(%x, %w, strides=[2, 2], padding=[3, 3])",
+        TensorCore("kiln_conv_nchw_wg<false, ", 2e-2, kSm90a));
+}
+TEST(ConvEmulateTest, NhwcKeepsMmaSyncOnSm90a) {
+  Check("%x: Tensor[(1, 10, 11, 16), float16], %w: Tensor[(3, 3, 16, 20), float16]",
+        "nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NHWC\", kernel_layout=\"HWIO\")",
+        TensorCore("kiln_conv_nhwc_tc<unsigned short, false, false, 16, ", 2e-2, kSm90a));
+}
+
 // float32 convs with TF32 opted in (cuda ... -tf32): the same tiles on
 // m16n8k8 .tf32, 16 of k per step. Without -tf32 the same conv keeps the
 // scalar float32 schedule (Nchw3x3BiasRelu above).

@@ -476,18 +476,27 @@ TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
 // A float16 conv + bias + relu (NCHW, 3x3, padding 1, ragged channels and
 // pixels): on cuda the implicit GEMM on tensor cores (kiln_conv_nchw_tc),
 // through the user's path, against the CPU artifact.
-TEST(CudaSessionFp16Test, TensorCoreConvRunsLikeTheCpuArtifact) {
+void ConvRunsLikeTheCpuArtifact(const char* target, const char* call, const char* stem) {
   const std::string text = R"(#[version = "0.1"]
 def @main(%x: Tensor[(1, 16, 14, 14), float16], %w: Tensor[(24, 16, 3, 3), float16], %b: Tensor[(24), float16]) {
   nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1]), %b))
 }
 )";
-  RunsLikeTheCpuArtifact(text, "cuda -arch=sm_90", "kiln_conv_nchw_tc<unsigned short, false, ",
-                         "conv_tc",
+  RunsLikeTheCpuArtifact(text, target, call, stem,
                          {{"x", {1, 16, 14, 14}, Wave(16 * 14 * 14, 1.0f, 0.37f)},
                           {"w", {24, 16, 3, 3}, Wave(24 * 16 * 9, 0.2f, 0.11f, true)},
                           {"b", {24}, Bias(24)}},
                          {1, 24, 14, 14}, 1000);
+}
+
+TEST(CudaSessionFp16Test, TensorCoreConvRunsLikeTheCpuArtifact) {
+  ConvRunsLikeTheCpuArtifact("cuda -arch=sm_90", "kiln_conv_nchw_tc<unsigned short, false, ",
+                             "conv_tc");
+}
+
+// sm_90a: the same conv on Hopper's warpgroup MMA (kiln_conv_nchw_wg).
+TEST(CudaSessionFp16Test, WarpgroupMmaConvRunsLikeTheCpuArtifact) {
+  ConvRunsLikeTheCpuArtifact("cuda -arch=sm_90a", "kiln_conv_nchw_wg<false, ", "conv_wg");
 }
 
 }  // namespace

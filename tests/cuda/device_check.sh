@@ -205,9 +205,11 @@ if [[ -n "$tf_kiln" && -n "$tf_torch" ]]; then
   say "kiln dense_4096_fp32_tf32: $tf_kiln TFLOP/s; cuBLAS TF32 (torch): $tf_torch TFLOP/s; kiln/cuBLAS $(awk -v k="$tf_kiln" -v t="$tf_torch" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
 fi
 say "## figure: float16 and TF32 convs (implicit GEMM on tensor cores) against cuDNN"
-for case in conv_r50_3x3_28_fp16 conv_r50_3x3_7_fp16 conv_r50_stem_fp16 conv_r50_3x3_28_fp32_tf32; do
+for case in conv_r50_3x3_28_fp16 conv_r50_3x3_28_fp16_sm90a conv_r50_3x3_7_fp16 conv_r50_stem_fp16 \
+            conv_r50_3x3_28_fp32_tf32; do
   kiln_tf="$(grep -o "$case/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
-  cudnn_tf="$(grep -o "torch cudnn $case: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
+  # The sm_90a case is the same conv as the sm_90 one: cuDNN's figure for it.
+  cudnn_tf="$(grep -o "torch cudnn ${case%_sm90a}: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
   if [[ -n "$kiln_tf" && -n "$cudnn_tf" ]]; then
     say "kiln $case: $kiln_tf TFLOP/s (bias and relu fused); cuDNN (torch, conv alone): $cudnn_tf TFLOP/s; kiln/cuDNN $(awk -v k="$kiln_tf" -v t="$cudnn_tf" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
   else

@@ -185,6 +185,11 @@ int Main(int argc, char** argv) {
        ConvFlops(512, 7, 512, 3, 1, 1)},
       {"conv_r50_stem_fp16", Conv(3, 224, 64, 7, 2, 3, "float16"), false, nullptr,
        ConvFlops(3, 224, 64, 7, 2, 3)},
+      // The same on Hopper's wgmma (sm_90a).
+      {"conv_3x3_fp16_sm90a", Conv(32, 20, 48, 3, 1, 1, "float16"), true, "cuda -arch=sm_90a",
+       ConvFlops(32, 20, 48, 3, 1, 1)},
+      {"conv_r50_3x3_28_fp16_sm90a", Conv(128, 28, 128, 3, 1, 1, "float16"), false,
+       "cuda -arch=sm_90a", ConvFlops(128, 28, 128, 3, 1, 1)},
       // float32 convs in TF32 (-tf32): one checked, one timed.
       {"conv_3x3_fp32_tf32", Conv(32, 20, 48, 3, 1, 1, "float32"), true, "cuda -arch=sm_90 -tf32",
        ConvFlops(32, 20, 48, 3, 1, 1)},
