@@ -506,11 +506,13 @@ class Emitter {
   // ---- Vectorized global accesses (the "pragma_kiln_vector" loop) ----
   //
   // The schedule marks the innermost loop of 4 consecutive elements of an
-  // injective output. When its body is one store `out[base + v] = value`
-  // to a 32-bit kernel parameter with `base` a provable multiple of 4, the
-  // loop becomes one 16-byte store, and every load in `value` of a 32-bit
-  // parameter at `base' + v` (base' a multiple of 4) one 16-byte load
-  // (float4 / int4 / uint4: ld.global.v4 / st.global.v4); other loads
+  // injective output (8 of 2-byte ones). When its body is one store
+  // `out[base + v] = value` to a kernel parameter of that element size with
+  // `base` a provable multiple of the lanes, the loop becomes one 16-byte
+  // store, and every load in `value` of a parameter of the same element
+  // size at `base' + v` (base' a multiple of the lanes) one 16-byte load
+  // (float4 / int4 / uint4, or uint4 through an aligned array of 8 2-byte
+  // words: ld.global.v4 / st.global.v4); other loads
   // (a broadcast bias) stay per lane. Whether the pointers themselves are
   // 16-byte aligned is only known at run time (a caller's tensor may start
   // anywhere), so the vector form runs under a test of all of them (the same
@@ -570,18 +572,27 @@ class Emitter {
     return false;
   }
 
+  // 8 lanes of 2-byte elements (float16, bfloat16, 16-bit integers): a
+  // 16-byte access through an aligned array of the storage type.
+  static bool Vector8(DataType t) { return t.lanes() == 1 && t.bits() == 16; }
+  // Whether a buffer of `t` is read or written `lanes` elements (16 bytes) at a time.
+  static bool VectorOf(DataType t, int64_t lanes) {
+    return (lanes == 4 && VectorType4(t) != nullptr) || (lanes == 8 && Vector8(t));
+  }
+
   absl::StatusOr<bool> EmitVector(const Stmt& loop) {
     int64_t lanes = 0;
     if (loop->kind != StmtKind::kFor || loop->for_kind != ForKind::kSerial ||
-        !tir::IsConstValue(loop->a, 0) || !tir::IsConstInt(loop->b, &lanes) || lanes != 4) {
+        !tir::IsConstValue(loop->a, 0) || !tir::IsConstInt(loop->b, &lanes) ||
+        (lanes != 4 && lanes != 8)) {
       return false;
     }
     const Stmt& st = loop->body0();
     const ExprNode* v = loop->var.get();
     PrimExpr out_base;
     if (st->kind != StmtKind::kStore || st->indices.size() != 1 || !IsParam(st->buffer) ||
-        VectorType4(st->buffer->dtype) == nullptr || !SplitLane(st->indices[0], v, &out_base) ||
-        !MultipleOf(out_base, 4)) {
+        !VectorOf(st->buffer->dtype, lanes) || !SplitLane(st->indices[0], v, &out_base) ||
+        !MultipleOf(out_base, lanes)) {
       return false;
     }
     // The loads to vectorize, each replaced by a placeholder var.
@@ -593,12 +604,13 @@ class Emitter {
     std::vector<VLoad> vloads;
     class Replace : public tir::StmtExprMutator {
      public:
-      Replace(const ExprNode* v, std::vector<VLoad>* out, const Emitter* em) : v_(v), out_(out), em_(em) {}
+      Replace(const ExprNode* v, int64_t lanes, std::vector<VLoad>* out, const Emitter* em)
+          : v_(v), lanes_(lanes), out_(out), em_(em) {}
       PrimExpr VisitExpr_(const PrimExpr& e) override {
         PrimExpr base;
         if (e->kind == ExprKind::kLoad && e->args.size() == 1 && em_->IsParam(e->buffer) &&
-            VectorType4(e->buffer->dtype) != nullptr && SplitLane(e->args[0], v_, &base) &&
-            MultipleOf(base, 4)) {
+            VectorOf(e->buffer->dtype, lanes_) && SplitLane(e->args[0], v_, &base) &&
+            MultipleOf(base, lanes_)) {
           for (const VLoad& l : *out_) {
             if (l.buffer->data.get() == e->buffer->data.get() && tir::ExprDeepEqual(l.base, base)) {
               return l.slot;
@@ -613,10 +625,11 @@ class Emitter {
 
      private:
       const ExprNode* v_;
+      int64_t lanes_;
       std::vector<VLoad>* out_;
       const Emitter* em_;
     };
-    Replace rep(v, &vloads, this);
+    Replace rep(v, lanes, &vloads, this);
     const PrimExpr value = rep.VisitExpr(st->a);
     // Every pointer the vector form touches must be 16-byte aligned.
     KILN_ASSIGN_OR_RETURN(std::string out_name, BufferName(st->buffer));
@@ -627,32 +640,59 @@ class Emitter {
     }
     Line(absl::StrCat("if (((", absl::StrJoin(ptrs, " | "), ") & 15ull) == 0ull) {"));
     ++indent_;
+    // Lane i of a vector value `name`: name.x .. name.w (float4, int4,
+    // uint4), or name[i] of an aligned array of 8 2-byte words (read as
+    // float for float16/bfloat16, as the scalar loads are).
     static const char* const kLane[] = {".x", ".y", ".z", ".w"};
+    auto lane_of = [&](const std::string& name, DataType t, int64_t i) {
+      if (lanes == 4) return absl::StrCat(name, kLane[i]);
+      const std::string w = absl::StrCat(name, "[", i, "]");
+      if (IsHalf(t)) return absl::StrCat("kiln_h2f(", w, ")");
+      if (IsBF16(t)) return absl::StrCat("kiln_bf2f(", w, ")");
+      return w;
+    };
     std::vector<std::string> names;
     for (const VLoad& l : vloads) {
       KILN_ASSIGN_OR_RETURN(std::string n, BufferName(l.buffer));
       KILN_ASSIGN_OR_RETURN(std::string b, Expr(l.base));
-      const char* ty = VectorType4(l.buffer->dtype);
       const std::string name = Bind(l.slot, l.slot->name);
       names.push_back(name);
-      Line(absl::StrCat("const ", ty, " ", name, " = *(const ", ty, "*)(", n, " + ", b, ");"));
+      if (lanes == 4) {
+        const char* ty = VectorType4(l.buffer->dtype);
+        Line(absl::StrCat("const ", ty, " ", name, " = *(const ", ty, "*)(", n, " + ", b, ");"));
+      } else {
+        KILN_ASSIGN_OR_RETURN(std::string ty, StorageType(l.buffer->dtype));
+        Line(absl::StrCat("__align__(16) ", ty, " ", name, "[8];"));
+        Line(absl::StrCat("*(uint4*)", name, " = *(const uint4*)(", n, " + ", b, ");"));
+      }
     }
-    const char* oty = VectorType4(st->buffer->dtype);
+    const DataType odt = st->buffer->dtype;
     const std::string o = Bind(loop->var, "kvo");
-    Line(absl::StrCat(oty, " ", o, ";"));
+    if (lanes == 4) {
+      Line(absl::StrCat(VectorType4(odt), " ", o, ";"));
+    } else {
+      KILN_ASSIGN_OR_RETURN(std::string ty, StorageType(odt));
+      Line(absl::StrCat("__align__(16) ", ty, " ", o, "[8];"));
+    }
     for (int64_t lane = 0; lane < lanes; ++lane) {
       tir::VarMap m;
       m[v] = tir::IntImm(lane);
       for (size_t i = 0; i < vloads.size(); ++i) {
         tir::Var lv = tir::MakeVar(absl::StrCat(names[i], "_", lane), vloads[i].slot->dtype);
-        names_[lv.get()] = absl::StrCat(names[i], kLane[lane]);
+        names_[lv.get()] = lane_of(names[i], vloads[i].buffer->dtype, lane);
         m[vloads[i].slot.get()] = lv;
       }
       KILN_ASSIGN_OR_RETURN(std::string e, Expr(tir::Substitute(value, m)));
-      Line(absl::StrCat(o, kLane[lane], " = ", e, ";"));
+      if (IsHalf(odt)) e = absl::StrCat("kiln_f2h(", e, ")");
+      if (IsBF16(odt)) e = absl::StrCat("kiln_f2bf(", e, ")");
+      Line(absl::StrCat(o, lanes == 4 ? kLane[lane] : absl::StrCat("[", lane, "]"), " = ", e, ";"));
     }
     KILN_ASSIGN_OR_RETURN(std::string ob, Expr(out_base));
-    Line(absl::StrCat("*(", oty, "*)(", out_name, " + ", ob, ") = ", o, ";"));
+    if (lanes == 4) {
+      Line(absl::StrCat("*(", VectorType4(odt), "*)(", out_name, " + ", ob, ") = ", o, ";"));
+    } else {
+      Line(absl::StrCat("*(uint4*)(", out_name, " + ", ob, ") = *(const uint4*)", o, ";"));
+    }
     --indent_;
     Line("} else {");
     ++indent_;

@@ -49,16 +49,21 @@ absl::StatusOr<IterVar> BindDataParallel(Stage* s, int max_threads) {
 // (split by 4, the inner loop marked with the "kiln_vector" pragma), the
 // block size the largest multiple of 32 up to max_threads that divides E / 4
 // (so no guard). The code generator turns the marked loop into 16-byte
-// loads and stores (codegen_cuda: float4 / int4) where the indices allow,
+// loads and stores (codegen_cuda: float4 / int4, or uint4 of 8 2-byte
+// words) where the indices allow,
 // under a run-time test that the pointers are 16-byte aligned. Returns
 // false, changing nothing, when the output does not qualify.
-constexpr int64_t kVectorLanes = 4;
+// Elements of 2 bytes (float16, bfloat16, 16-bit integers) go 8 to a
+// thread the same way (one 16-byte access each).
+constexpr int64_t kVectorBytes = 16;
 
 absl::StatusOr<bool> BindVectorized(Schedule& s, Stage* out, int max_threads) {
+  const DataType dt = out->op->num_outputs() == 1 ? out->op->output(0).dtype() : DataType();
   if (!out->op->reduce_axis.empty() || out->op->axis.empty() || out->op->num_outputs() != 1 ||
-      out->op->output(0).dtype().bits() != 32 || out->op->output(0).dtype().lanes() != 1) {
+      (dt.bits() != 32 && dt.bits() != 16) || dt.lanes() != 1) {
     return false;
   }
+  const int64_t vlanes = kVectorBytes / (dt.bits() / 8);
   for (Stage* st : s.stages()) {
     if (st != out && !st->is_placeholder() && !st->is_inlined()) return false;
   }
@@ -68,17 +73,17 @@ absl::StatusOr<bool> BindVectorized(Schedule& s, Stage* out, int max_threads) {
     if (!tir::IsConstInt(iv->dom.extent, &d)) return false;
     e *= d;
   }
-  if (e % (kVectorLanes * kWarp) != 0) return false;
-  const int64_t groups = e / kVectorLanes;
+  if (e % (vlanes * kWarp) != 0) return false;
+  const int64_t groups = e / vlanes;
   int64_t threads = max_threads;
   while (threads > kWarp && groups % threads != 0) threads -= kWarp;
   if (groups % threads != 0) return false;
   KILN_ASSIGN_OR_RETURN(IterVar fused, out->fuse(out->op->axis));
-  KILN_ASSIGN_OR_RETURN(SplitAxes lanes, out->split(fused, kVectorLanes));
+  KILN_ASSIGN_OR_RETURN(SplitAxes lanes, out->split(fused, vlanes));
   KILN_ASSIGN_OR_RETURN(SplitAxes sp, out->split(lanes.outer, threads));
   KILN_RETURN_IF_ERROR(out->bind(sp.outer, "blockIdx.x"));
   KILN_RETURN_IF_ERROR(out->bind(sp.inner, "threadIdx.x"));
-  KILN_RETURN_IF_ERROR(out->pragma(lanes.inner, "kiln_vector", tir::IntImm(kVectorLanes)));
+  KILN_RETURN_IF_ERROR(out->pragma(lanes.inner, "kiln_vector", tir::IntImm(vlanes)));
   return true;
 }
 

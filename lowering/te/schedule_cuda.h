@@ -46,8 +46,9 @@
 //     plain axis indices, or a reduction over several axes, is read from
 //     global memory as before (reduction axes outermost);
 //   - an injective output of 4-byte elements whose extent is a constant
-//     multiple of 128, the function's other stages all inlined: 4
-//     consecutive elements per thread (the inner loop marked with the
+//     multiple of 128 (2-byte elements: 8 per thread, a multiple of 256),
+//     the function's other stages all inlined: 4 consecutive elements per
+//     thread (the inner loop marked with the
 //     "kiln_vector" pragma, which the code generator turns into 16-byte
 //     loads and stores where the indices allow), a block size that divides
 //     the extent / 4, so no guard;

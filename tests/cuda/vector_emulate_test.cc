@@ -5,8 +5,9 @@
 // float4 / int4 loads and stores under a run-time 16-byte alignment test):
 // elementwise adds and a bias_add (the bias stays a per-lane load) compiled
 // for sm_90, the PTX holding ld.global...v4 and st.global...v4, the CUDA C run
-// on the host emulator against the interpreter; an extent that is not a
-// multiple of 128 and float16 stay scalar; and the same vector kernel called
+// on the host emulator against the interpreter; 2-byte elements (float16,
+// bfloat16, int16) 8 to a thread through uint4; an extent that is not a
+// multiple of 4 (8) x 32 stays scalar; and the same vector kernel called
 // on pointers that are not 16-byte aligned takes the scalar loop and still
 // computes the right values.
 #include <cmath>
@@ -75,14 +76,18 @@ bool PtxHasVector(const std::string& ptx, const std::string& op) {
   return false;
 }
 
-void Check(const std::string& params, const std::string& body, bool vector, double tol = 1e-5) {
+// `vector`: the output stored 16 bytes at a time; `vector_loads`: some input
+// read so too (by default the same).
+void Check(const std::string& params, const std::string& body, bool vector, double tol = 1e-5,
+           int vector_loads = -1) {
   Compiled c = Compile(params, body);
   ASSERT_EQ(c.cm.kernels.size(), 1u);
   const std::string& src = c.cm.kernels[0].source;
   if (std::getenv("KILN_VEC_PRINT") != nullptr) std::printf("%s\n", src.c_str());
   EXPECT_EQ(src.find("4*)(") != std::string::npos, vector) << src;
   if (!c.cm.ptx.empty()) {
-    EXPECT_EQ(PtxHasVector(c.cm.ptx, "ld"), vector) << c.cm.ptx;
+    EXPECT_EQ(PtxHasVector(c.cm.ptx, "ld"), vector_loads < 0 ? vector : vector_loads != 0)
+        << c.cm.ptx;
     EXPECT_EQ(PtxHasVector(c.cm.ptx, "st"), vector) << c.cm.ptx;
   }
   auto inputs = RandomInputs(c.fused, 7, -1, 1, 0, 3);
@@ -113,8 +118,26 @@ TEST(VectorEmulateTest, Int32) {
 TEST(VectorEmulateTest, OddExtentStaysScalar) {
   Check("%x: Tensor[(3, 37), float32], %y: Tensor[(3, 37), float32]", "add(%x, %y)", false);
 }
-TEST(VectorEmulateTest, Float16StaysScalar) {
-  Check("%x: Tensor[(4, 64), float16], %y: Tensor[(4, 64), float16]", "add(%x, %y)", false,
+// 2-byte elements: 8 per thread, one uint4 (16 bytes) of each operand.
+TEST(VectorEmulateTest, Float16) {
+  Check("%x: Tensor[(4, 64), float16], %y: Tensor[(4, 64), float16]", "add(%x, %y)", true,
+        1e-2);
+}
+TEST(VectorEmulateTest, BFloat16BiasRelu) {
+  Check("%x: Tensor[(2, 32, 8, 8), bfloat16], %b: Tensor[(32), bfloat16]",
+        "nn.relu(nn.bias_add(%x, %b))", true, 2e-2);
+}
+TEST(VectorEmulateTest, Int16) {
+  Check("%x: Tensor[(512), int16], %y: Tensor[(512), int16]", "subtract(%x, %y)", true, 0);
+}
+// A float32 input of a float16 output: 8 lanes of the output, the input's
+// 4-byte elements read per lane.
+TEST(VectorEmulateTest, CastFloat32ToFloat16) {
+  Check("%x: Tensor[(8, 128), float32]", "cast(%x, dtype=\"float16\")", true, 1e-3, 0);
+}
+// 4 x 60 halves: not a multiple of 8 x 32.
+TEST(VectorEmulateTest, OddFloat16ExtentStaysScalar) {
+  Check("%x: Tensor[(4, 60), float16], %y: Tensor[(4, 60), float16]", "add(%x, %y)", false,
         1e-2);
 }
 
