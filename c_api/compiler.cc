@@ -29,6 +29,103 @@ double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::ti
 
 namespace {
 
+// A "cuda ..." target for a model that needs the VM (docs/vm.md, "On a
+// GPU"): the program compiled as for the CPU, then every fused kernel
+// lowered again for the GPU (codegen_cuda) into the artifact's DEVICE_CODE,
+// a kernel with symbolic shapes with a launch computed from its arguments'
+// extents; the VM launches those and calls the others (shape functions, any
+// kernel the GPU path refuses) as host code of the .so, compiled for a
+// generic CPU of the host's architecture.
+absl::StatusOr<CompileReport> CompileCudaVm(const Module& fused, const CompileOptions& options,
+                                            const codegen_cuda::CudaTarget& cuda,
+                                            const std::string& path,
+                                            std::chrono::steady_clock::time_point t0,
+                                            std::chrono::steady_clock::time_point t1) {
+  CompileReport r;
+  KILN_ASSIGN_OR_RETURN(codegen::Target host, codegen::ParseTarget("llvm -mcpu=generic"));
+  lowering::LowerOptions lower = options.lower;
+  lower.gpu.reset();
+  if (lower.vector_lanes <= 0) {
+    KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(host));
+    lower.vector_lanes = bits / 32;
+  }
+  if (!lower.target) {
+    KILN_ASSIGN_OR_RETURN(lowering::CpuTarget cpu, codegen::DescribeCpu(host));
+    cpu.vector_bits = lower.vector_lanes * 32;
+    lower.target = cpu;
+  }
+  KILN_ASSIGN_OR_RETURN(lowering::vm::VmCompiled vmc, lowering::vm::CompileForVm(fused, lower));
+
+  // The device kernels: static fused kernels the GPU path takes.
+  lowering::LowerOptions gpu_lower;
+  gpu_lower.gpu = cuda.gpu();
+  codegen_cuda::KernelOptions ko;
+  ko.wgmma = cuda.wgmma();
+  ko.tf32 = cuda.tf32;
+  codegen_cuda::CudaModule cm;
+  std::vector<tir::PrimFunc> host_kernels;
+  for (size_t i = 0; i < vmc.kernels.size(); ++i) {
+    const lowering::vm::VmCompiled::Source& src = vmc.sources[i];
+    bool on_device = static_cast<bool>(src.fn);
+    if (on_device) {
+      absl::StatusOr<lowering::LoweredFunc> lowered =
+          lowering::LowerPrimitive(src.fn, vmc.kernels[i]->name, gpu_lower);
+      // The program passes the CPU lowering's constants: the same ones, in
+      // the same order, or the kernel stays on the host.
+      on_device = lowered.ok() && lowered->constants.size() == src.constants.size();
+      for (size_t c = 0; on_device && c < src.constants.size(); ++c) {
+        on_device = lowered->constants[c].get() == src.constants[c].get();
+      }
+      absl::StatusOr<codegen_cuda::CudaKernel> ck =
+          on_device ? codegen_cuda::GenerateKernel(lowered->func, ko)
+                    : absl::StatusOr<codegen_cuda::CudaKernel>(absl::UnknownError(""));
+      // A launch DEVICE_CODE can describe: static, or a grid computed from
+      // shape variables that are the arguments' extents.
+      on_device = ck.ok() && codegen_cuda::EncodeLaunch(*ck, lowered->func).ok();
+      if (on_device) {
+        cm.lowered.kernels.push_back(*std::move(lowered));
+        cm.kernels.push_back(*std::move(ck));
+      }
+    }
+    if (!on_device) host_kernels.push_back(vmc.kernels[i]);
+  }
+  cm.source = codegen_cuda::ModuleSource(cm.kernels);
+  KILN_ASSIGN_OR_RETURN(cm.ptx, codegen_cuda::CompileToPtx(cm.source, "kiln_module.cu", cuda));
+  if (!codegen_cuda::FindPtxas().empty()) {
+    KILN_ASSIGN_OR_RETURN(codegen_cuda::PtxasResult pr, codegen_cuda::AssemblePtx(cm.ptx, cuda));
+    cm.cubin = std::move(pr.cubin);
+    cm.ptxas_log = std::move(pr.log);
+  }
+  auto t2 = std::chrono::steady_clock::now();
+  lowering::GraphPlan plan;
+  KILN_ASSIGN_OR_RETURN(plan.vm_program, lowering::vm::Encode(vmc.program));
+  for (size_t i = 0; i < vmc.program.constants.size(); ++i) {
+    plan.params.push_back({absl::StrCat("c", i), vmc.program.constants[i]});
+  }
+  plan.input_names = vmc.input_names;
+  plan.output_names = vmc.output_names;
+  auto t3 = std::chrono::steady_clock::now();
+  codegen::ExportOptions export_options = options.export_options;
+  if (options.progress) export_options.progress = options.progress;
+  KILN_ASSIGN_OR_RETURN(export_options.device_code, codegen_cuda::EncodeDeviceCode(cm, cuda));
+  export_options.device_target = cuda.ToString();
+  codegen::ExportStats es;
+  KILN_RETURN_IF_ERROR(codegen::ExportLibrary(host_kernels, host, plan, path, export_options, &es));
+  r.executor = "vm";
+  r.passes_ms = Ms(t0, t1);
+  r.lower_ms = Ms(t1, t2);
+  r.plan_ms = Ms(t2, t3);
+  r.codegen_ms = es.codegen_ms;
+  r.link_ms = es.link_ms;
+  for (const lowering::vm::VmFunction& f : vmc.program.functions) {
+    for (const lowering::vm::VmInstr& in : f.instrs) r.num_fused_calls += in.op == KILN_VM_INVOKE_PACKED;
+  }
+  r.num_kernels = static_cast<int>(vmc.kernels.size());
+  r.num_device_kernels = static_cast<int>(cm.kernels.size());
+  r.file_bytes = es.file_bytes;
+  return r;
+}
+
 // A "cuda ..." target: the kernels compiled for the GPU (codegen_cuda) into
 // the artifact's DEVICE_CODE section, the graph plan as for the CPU, and a
 // host library holding only the blob (docs/cuda.md).
@@ -41,14 +138,15 @@ absl::StatusOr<CompileReport> CompileCuda(const Module& module, const CompileOpt
   };
   auto t0 = std::chrono::steady_clock::now();
   phase("passes");
-  KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(module, options));
-  if (lowering::vm::NeedsVm(fused)) {
-    return absl::UnimplementedError(
-        absl::StrCat("target \"", options.target,
-                     "\": this model needs the VM (symbolic shapes or control flow in main); GPU "
-                     "artifacts need static shapes and a dataflow main (give the input shapes)"));
-  }
+  // `?` input dims named first, as for the CPU (the VM computes every shape).
+  KILN_ASSIGN_OR_RETURN(Module named, lowering::vm::NameAnyInputDims(module));
+  if (!types::InferType(named).ok()) named = module;
+  KILN_ASSIGN_OR_RETURN(Module fused, OptimizeForLowering(named, options));
   auto t1 = std::chrono::steady_clock::now();
+  if (lowering::vm::NeedsVm(fused)) {
+    phase("lower");
+    return CompileCudaVm(fused, options, cuda, path, t0, t1);
+  }
   phase("lower");
   KILN_ASSIGN_OR_RETURN(codegen_cuda::CudaModule cm, codegen_cuda::CompileModuleCuda(fused, cuda));
   auto t2 = std::chrono::steady_clock::now();
@@ -116,8 +214,9 @@ absl::StatusOr<std::string> EmitCuda(const Module& fused, const CompileOptions& 
   if (lowering::vm::NeedsVm(fused)) {
     return absl::UnimplementedError(
         absl::StrCat("target \"", options.target,
-                     "\": this model needs the VM (symbolic shapes or control flow in main); GPU "
-                     "artifacts need static shapes and a dataflow main (give the input shapes)"));
+                     "\": this model needs the VM (symbolic shapes or control flow in main): "
+                     "the GPU stages are shown for static models only; compile it to a .so (its "
+                     "static kernels run on the GPU, docs/vm.md) or give the input shapes"));
   }
   codegen_cuda::CudaCompileOptions co;
   co.compile_ptx = stage == CudaStage::kPtx;

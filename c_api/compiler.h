@@ -51,6 +51,7 @@ struct CompileReport {
   double link_ms = 0;
   int num_fused_calls = 0;  // tvm_op nodes in the graph
   int num_kernels = 0;      // distinct kernels
+  int num_device_kernels = 0;  // of those, on the GPU (a cuda target's VM artifact)
   int64_t arena_bytes = 0;  // a session's shared intermediate storage
   int64_t naive_bytes = 0;  // the same without storage sharing
   uint64_t file_bytes = 0;

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "ir/status_macros.h"
 #include "kiln/device_code_format.h"
 
 namespace kiln::codegen_cuda {
@@ -20,7 +22,122 @@ void Put64(std::string* s, size_t at, uint64_t v) {
 }
 size_t Align8(size_t x) { return (x + 7) & ~size_t{7}; }
 
+int64_t Op(int opcode, int64_t operand = 0) {
+  return static_cast<int64_t>(static_cast<uint64_t>(operand) << 4) | opcode;
+}
+
+// `e` (an integer expression of the shape variables) in postfix.
+absl::Status Postfix(const tir::PrimExpr& e, const std::map<const tir::ExprNode*, int>& vars,
+                     std::vector<int64_t>* out) {
+  using tir::ExprKind;
+  switch (e->kind) {
+    case ExprKind::kIntImm:
+      if (e->int_value < -(int64_t{1} << 58) || e->int_value >= (int64_t{1} << 58)) break;
+      out->push_back(Op(KILN_DEVICE_OP_CONST, e->int_value));
+      return absl::OkStatus();
+    case ExprKind::kVar: {
+      auto it = vars.find(e.get());
+      if (it == vars.end()) break;
+      out->push_back(Op(KILN_DEVICE_OP_VAR, it->second));
+      return absl::OkStatus();
+    }
+    case ExprKind::kCast:
+      if (!e->dtype.is_int() && !e->dtype.is_uint()) break;
+      return Postfix(e->args[0], vars, out);
+    case ExprKind::kAdd:
+    case ExprKind::kSub:
+    case ExprKind::kMul:
+    case ExprKind::kFloorDiv:
+    case ExprKind::kFloorMod:
+    case ExprKind::kDiv:  // of extents (>= 0): floor division
+    case ExprKind::kMod:
+    case ExprKind::kMin:
+    case ExprKind::kMax: {
+      if (!e->dtype.is_int() && !e->dtype.is_uint()) break;
+      KILN_RETURN_IF_ERROR(Postfix(e->args[0], vars, out));
+      KILN_RETURN_IF_ERROR(Postfix(e->args[1], vars, out));
+      const int op = e->kind == ExprKind::kAdd   ? KILN_DEVICE_OP_ADD
+                     : e->kind == ExprKind::kSub ? KILN_DEVICE_OP_SUB
+                     : e->kind == ExprKind::kMul ? KILN_DEVICE_OP_MUL
+                     : e->kind == ExprKind::kFloorDiv || e->kind == ExprKind::kDiv
+                         ? KILN_DEVICE_OP_FLOORDIV
+                     : e->kind == ExprKind::kFloorMod || e->kind == ExprKind::kMod
+                         ? KILN_DEVICE_OP_FLOORMOD
+                     : e->kind == ExprKind::kMin ? KILN_DEVICE_OP_MIN
+                                                 : KILN_DEVICE_OP_MAX;
+      out->push_back(Op(op));
+      return absl::OkStatus();
+    }
+    default:
+      break;
+  }
+  return absl::UnimplementedError("a launch dim that is not an integer expression of the shapes");
+}
+
 }  // namespace
+
+absl::StatusOr<std::vector<int64_t>> EncodeLaunch(const CudaKernel& k, const tir::PrimFunc& f) {
+  std::vector<int64_t> w;
+  if (k.block_threads <= 0) {
+    return absl::UnimplementedError(absl::StrCat("kernel ", k.name, ": its block size is not static"));
+  }
+  if (k.shape_vars.empty()) {
+    if (k.grid_blocks <= 0) return absl::InternalError(absl::StrCat("kernel ", k.name, ": grid"));
+    return w;
+  }
+  if (k.shape_vars.size() > KILN_DEVICE_MAX_LAUNCH_VARS || k.num_buffers != f->params.size()) {
+    return absl::UnimplementedError(absl::StrCat("kernel ", k.name, ": too many shape variables"));
+  }
+  std::map<const tir::ExprNode*, int> vars;
+  for (size_t v = 0; v < k.shape_vars.size(); ++v) vars[k.shape_vars[v].get()] = static_cast<int>(v);
+  w.push_back(static_cast<int64_t>(k.shape_vars.size()));
+  for (const tir::Var& v : k.shape_vars) {
+    bool found = false;
+    for (size_t p = 0; p < f->params.size() && !found; ++p) {
+      for (size_t d = 0; d < f->params[p]->shape.size() && !found; ++d) {
+        if (f->params[p]->shape[d].get() == v.get()) {
+          w.push_back(static_cast<int64_t>(p));
+          w.push_back(static_cast<int64_t>(d));
+          found = true;
+        }
+      }
+    }
+    if (!found) {
+      return absl::UnimplementedError(absl::StrCat("kernel ", k.name, ": shape variable ", v->name,
+                                                   " is no argument's extent"));
+    }
+  }
+  for (const tir::Buffer& b : f->params) {
+    if (!b->strides.empty() || (b->elem_offset && !tir::IsConstInt(b->elem_offset))) {
+      return absl::UnimplementedError(absl::StrCat("kernel ", k.name, ": a strided argument"));
+    }
+    w.push_back(static_cast<int64_t>(b->shape.size()));
+    for (const tir::PrimExpr& d : b->shape) {
+      int64_t x = 0;
+      auto it = vars.find(d.get());
+      if (tir::IsConstInt(d, &x) && x >= 0) {
+        w.push_back(x);
+      } else if (it != vars.end()) {
+        w.push_back(-1 - it->second);
+      } else {
+        // An extent computed from the variables (N * 2) would go unchecked.
+        return absl::UnimplementedError(
+            absl::StrCat("kernel ", k.name, ": an argument extent that is an expression"));
+      }
+    }
+  }
+  for (int g = 0; g < 3; ++g) {
+    std::vector<int64_t> ops;
+    KILN_RETURN_IF_ERROR(Postfix(k.grid[g], vars, &ops));
+    if (ops.empty() || ops.size() > KILN_DEVICE_MAX_LAUNCH_OPS) {
+      return absl::UnimplementedError(absl::StrCat("kernel ", k.name, ": a grid expression of ",
+                                                   ops.size(), " ops"));
+    }
+    w.push_back(static_cast<int64_t>(ops.size()));
+    w.insert(w.end(), ops.begin(), ops.end());
+  }
+  return w;
+}
 
 absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarget& target) {
   if (m.ptx.empty()) {
@@ -52,6 +169,7 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   std::string strings;
   std::vector<KilnDeviceKernel> kernels;
   std::vector<KilnDeviceParam> params;
+  std::vector<int64_t> words;  // symbolic launches (version 2)
   std::set<std::string> names;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const CudaKernel& k = m.kernels[i];
@@ -59,11 +177,10 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     if (!names.insert(k.name).second) {
       return absl::InternalError(absl::StrCat("device code: two kernels named ", k.name));
     }
-    if (!k.shape_vars.empty() || k.grid_blocks <= 0 || k.block_threads <= 0) {
-      return absl::UnimplementedError(absl::StrCat(
-          "device code: kernel ", k.name,
-          " has launch dims or parameters that depend on symbolic shapes; GPU artifacts need "
-          "static shapes (give the inputs' shapes)"));
+    // A launch that depends on the shapes: a program of version 2.
+    absl::StatusOr<std::vector<int64_t>> launch = EncodeLaunch(k, f);
+    if (!launch.ok()) {
+      return absl::UnimplementedError(absl::StrCat("device code: ", launch.status().message()));
     }
     if (k.num_buffers != f->params.size()) {
       return absl::InternalError(absl::StrCat("device code: kernel ", k.name, " parameters"));
@@ -73,9 +190,13 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     e.name_offset = static_cast<uint32_t>(strings.size());
     e.name_size = static_cast<uint32_t>(k.name.size());
     strings += k.name;
+    if (!launch->empty()) {
+      e.launch = static_cast<uint32_t>(words.size() + 1);
+      words.insert(words.end(), launch->begin(), launch->end());
+    }
     for (int d = 0; d < 3; ++d) {
-      int64_t g = 0, b = 0;
-      if (!tir::IsConstInt(k.grid[d], &g) || !tir::IsConstInt(k.block[d], &b) || g < 1 || b < 1 ||
+      int64_t g = launch->empty() ? 0 : 1, b = 0;
+      if ((launch->empty() && !tir::IsConstInt(k.grid[d], &g)) || !tir::IsConstInt(k.block[d], &b) || g < 1 || b < 1 ||
           g > KILN_DEVICE_MAX_GRID_X || b > KILN_DEVICE_MAX_BLOCK_THREADS) {
         return absl::UnimplementedError(
             absl::StrCat("device code: kernel ", k.name, " has launch dims CUDA cannot run"));
@@ -110,7 +231,11 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   const size_t kernels_off = Align8(images_off + images.size() * sizeof(KilnDeviceImage));
   const size_t params_off = Align8(kernels_off + kernels.size() * sizeof(KilnDeviceKernel));
   const size_t strings_off = Align8(params_off + params.size() * sizeof(KilnDeviceParam));
-  size_t end = Align8(strings_off + strings.size());
+  const size_t words_off = Align8(strings_off + strings.size());
+  size_t end = Align8(words_off + words.size() * sizeof(int64_t));
+  if (words.size() > KILN_DEVICE_MAX_LAUNCH_WORDS) {
+    return absl::UnimplementedError("device code: too many symbolic launches");
+  }
   std::vector<size_t> image_off;
   for (const Image& im : images) {
     image_off.push_back(end);
@@ -118,7 +243,8 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   }
   std::string s(end, '\0');
   std::memcpy(s.data(), KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE);
-  Put32(&s, 8, KILN_DEVICE_CODE_VERSION);
+  // Version 1 unless a launch is symbolic (readable by older runtimes).
+  Put32(&s, 8, words.empty() ? 1 : KILN_DEVICE_CODE_VERSION);
   Put32(&s, 12, 2);  // kDLCUDA
   Put32(&s, 16, static_cast<uint32_t>(images.size()));
   Put32(&s, 20, static_cast<uint32_t>(kernels.size()));
@@ -128,6 +254,13 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   Put64(&s, 48, params_off);
   Put64(&s, 56, strings_off);
   Put64(&s, 64, strings.size());
+  if (!words.empty()) {
+    Put32(&s, 28, static_cast<uint32_t>(words.size()));
+    Put64(&s, 72, words_off);
+    for (size_t i = 0; i < words.size(); ++i) {
+      Put64(&s, words_off + 8 * i, static_cast<uint64_t>(words[i]));
+    }
+  }
   for (size_t i = 0; i < images.size(); ++i) {
     const size_t at = images_off + i * sizeof(KilnDeviceImage);
     Put32(&s, at, images[i].kind);
@@ -148,6 +281,7 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     Put32(&s, at + 32, e.shared_bytes);
     Put32(&s, at + 36, e.first_param);
     Put32(&s, at + 40, e.num_params);
+    Put32(&s, at + 44, e.launch);
   }
   for (size_t i = 0; i < params.size(); ++i) {
     const size_t at = params_off + i * sizeof(KilnDeviceParam);

@@ -9,12 +9,18 @@
 //   KILN_ASSIGN_OR_RETURN(CudaModule m, CompileModuleCuda(fused, target));
 //   KILN_ASSIGN_OR_RETURN(std::string section, EncodeDeviceCode(m, target));
 //
-// Only static launches: a kernel whose launch dims or parameters depend on
-// symbolic shapes (the VM's) is refused, naming it.
+// A kernel whose grid depends on symbolic shapes (a GPU VM artifact's) gets
+// a launch program (DEVICE_CODE version 2): its shape variables read from
+// its arguments' extents, every argument's extents to check, the grid as
+// expressions of the variables. One whose variables are not all some
+// argument's extent, or whose extents or grid are other expressions, is
+// refused, naming it (EncodeLaunch tells first).
 #ifndef KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 #define KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "codegen_cuda/compile.h"
@@ -23,6 +29,9 @@
 namespace kiln::codegen_cuda {
 
 absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& module, const CudaTarget& target);
+
+// The launch words of kernel `k` (lowered as `f`): empty for a static launch.
+absl::StatusOr<std::vector<int64_t>> EncodeLaunch(const CudaKernel& k, const tir::PrimFunc& f);
 
 }  // namespace kiln::codegen_cuda
 

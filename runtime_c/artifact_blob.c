@@ -146,12 +146,12 @@ static KilnStatus* kiln_check_header(const uint8_t* blob, uint64_t available, co
     return kiln_status_create(KILN_DATA_LOSS,
                               "%s: not a kiln artifact: no \"KILNART\" magic at offset 0", what);
   }
-  if (h->format_version > KILN_ARTIFACT_FORMAT_VERSION_DEVICE) {
+  if (h->format_version > KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM) {
     return kiln_status_create(KILN_UNIMPLEMENTED,
                               "%s: made by a newer kiln: format version %u, this runtime reads "
                               "up to %u",
                               what, (unsigned)h->format_version,
-                              (unsigned)KILN_ARTIFACT_FORMAT_VERSION_DEVICE);
+                              (unsigned)KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM);
   }
   if (h->format_version == 0) {
     return kiln_status_create(KILN_DATA_LOSS,
@@ -302,7 +302,8 @@ KilnStatus* kiln_blob_parse(const uint8_t* blob, uint64_t size, int verify_check
   }
   /* Version 1: META, GRAPH, PARAMS. Version 2 (a VM artifact): META, VM,
    * PARAMS, and no GRAPH. */
-  const int is_vm = h.format_version == KILN_ARTIFACT_FORMAT_VERSION_VM;
+  const int is_vm = h.format_version == KILN_ARTIFACT_FORMAT_VERSION_VM ||
+                    h.format_version == KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM;
   const uint32_t required[3] = {KILN_SECTION_META, is_vm ? KILN_SECTION_VM : KILN_SECTION_GRAPH,
                                 KILN_SECTION_PARAMS};
   for (int r = 0; r < 3; ++r) {
@@ -326,13 +327,15 @@ KilnStatus* kiln_blob_parse(const uint8_t* blob, uint64_t size, int verify_check
                               (kiln_ull)index_of[KILN_SECTION_VM]);
   }
 
-  /* Version 3 (a GPU artifact): version 1's sections and DEVICE_CODE. */
-  const int is_device = h.format_version == KILN_ARTIFACT_FORMAT_VERSION_DEVICE;
+  /* Version 3 (a GPU artifact): version 1's sections and DEVICE_CODE;
+   * version 4 (a GPU VM artifact): version 2's and DEVICE_CODE. */
+  const int is_device = h.format_version == KILN_ARTIFACT_FORMAT_VERSION_DEVICE ||
+                        h.format_version == KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM;
   if (is_device && index_of[KILN_SECTION_DEVICE_CODE] == n) {
     return kiln_status_create(KILN_DATA_LOSS,
                               "%s: corrupted artifact: no DEVICE_CODE section in a GPU artifact "
-                              "(format version 3)",
-                              what);
+                              "(format version %u)",
+                              what, (unsigned)h.format_version);
   }
   if (!is_device && index_of[KILN_SECTION_DEVICE_CODE] != n) {
     return kiln_status_create(KILN_DATA_LOSS,

@@ -236,12 +236,14 @@ static void test_structure_checks(const uint8_t* blob, uint64_t size) {
 
   /* Header. */
   EXPECT_PATCH(0, 1, 'X', KILN_DATA_LOSS, "not a kiln artifact");
-  EXPECT_PATCH(8, 4, 4, KILN_UNIMPLEMENTED, "made by a newer kiln: format version 4, this runtime reads up to 3");
+  EXPECT_PATCH(8, 4, 5, KILN_UNIMPLEMENTED, "made by a newer kiln: format version 5, this runtime reads up to 4");
   /* The sample has DEVICE_CODE (format version 3, a GPU artifact); version 1
    * (a CPU artifact) may not have one. */
   EXPECT_PATCH(8, 4, 1, KILN_DATA_LOSS, "a CPU artifact (format version 1) has a DEVICE_CODE section");
   /* Version 2 is a VM artifact: it needs a VM section instead of GRAPH. */
   EXPECT_PATCH(8, 4, 2, KILN_DATA_LOSS, "corrupted artifact: no VM section");
+  /* Version 4 is a GPU VM artifact: a VM section and DEVICE_CODE, no GRAPH. */
+  EXPECT_PATCH(8, 4, 4, KILN_DATA_LOSS, "corrupted artifact: no VM section");
   EXPECT_PATCH(8, 4, 0, KILN_DATA_LOSS, "format_version (offset 8) is 0");
   EXPECT_PATCH(12, 4, 32, KILN_DATA_LOSS, "header_size (offset 12) is 32");
   EXPECT_PATCH(16, 8, size + 1, KILN_DATA_LOSS, "blob_size (offset 16)");

@@ -135,10 +135,10 @@ int main(int argc, char** argv) {
 
   /* Deliberate changes with the checksum recomputed: the later checks. */
   memcpy(work, img, (size_t)size);
-  wr32(work + blob_offset + 8, 4);
+  wr32(work + blob_offset + 8, 5);
   reseal_image(work, size, blob_offset);
   CHECK_STATUS(validate_copy(work, size), KILN_UNIMPLEMENTED,
-               "t.so: made by a newer kiln: format version 4, this runtime reads up to 3");
+               "t.so: made by a newer kiln: format version 5, this runtime reads up to 4");
   memcpy(work, img, (size_t)size);
   wr64(work + blob_offset + 16, sym_size + 64); /* blob_size past the symbol */
   reseal_image(work, size, blob_offset);

@@ -474,13 +474,16 @@ static KilnStatus* kiln_emit_blob(const KilnArtifactBuilder* b, const KilnBlobLa
   memset(head, 0, sizeof(head));
   memcpy(head, KILN_ARTIFACT_MAGIC, KILN_ARTIFACT_MAGIC_SIZE);
   /* A blob with a VM section is a VM artifact (format version 2), one with
-   * DEVICE_CODE a GPU artifact (format version 3). */
+   * DEVICE_CODE a GPU artifact (format version 3; 4 with both). */
   uint32_t version = KILN_ARTIFACT_FORMAT_VERSION;
   for (uint64_t i = 0; i < l->num_sections; ++i) {
     if (l->kinds[i] == KILN_SECTION_VM) version = KILN_ARTIFACT_FORMAT_VERSION_VM;
   }
   for (uint64_t i = 0; i < l->num_sections; ++i) {
-    if (l->kinds[i] == KILN_SECTION_DEVICE_CODE) version = KILN_ARTIFACT_FORMAT_VERSION_DEVICE;
+    if (l->kinds[i] == KILN_SECTION_DEVICE_CODE) {
+      version = version == KILN_ARTIFACT_FORMAT_VERSION_VM ? KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM
+                                                           : KILN_ARTIFACT_FORMAT_VERSION_DEVICE;
+    }
   }
   kiln_wr32(head + 8, version);
   kiln_wr32(head + 12, KILN_HEADER_SIZE);

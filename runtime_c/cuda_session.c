@@ -12,7 +12,11 @@
  *     else the PTX (compiled by the driver; a GPU older than the PTX's
  *     architecture is refused), and each step's function and launch dims;
  *   - a run: every step's arguments (device addresses, + byte_offset) into
- *     the argument slots, the launches queued, one synchronization at the end.
+ *     the argument slots, the launches queued, one synchronization at the end;
+ *   - for a GPU VM artifact (format version 4) the VM's device
+ *     (kiln_vm_set_device): memory, copies and launches of the program's
+ *     device kernels, each launch's arguments checked against the kernel's
+ *     parameters (count, dtypes, no output in a read-only parameter).
  *
  * Every failure names the artifact, and the node and kernel where there is
  * one, with the driver's error.
@@ -25,6 +29,7 @@
 #include "runtime_c/cuda_device.h"
 #include "runtime_c/device_code.h"
 #include "runtime_c/runtime_internal.h"
+#include "runtime_c/vm.h"
 
 struct KilnCudaSession {
   KilnCudaDevice* dev;
@@ -38,6 +43,14 @@ struct KilnCudaSession {
   uint64_t* arg_values;                  /* per argument slot */
   void** arg_ptrs;                       /* &arg_values[i] */
   const char* image;                     /* "cubin sm_90" or "PTX compute_90" */
+  /* A GPU VM artifact: per program kernel, its function (NULL: a host
+   * kernel), the flags the VM reads, and argument slots for one launch. */
+  KilnCudaFunction** vm_fns;
+  uint8_t* vm_is_device;
+  uint64_t* vm_arg_values;
+  void** vm_arg_ptrs;
+  uint32_t vm_max_args;
+  const KilnArtifact* art;
 };
 
 /* "<path>: <what>: <the status's message>", the code kept; frees `st`. */
@@ -62,6 +75,10 @@ void kiln_cuda_session_free(KilnSession* s) {
   free(c->kernels);
   free(c->arg_values);
   free(c->arg_ptrs);
+  free(c->vm_fns);
+  free(c->vm_is_device);
+  free(c->vm_arg_values);
+  free(c->vm_arg_ptrs);
   free(c);
   s->cuda = NULL;
 }
@@ -144,11 +161,124 @@ static KilnStatus* load_module(KilnSession* s) {
   return NULL;
 }
 
+/* ------------------------------------------------------------ the GPU VM */
+
+/* Per kernel of the VM program: its function when DEVICE_CODE holds it. */
+static KilnStatus* init_vm_kernels(KilnSession* s) {
+  const KilnArtifact* art = s->artifact;
+  KilnCudaSession* c = s->cuda;
+  const uint32_t nk = art->vm->num_kernels;
+  c->vm_fns = (KilnCudaFunction**)calloc(nk > 0 ? nk : 1, sizeof *c->vm_fns);
+  c->vm_is_device = (uint8_t*)calloc(nk > 0 ? nk : 1, 1);
+  if (c->vm_fns == NULL || c->vm_is_device == NULL) {
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+  }
+  for (uint32_t k = 0; k < nk; ++k) {
+    const KilnDeviceKernelDesc* kd = art->vm_device_kernels[k];
+    if (kd == NULL) continue;
+    KilnStatus* st = kiln_cuda_module_function(c->mod, kd->name, &c->vm_fns[k]);
+    if (st != NULL) {
+      char what[320];
+      (void)snprintf(what, sizeof what, "VM kernel '%.200s' (the %s image)", kd->name, c->image);
+      return wrap(art, what, st);
+    }
+    c->vm_is_device[k] = 1;
+    if (kd->num_params + kd->num_vars > c->vm_max_args) c->vm_max_args = kd->num_params + kd->num_vars;
+  }
+  const size_t n = c->vm_max_args > 0 ? c->vm_max_args : 1;
+  c->vm_arg_values = (uint64_t*)calloc(n, sizeof(uint64_t));
+  c->vm_arg_ptrs = (void**)calloc(n, sizeof(void*));
+  if (c->vm_arg_values == NULL || c->vm_arg_ptrs == NULL) {
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+  }
+  for (size_t i = 0; i < n; ++i) c->vm_arg_ptrs[i] = &c->vm_arg_values[i];
+  return NULL;
+}
+
+static KilnStatus* vmdev_alloc(void* self, uint64_t bytes, uint64_t* out) {
+  KilnCudaSession* c = (KilnCudaSession*)self;
+  return kiln_cuda_malloc(c->dev, (size_t)(bytes ? bytes : 1), out);
+}
+
+static void vmdev_release(void* self, uint64_t ptr) {
+  KilnCudaSession* c = (KilnCudaSession*)self;
+  kiln_status_free(kiln_cuda_free(c->dev, ptr));
+}
+
+static KilnStatus* vmdev_to_device(void* self, uint64_t dst, const void* src, uint64_t bytes) {
+  KilnCudaSession* c = (KilnCudaSession*)self;
+  return bytes == 0 ? NULL : kiln_cuda_copy_to_device(c->dev, dst, src, (size_t)bytes);
+}
+
+static KilnStatus* vmdev_to_host(void* self, void* dst, uint64_t src, uint64_t bytes) {
+  KilnCudaSession* c = (KilnCudaSession*)self;
+  /* A failed launch is named by the synchronization, not blamed on the copy. */
+  KilnStatus* st = kiln_cuda_synchronize(c->dev, "a kernel of the run");
+  if (st != NULL || bytes == 0) return st;
+  return kiln_cuda_copy_to_host(c->dev, dst, src, (size_t)bytes);
+}
+
+static KilnStatus* vmdev_synchronize(void* self) {
+  KilnCudaSession* c = (KilnCudaSession*)self;
+  return kiln_cuda_synchronize(c->dev, "a kernel of the run");
+}
+
+static KilnStatus* vmdev_launch(void* self, uint32_t k, const DLTensor* const* args, const uint64_t* data,
+                                uint32_t n) {
+  KilnCudaSession* c = (KilnCudaSession*)self;
+  const KilnDeviceKernelDesc* kd = c->art->vm_device_kernels[k];
+  if (kd == NULL || c->vm_fns[k] == NULL) {
+    return kiln_status_create(KILN_INTERNAL, "not a device kernel");
+  }
+  if (n != kd->num_params) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%u arguments given, the kernel takes %u", n,
+                              kd->num_params);
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const DLDataType want = kd->params[i].dtype;
+    if (args[i]->dtype.code != want.code || args[i]->dtype.bits != want.bits || args[i]->dtype.lanes != 1) {
+      char w[32], g[32];
+      kiln_dtype_to_string(want, w, sizeof w);
+      kiln_dtype_to_string(args[i]->dtype, g, sizeof g);
+      return kiln_status_create(KILN_INVALID_ARGUMENT, "argument %u is %s, the kernel takes %s", i, g, w);
+    }
+    c->vm_arg_values[i] = data[i];
+  }
+  unsigned grid[3] = {kd->grid[0], kd->grid[1], kd->grid[2]};
+  if (kd->num_vars != 0) {
+    /* A symbolic launch: the shape variables after the buffers, the grid
+     * from them. */
+    int64_t vars[KILN_DEVICE_MAX_LAUNCH_VARS];
+    int empty = 0;
+    KilnStatus* st = kiln_device_launch_dims(kd, args, n, vars, grid, &empty);
+    if (st != NULL) return st;
+    if (empty) return NULL;
+    for (uint32_t v = 0; v < kd->num_vars; ++v) c->vm_arg_values[n + v] = (uint64_t)vars[v];
+  }
+  return kiln_cuda_launch_async(c->dev, c->vm_fns[k], kd->name, grid, kd->block, 0, c->vm_arg_ptrs);
+}
+
+KilnStatus* kiln_cuda_session_attach_vm(KilnSession* s) {
+  KilnCudaSession* c = s->cuda;
+  KilnVmDevice d;
+  memset(&d, 0, sizeof d);
+  d.self = c;
+  d.is_device = c->vm_is_device;
+  d.alloc = vmdev_alloc;
+  d.release = vmdev_release;
+  d.to_device = vmdev_to_device;
+  d.to_host = vmdev_to_host;
+  d.launch = vmdev_launch;
+  d.synchronize = vmdev_synchronize;
+  return kiln_vm_set_device(s->vm, &d);
+}
+
 KilnStatus* kiln_cuda_session_init(KilnSession* s, int32_t device_id) {
   const KilnArtifact* art = s->artifact;
   KilnCudaSession* c = (KilnCudaSession*)calloc(1, sizeof *c);
   if (c == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
   s->cuda = c;
+  c->art = art;
   char what[64];
   (void)snprintf(what, sizeof what, "a session on cuda:%d", (int)device_id);
   KilnStatus* st = kiln_cuda_device_open(device_id, &c->dev);
@@ -208,6 +338,10 @@ KilnStatus* kiln_cuda_session_init(KilnSession* s, int32_t device_id) {
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
   }
   for (size_t i = 0; i < total_args; ++i) c->arg_ptrs[i] = &c->arg_values[i];
+  if (art->vm != NULL) {
+    st = init_vm_kernels(s);
+    if (st != NULL) return st;
+  }
   for (int32_t k = 0; k < nsteps; ++k) {
     const KilnPlanNode* pn = &art->nodes[art->op_nodes[k]];
     c->kernels[k] = kiln_device_code_find(art->device_code, pn->func_name); /* checked at load */

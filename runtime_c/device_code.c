@@ -95,8 +95,202 @@ void kiln_device_code_free(KilnDeviceCode* code) {
   free(code->kernels);
   free(code->params);
   free(code->names);
+  free(code->launch_words);
   free(code->json);
   free(code);
+}
+
+/* ------------------------------------------------------ symbolic launches */
+
+/* The op's opcode and operand (an arithmetic shift: negative constants). */
+static int op_code(int64_t w) { return (int)((uint64_t)w & 15u); }
+static int64_t op_operand(int64_t w) { return w < 0 ? -(int64_t)((~(uint64_t)w >> 4) + 1) : w >> 4; }
+
+/* Validates kernel kd's launch program at word `at` of `words` (n words):
+ * the fields of kd point into `words` after it. */
+static KilnStatus* parse_launch(const char* what, KilnDeviceKernelDesc* kd, const int64_t* words,
+                                uint64_t n, uint64_t at) {
+#define NEED(count)                                                                                \
+  do {                                                                                             \
+    if ((uint64_t)(count) > n - at) {                                                              \
+      return corrupt(what, "kernel '%s': its launch program runs past the %llu launch words",      \
+                     kd->name, (kiln_ull)n);                                                       \
+    }                                                                                              \
+  } while (0)
+  NEED(1);
+  const int64_t v = words[at++];
+  if (v < 1 || v > (int64_t)KILN_DEVICE_MAX_LAUNCH_VARS) {
+    return corrupt(what, "kernel '%s': its launch has %lld shape variables (1 .. %u)", kd->name,
+                   (long long)v, KILN_DEVICE_MAX_LAUNCH_VARS);
+  }
+  kd->num_vars = (uint32_t)v;
+  NEED(2 * (uint64_t)v);
+  kd->vars = words + at;
+  at += 2 * (uint64_t)v;
+  kd->shapes = words + at;
+  for (uint32_t p = 0; p < kd->num_params; ++p) {
+    NEED(1);
+    const int64_t nd = words[at++];
+    if (nd < 0 || nd > 32) {
+      return corrupt(what, "kernel '%s': parameter %u has ndim %lld in its launch", kd->name, p,
+                     (long long)nd);
+    }
+    NEED(nd);
+    for (int64_t d = 0; d < nd; ++d) {
+      const int64_t x = words[at++];
+      if (x < 0 && x != KILN_DEVICE_DIM_ANY && -1 - x >= v) {
+        return corrupt(what, "kernel '%s': parameter %u dim %lld names variable %lld of %lld", kd->name,
+                       p, (long long)d, (long long)(-1 - x), (long long)v);
+      }
+    }
+  }
+  /* Each variable is the extent it names. */
+  for (int64_t k = 0; k < v; ++k) {
+    const int64_t param = kd->vars[2 * k], dim = kd->vars[2 * k + 1];
+    const int64_t* sh = kd->shapes;
+    int ok = param >= 0 && param < (int64_t)kd->num_params && dim >= 0;
+    for (int64_t p = 0; ok && p < param; ++p) sh += 1 + sh[0];
+    ok = ok && dim < sh[0] && sh[1 + dim] == -1 - k;
+    if (!ok) {
+      return corrupt(what, "kernel '%s': shape variable %lld is read from parameter %lld dim %lld, "
+                     "which does not name it",
+                     kd->name, (long long)k, (long long)param, (long long)dim);
+    }
+  }
+  for (int g = 0; g < 3; ++g) {
+    NEED(1);
+    const int64_t len = words[at++];
+    if (len < 1 || len > (int64_t)KILN_DEVICE_MAX_LAUNCH_OPS) {
+      return corrupt(what, "kernel '%s': grid expression %d has %lld ops (1 .. %u)", kd->name, g,
+                     (long long)len, KILN_DEVICE_MAX_LAUNCH_OPS);
+    }
+    NEED(len);
+    kd->grid_ops[g] = words + at;
+    kd->grid_len[g] = (uint32_t)len;
+    int depth = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      const int64_t w = words[at++];
+      const int c = op_code(w);
+      if (c == KILN_DEVICE_OP_CONST || c == KILN_DEVICE_OP_VAR) {
+        if (c == KILN_DEVICE_OP_VAR && (op_operand(w) < 0 || op_operand(w) >= v)) {
+          return corrupt(what, "kernel '%s': grid expression %d reads variable %lld of %lld", kd->name,
+                         g, (long long)op_operand(w), (long long)v);
+        }
+        if (++depth > 32) return corrupt(what, "kernel '%s': grid expression %d is too deep", kd->name, g);
+      } else if (c >= KILN_DEVICE_OP_ADD && c <= KILN_DEVICE_OP_MAX && op_operand(w) == 0) {
+        if (depth < 2) {
+          return corrupt(what, "kernel '%s': grid expression %d: op %lld has too few operands",
+                         kd->name, g, (long long)i);
+        }
+        --depth;
+      } else {
+        return corrupt(what, "kernel '%s': grid expression %d: unknown op %lld at %lld", kd->name, g,
+                       (long long)w, (long long)i);
+      }
+    }
+    if (depth != 1) {
+      return corrupt(what, "kernel '%s': grid expression %d leaves %d values", kd->name, g, depth);
+    }
+  }
+  if (kd->grid[0] != 1 || kd->grid[1] != 1 || kd->grid[2] != 1) {
+    return corrupt(what, "kernel '%s': a symbolic launch with a static grid", kd->name);
+  }
+  return NULL;
+#undef NEED
+}
+
+static int eval_grid(const int64_t* ops, uint32_t len, const int64_t* vars, int64_t* out) {
+  int64_t stack[33];
+  int n = 0;
+  for (uint32_t i = 0; i < len; ++i) {
+    const int c = op_code(ops[i]);
+    if (c == KILN_DEVICE_OP_CONST) {
+      stack[n++] = op_operand(ops[i]);
+      continue;
+    }
+    if (c == KILN_DEVICE_OP_VAR) {
+      stack[n++] = vars[op_operand(ops[i])];
+      continue;
+    }
+    const int64_t b = stack[--n], a = stack[n - 1];
+    int64_t r = 0;
+    switch (c) {
+      case KILN_DEVICE_OP_ADD:
+        if (__builtin_add_overflow(a, b, &r)) return 0;
+        break;
+      case KILN_DEVICE_OP_SUB:
+        if (__builtin_sub_overflow(a, b, &r)) return 0;
+        break;
+      case KILN_DEVICE_OP_MUL:
+        if (__builtin_mul_overflow(a, b, &r)) return 0;
+        break;
+      case KILN_DEVICE_OP_FLOORDIV:
+      case KILN_DEVICE_OP_FLOORMOD: {
+        if (b <= 0) return 0;
+        int64_t q = a / b;
+        if ((a % b != 0) && (a < 0)) --q;
+        r = c == KILN_DEVICE_OP_FLOORDIV ? q : a - q * b;
+        break;
+      }
+      case KILN_DEVICE_OP_MIN:
+        r = a < b ? a : b;
+        break;
+      default:
+        r = a > b ? a : b;
+        break;
+    }
+    stack[n - 1] = r;
+  }
+  *out = stack[0];
+  return 1;
+}
+
+KilnStatus* kiln_device_launch_dims(const KilnDeviceKernelDesc* kd, const DLTensor* const* args,
+                                    uint32_t n, int64_t* vars, unsigned grid[3], int* empty) {
+  *empty = 0;
+  if (n != kd->num_params) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%u arguments given, the kernel takes %u", n,
+                              kd->num_params);
+  }
+  const int64_t* sh = kd->shapes;
+  for (uint32_t p = 0; p < n; ++p) {
+    if (args[p]->ndim != sh[0]) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT, "argument %u has %d dims, the kernel takes %lld",
+                                p, (int)args[p]->ndim, (long long)sh[0]);
+    }
+    sh += 1 + sh[0];
+  }
+  /* Every rank checked: each variable's dim exists (parse_launch). */
+  for (uint32_t k = 0; k < kd->num_vars; ++k) {
+    vars[k] = args[kd->vars[2 * k]]->shape[kd->vars[2 * k + 1]];
+  }
+  sh = kd->shapes;
+  for (uint32_t p = 0; p < n; ++p) {
+    const int64_t nd = sh[0];
+    for (int64_t d = 0; d < nd; ++d) {
+      const int64_t want = sh[1 + d];
+      const int64_t got = args[p]->shape[d];
+      if (want == KILN_DEVICE_DIM_ANY) continue;
+      const int64_t w = want >= 0 ? want : vars[-1 - want];
+      if (got != w) {
+        return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                  "argument %u dim %lld is %lld, the kernel takes %lld", p, (long long)d,
+                                  (long long)got, (long long)w);
+      }
+    }
+    sh += 1 + nd;
+  }
+  for (int g = 0; g < 3; ++g) {
+    int64_t x = 0;
+    const int64_t limit = g == 0 ? KILN_DEVICE_MAX_GRID_X : KILN_DEVICE_MAX_GRID_YZ;
+    if (!eval_grid(kd->grid_ops[g], kd->grid_len[g], vars, &x) || x < 0 || x > limit) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "grid dim %d of the launch is outside CUDA's limits for these shapes", g);
+    }
+    if (x == 0) *empty = 1;
+    grid[g] = (unsigned)x;
+  }
+  return NULL;
 }
 
 const KilnDeviceKernelDesc* kiln_device_code_find(const KilnDeviceCode* code, const char* name) {
@@ -209,9 +403,13 @@ static KilnStatus* describe(KilnDeviceCode* dc) {
   for (uint32_t k = 0; k < dc->num_kernels; ++k) {
     const KilnDeviceKernelDesc* kd = &dc->kernels[k];
     text_add(&t, "%s{\"name\": \"%s\", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
-             "\"shared_bytes\": %u, \"params\": [",
+             "\"shared_bytes\": %u, ",
              k ? ", " : "", kd->name, kd->grid[0], kd->grid[1], kd->grid[2], kd->block[0],
              kd->block[1], kd->block[2], kd->shared_bytes);
+    /* A symbolic launch: its grid comes from the shapes, and the kernel
+     * takes that many `long long` shape variables after its buffers. */
+    if (kd->num_vars != 0) text_add(&t, "\"symbolic_launch\": true, \"shape_vars\": %u, ", kd->num_vars);
+    text_add(&t, "\"params\": [");
     for (uint32_t p = 0; p < kd->num_params; ++p) {
       char dt[32];
       kiln_dtype_to_string(kd->params[p].dtype, dt, sizeof dt);
@@ -239,7 +437,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     return corrupt(what, "has no \"KILNDEV\" magic at its offset 0");
   }
   uint32_t version = rd32(s + 8);
-  if (version != KILN_DEVICE_CODE_VERSION) {
+  if (version != KILN_DEVICE_CODE_VERSION && version != 1) {
     if (version > KILN_DEVICE_CODE_VERSION) {
       return kiln_status_create(KILN_UNIMPLEMENTED,
                                 "%s: made by a newer kiln: DEVICE_CODE version %u, this runtime "
@@ -256,7 +454,15 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
                               what, device_type, (int)kDLCUDA);
   }
   uint32_t num_images = rd32(s + 16), num_kernels = rd32(s + 20), num_params = rd32(s + 24);
-  if (rd32(s + 28) != 0 || rd64(s + 72) != 0) return corrupt(what, "reserved header field is not 0");
+  const uint32_t num_words = rd32(s + 28);
+  const uint64_t words_off = rd64(s + 72);
+  if (version == 1 && (num_words != 0 || words_off != 0)) {
+    return corrupt(what, "reserved header field is not 0");
+  }
+  if (num_words > KILN_DEVICE_MAX_LAUNCH_WORDS || (num_words == 0) != (words_off == 0)) {
+    return corrupt(what, "num_launch_words (offset 28) is %u with launch_offset %llu", num_words,
+                   (kiln_ull)words_off);
+  }
   uint64_t images_off = rd64(s + 32), kernels_off = rd64(s + 40), params_off = rd64(s + 48);
   uint64_t strings_off = rd64(s + 56), strings_size = rd64(s + 64);
   if (num_images == 0 || num_images > KILN_DEVICE_MAX_IMAGES) {
@@ -280,6 +486,9 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     st = check_table(what, "the parameter table", params_off, num_params, sizeof(KilnDeviceParam), size);
   }
   if (st == NULL) st = check_table(what, "the strings", strings_off, strings_size, 1, size);
+  if (st == NULL && num_words != 0) {
+    st = check_table(what, "the launch words", words_off, num_words, sizeof(int64_t), size);
+  }
   if (st != NULL) return st;
 
   KilnDeviceCode* dc = (KilnDeviceCode*)calloc(1, sizeof *dc);
@@ -295,9 +504,14 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     names_bytes += (n <= KILN_DEVICE_MAX_NAME ? n : 0) + 1;
   }
   dc->names = (char*)malloc((size_t)names_bytes);
+  dc->launch_words = (int64_t*)malloc((num_words ? num_words : 1) * sizeof(int64_t));
+  for (uint32_t i = 0; dc->launch_words != NULL && i < num_words; ++i) {
+    dc->launch_words[i] = (int64_t)rd64(s + words_off + 8 * (uint64_t)i);
+  }
   const KilnDeviceKernelDesc** sorted =
       (const KilnDeviceKernelDesc**)malloc((num_kernels ? num_kernels : 1) * sizeof *sorted);
-  if (dc->kernels == NULL || dc->params == NULL || dc->names == NULL || sorted == NULL) {
+  if (dc->kernels == NULL || dc->params == NULL || dc->names == NULL || sorted == NULL ||
+      dc->launch_words == NULL) {
     free(sorted);
     kiln_device_code_free(dc);
     return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
@@ -372,10 +586,10 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
       st = corrupt(what, "kernel '%s' (offset %llu): %u bytes of shared memory, more than %u",
                    kd->name, (kiln_ull)(at + 32), kd->shared_bytes, KILN_DEVICE_MAX_STATIC_SHARED);
     } else {
-      uint32_t first = rd32(e + 36), count = rd32(e + 40);
-      if (rd32(e + 44) != 0) {
-        st = corrupt(what, "kernel '%s' (offset %llu): reserved field is not 0", kd->name,
-                     (kiln_ull)(at + 44));
+      uint32_t first = rd32(e + 36), count = rd32(e + 40), launch = rd32(e + 44);
+      if (launch != 0 && (version == 1 || launch > num_words)) {
+        st = corrupt(what, "kernel '%s' (offset %llu): launch %u is outside the %u launch words",
+                     kd->name, (kiln_ull)(at + 44), launch, num_words);
       } else if (count > KILN_DEVICE_MAX_PARAMS_PER_KERNEL || first > num_params ||
                  count > num_params - first) {
         st = corrupt(what, "kernel '%s' (offset %llu): parameters [%u, %u + %u) outside the %u of the "
@@ -384,6 +598,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
       } else {
         kd->num_params = count;
         kd->params = dc->params + first;
+        if (launch != 0) st = parse_launch(what, kd, dc->launch_words, num_words, launch - 1);
       }
     }
     sorted[k] = kd;

@@ -37,13 +37,22 @@ typedef struct {
   int read_only;
 } KilnDeviceParamDesc;
 
-typedef struct {
+typedef struct KilnDeviceKernelDesc {
   const char* name; /* NUL-terminated, owned by the KilnDeviceCode */
   unsigned grid[3];
   unsigned block[3];
   uint32_t shared_bytes;
   uint32_t num_params;
   const KilnDeviceParamDesc* params;
+  /* A symbolic launch (DEVICE_CODE version 2; num_vars 0 for a static one):
+   * the variables' (param, dim) pairs, each parameter's ndim and extents in
+   * turn, the grid's three postfix programs; all into the KilnDeviceCode's
+   * copy of the launch words, validated. kiln_device_launch_dims reads them. */
+  uint32_t num_vars;
+  const int64_t* vars;
+  const int64_t* shapes;
+  const int64_t* grid_ops[3];
+  uint32_t grid_len[3];
 } KilnDeviceKernelDesc;
 
 typedef struct {
@@ -61,6 +70,7 @@ typedef struct KilnDeviceCode {
   KilnDeviceImageRef cubin;  /* size 0 when absent */
   KilnDeviceImageRef source; /* size 0 when absent */
   char* names;               /* storage of the kernels' names */
+  int64_t* launch_words;     /* a copy of version 2's launch words */
   char* json;                /* the description kiln_artifact_device_code_json returns */
 } KilnDeviceCode;
 
@@ -72,6 +82,16 @@ KILN_DC_HIDDEN KilnStatus* kiln_device_code_parse(const uint8_t* section, uint64
                                                   const char* what, KilnDeviceCode** out);
 /* NULL is fine. */
 KILN_DC_HIDDEN void kiln_device_code_free(KilnDeviceCode* code);
+
+/* A symbolic kernel's launch for arguments `args` (its buffers, n of them):
+ * the variables' values (kd->num_vars into vars) read from the arguments'
+ * shapes, every argument checked against its parameter's extents, and the
+ * grid. KILN_INVALID_ARGUMENT naming the argument and dim on a mismatch or
+ * a grid CUDA cannot launch. *empty is 1 when a grid dim is 0 (nothing to
+ * launch). */
+KILN_DC_HIDDEN KilnStatus* kiln_device_launch_dims(const KilnDeviceKernelDesc* kd,
+                                                   const DLTensor* const* args, uint32_t n,
+                                                   int64_t* vars, unsigned grid[3], int* empty);
 
 /* The kernel named `name`, or NULL. */
 KILN_DC_HIDDEN const KilnDeviceKernelDesc* kiln_device_code_find(const KilnDeviceCode* code,

@@ -36,8 +36,10 @@
 
 static void session_free(KilnSession* s) {
   if (s == NULL) return;
+  /* The VM first: before the context its kernels use, and before the
+   * device its device blocks belong to. */
+  kiln_vm_session_free_parts(s);
   kiln_cuda_session_free(s);
-  kiln_vm_session_free_parts(s); /* before the context its kernels use */
   kiln_kernel_context_destroy(s->ctx);
   kiln_thread_pool_destroy(s->own_pool);
   free(s->memory);
@@ -168,7 +170,10 @@ KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionO
 
   /* A VM artifact: the VM and its inputs; no plan to allocate. */
   if (art->vm != NULL) {
-    KilnStatus* st = kiln_vm_session_init(s);
+    /* On a GPU: the device and module first, then the VM given them. */
+    KilnStatus* st = on_cuda ? kiln_cuda_session_init(s, opts.device_id) : NULL;
+    if (st == NULL) st = kiln_vm_session_init(s);
+    if (st == NULL && on_cuda) st = kiln_cuda_session_attach_vm(s);
     if (st != NULL) {
       session_free(s);
       return st;
@@ -732,7 +737,8 @@ KilnStatus* kiln_session_get_output_dlpack(KilnSession* session, int32_t index,
   } else {
     view = &session->tensors[session->artifact->outputs[index].entry_id];
   }
-  if (session->cuda != NULL) return kiln_cuda_session_dlpack(session, view, out);
+  /* (A VM session's outputs are host memory, on a GPU too.) */
+  if (session->cuda != NULL && session->vm == NULL) return kiln_cuda_session_dlpack(session, view, out);
   uint64_t bytes = (uint64_t)(view->dtype.bits * view->dtype.lanes + 7) / 8;
   for (int32_t d = 0; d < view->ndim; ++d) bytes *= (uint64_t)view->shape[d];
   KilnDlpackCopy* copy =

@@ -154,6 +154,7 @@ static void artifact_free(KilnArtifact* art) {
   free(art->op_nodes);
   kiln_vm_program_free(art->vm);
   kiln_device_code_free(art->device_code);
+  free(art->vm_device_kernels);
   free(art->vm_constants);
   free(art->vm_constant_shapes);
   free(art->vm_io_shapes);
@@ -526,6 +527,7 @@ KilnStatus* kiln_artifact_load_with(const char* path, const KilnArtifactLoadOpti
     /* A VM artifact: the program instead of a graph. */
     if (st == NULL) st = kiln_loader_check_meta(&L);
     if (st == NULL) st = kiln_loader_check_vm(&L);
+    if (st == NULL && L.view.device_code != NULL) st = kiln_loader_check_device_vm(&L);
   } else {
     if (st == NULL)
       st = kiln_loader_parse_section(&L, "GRAPH", L.view.graph, L.view.graph_size, &L.art->graph_text, &L.graph);

@@ -2,12 +2,36 @@
  * version 3): its DEVICE_CODE section validated (runtime_c/device_code.c),
  * then held against the GRAPH: every tvm_op node calls a kernel of the
  * device code, with as many parameters as the node has arguments, each of
- * the argument's dtype. Nothing here touches a driver: a GPU artifact loads
- * (and `kiln info` shows it) on any machine; sessions need the device. */
+ * the argument's dtype. For a GPU VM artifact (format version 4), each
+ * kernel of the VM program is a DEVICE_CODE kernel when DEVICE_CODE holds
+ * its name, else a host function of the library (resolved at step 6); the
+ * VM checks each launch's arguments against the kernel's parameters. Nothing
+ * here touches a driver: a GPU artifact loads (and `kiln info` shows it) on
+ * any machine; sessions need the device. */
 #include <string.h>
+
+#include <stdlib.h>
 
 #include "runtime_c/device_code.h"
 #include "runtime_c/loader_internal.h"
+#include "runtime_c/vm_program.h"
+
+KilnStatus* kiln_loader_check_device_vm(Loader* L) {
+  KilnArtifact* art = L->art;
+  KilnDeviceCode* dc = NULL;
+  KilnStatus* st = kiln_device_code_parse(L->view.device_code, L->view.device_code_size, L->path, &dc);
+  if (st != NULL) return st;
+  art->device_code = dc;
+  art->device_code_offset = (uint64_t)(L->view.device_code - L->blob);
+  const KilnVmProgram* p = art->vm;
+  art->vm_device_kernels = (const KilnDeviceKernelDesc**)calloc(
+      p->num_kernels > 0 ? p->num_kernels : 1, sizeof(const KilnDeviceKernelDesc*));
+  if (art->vm_device_kernels == NULL) return kiln_loader_oom(L);
+  for (uint32_t k = 0; k < p->num_kernels; ++k) {
+    art->vm_device_kernels[k] = kiln_device_code_find(dc, p->kernel_names[k]);
+  }
+  return NULL;
+}
 
 KilnStatus* kiln_loader_check_device(Loader* L) {
   KilnArtifact* art = L->art;
@@ -25,6 +49,12 @@ KilnStatus* kiln_loader_check_device(Loader* L) {
       return kiln_lerr(L, KILN_DATA_LOSS,
                        "corrupted artifact: GRAPH: %s calls kernel '%.200s', which DEVICE_CODE does "
                        "not hold",
+                       kiln_node_label(L, n, label, sizeof label), pn->func_name);
+    }
+    if (k->num_vars != 0) {
+      return kiln_lerr(L, KILN_DATA_LOSS,
+                       "corrupted artifact: GRAPH: %s calls kernel '%.200s', whose launch depends "
+                       "on shapes (a VM artifact's kernel)",
                        kiln_node_label(L, n, label, sizeof label), pn->func_name);
     }
     const int32_t nargs = pn->num_inputs + pn->num_outputs;

@@ -100,6 +100,7 @@ KilnStatus* kiln_loader_check_meta(Loader* L) KILN_RT_HIDDEN;
 KilnStatus* kiln_loader_check_graph(Loader* L) KILN_RT_HIDDEN;
 /* A GPU artifact's DEVICE_CODE, held against its GRAPH (loader_device.c). */
 KilnStatus* kiln_loader_check_device(Loader* L) KILN_RT_HIDDEN;
+KilnStatus* kiln_loader_check_device_vm(Loader* L) KILN_RT_HIDDEN;
 /* A VM artifact's VM section, names and constants (loader_vm.c). */
 KilnStatus* kiln_loader_check_vm(Loader* L) KILN_RT_HIDDEN;
 /* Step 6 for a VM artifact: kernels resolved in the library whose mapping

@@ -95,6 +95,8 @@ KilnStatus* kiln_loader_resolve_vm(Loader* L, const uint8_t* mapped, const void*
   KilnVmProgram* p = art->vm;
   for (uint32_t k = 0; k < p->num_kernels; ++k) {
     const char* name = p->kernel_names[k];
+    /* A GPU VM artifact's device kernels are launched, not called. */
+    if (art->vm_device_kernels != NULL && art->vm_device_kernels[k] != NULL) continue;
     (void)dlerror();
     void* sym = dlsym(art->dl_handle, name);
     if (sym == NULL) {

@@ -148,6 +148,10 @@ struct KilnArtifact {
    * instead; a GPU artifact's nodes have no fn. */
   struct KilnDeviceCode* device_code;
   uint64_t device_code_offset;
+  /* A GPU VM artifact (format version 4): per program kernel, its DEVICE_CODE
+   * kernel (launched on the device) or NULL (a host function of the .so,
+   * program->kernels[k]). NULL for every other artifact. */
+  const struct KilnDeviceKernelDesc** vm_device_kernels;
   const uint8_t* device_section;
 
   /* Every string above is allocated here (a list of blocks). */
@@ -206,6 +210,9 @@ typedef struct KilnCudaSession KilnCudaSession;
  * failed init). */
 KILN_RT_HIDDEN KilnStatus* kiln_cuda_session_init(KilnSession* session, int32_t device_id);
 KILN_RT_HIDDEN void kiln_cuda_session_free(KilnSession* session);
+/* A GPU VM artifact's session: its VM (created after init) given the device
+ * (kiln_vm_set_device). */
+KILN_RT_HIDDEN KilnStatus* kiln_cuda_session_attach_vm(KilnSession* session);
 KILN_RT_HIDDEN void* kiln_cuda_session_own_data(const KilnSession* session, int32_t entry_id);
 KILN_RT_HIDDEN int32_t kiln_cuda_session_ordinal(const KilnSession* session);
 /* The GPU's name ("cpu" for a CPU session). */

@@ -43,6 +43,37 @@ KILN_VM_HIDDEN KilnStatus* kiln_vm_create(const KilnVmProgram* program, const DL
                            KilnKernelContext* ctx, const char* what, KilnVm** out);
 KILN_VM_HIDDEN void kiln_vm_free(KilnVm* vm);
 
+/* A GPU for the program's device kernels (a GPU VM artifact on cuda:N,
+ * runtime_c/cuda_session.c): kernel k with is_device[k] set is launched
+ * through `launch` with one device address per argument (tuples flattened,
+ * as host kernels get them), the others are called on the host. The VM
+ * keeps every tensor's data where it was last written and copies it when
+ * the other side reads it: host kernels, If, the shapes AllocStorage and
+ * ReshapeTensor read, and main's outputs (always host memory after a run)
+ * read host memory; device kernels read and write device memory (constants
+ * and inputs copied once per VM and run). `self` is passed back to every
+ * call; every call but release returns a status or NULL. */
+typedef struct KilnVmDevice {
+  void* self;
+  const uint8_t* is_device; /* program->num_kernels flags */
+  KilnStatus* (*alloc)(void* self, uint64_t bytes, uint64_t* out);
+  void (*release)(void* self, uint64_t ptr);
+  KilnStatus* (*to_device)(void* self, uint64_t dst, const void* src, uint64_t bytes);
+  /* Waits for the queued launches first. */
+  KilnStatus* (*to_host)(void* self, void* dst, uint64_t src, uint64_t bytes);
+  /* Queues kernel k (its arguments checked by the callee). */
+  KilnStatus* (*launch)(void* self, uint32_t kernel, const DLTensor* const* args, const uint64_t* data,
+                        uint32_t num_args);
+  /* Waits for every queued launch; reports the first failure. */
+  KilnStatus* (*synchronize)(void* self);
+} KilnVmDevice;
+
+/* Runs the device kernels of the VM on `device` (copied; NULL: none). Call
+ * before the first run. */
+KILN_VM_HIDDEN KilnStatus* kiln_vm_set_device(KilnVm* vm, const KilnVmDevice* device);
+/* Device launches and copies (either way) of the runs so far. */
+KILN_VM_HIDDEN void kiln_vm_device_stats(const KilnVm* vm, uint64_t* launches, uint64_t* copies);
+
 /* Checks input `index` against main's signature alone: dtype, ndim, static
  * dims (symbolic dims are checked together by kiln_vm_run). */
 KILN_VM_HIDDEN KilnStatus* kiln_vm_check_input(const KilnVm* vm, uint32_t index, const DLTensor* tensor,

@@ -146,6 +146,24 @@ KilnStatus* kiln_vm_session_set_input(KilnSession* s, int32_t index, const DLTen
                               "kiln_session_set_input_sequence",
                               fn, name);
   }
+  /* A session on a GPU also takes a tensor in that GPU's memory (copied to
+   * the host: the VM copies it to the device when a device kernel reads it). */
+  DLTensor host_view;
+  int from_device = 0;
+  if (t->device.device_type == kDLCUDA && s->cuda != NULL) {
+    const int32_t ordinal = kiln_cuda_session_ordinal(s);
+    if (t->device.device_id != ordinal || zero_copy) {
+      return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                "%s: input '%s': %s", fn, name,
+                                zero_copy ? "a zero-copy input of a VM session must be CPU memory"
+                                          : "the tensor is on another CUDA device than the session's");
+    }
+    host_view = *t;
+    host_view.device.device_type = kDLCPU;
+    host_view.device.device_id = 0;
+    t = &host_view;
+    from_device = 1;
+  }
   uint64_t bytes = 0;
   KilnStatus* st = check_host_tensor(art->vm, index, -1, t, fn, name, &bytes);
   if (st != NULL) return st;
@@ -177,7 +195,12 @@ KilnStatus* kiln_vm_session_set_input(KilnSession* s, int32_t index, const DLTen
       s->vm_input_capacity[index] = rounded;
     }
     data = s->vm_input_buffers[index];
-    if (bytes > 0) memcpy(data, src, (size_t)bytes);
+    if (from_device) {
+      st = kiln_cuda_session_copy(s, data, 0, src, 1, bytes);
+      if (st != NULL) return st;
+    } else if (bytes > 0) {
+      memcpy(data, src, (size_t)bytes);
+    }
   }
   for (int32_t d = 0; d < t->ndim; ++d) shape[d] = t->shape[d];
   dst->data = data;

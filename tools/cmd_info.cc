@@ -206,10 +206,17 @@ int Info(const std::vector<std::string>& args) {
     for (const auto& k : dc["kernels"]) {
       std::vector<std::string> params;
       for (const auto& p : k["params"]) params.push_back(p.get<std::string>());
-      std::printf("    %s<<<(%d, %d, %d), (%d, %d, %d)>>>(%s)\n",
-                  k.value("name", "").c_str(), k["grid"][0].get<int>(), k["grid"][1].get<int>(),
-                  k["grid"][2].get<int>(), k["block"][0].get<int>(), k["block"][1].get<int>(),
-                  k["block"][2].get<int>(), absl::StrJoin(params, ", ").c_str());
+      // A symbolic launch: the grid from the arguments' shapes, which the
+      // kernel also takes as `long long` shape variables.
+      const int vars = k.value("shape_vars", 0);
+      for (int v = 0; v < vars; ++v) params.push_back("long long");
+      const std::string grid =
+          vars > 0 ? std::string("grid from the shapes")
+                   : absl::StrCat("(", k["grid"][0].get<int>(), ", ", k["grid"][1].get<int>(), ", ",
+                                  k["grid"][2].get<int>(), ")");
+      std::printf("    %s<<<%s, (%d, %d, %d)>>>(%s)\n", k.value("name", "").c_str(), grid.c_str(),
+                  k["block"][0].get<int>(), k["block"][1].get<int>(), k["block"][2].get<int>(),
+                  absl::StrJoin(params, ", ").c_str());
     }
   }
   if (vm) {

@@ -541,6 +541,7 @@ int Compile(const std::vector<std::string>& args) {
   if (st != nullptr) return Fail("compile", st);
   // Which executor runs it: a VM artifact has no graph (kiln/runtime.h).
   std::string executor = "graph";
+  int device_kernels = -1;  // a GPU VM artifact's kernels in DEVICE_CODE
   {
     KilnArtifact* a = nullptr;
     if (KilnStatus* lst = kiln_artifact_load(output.c_str(), &a)) {
@@ -548,15 +549,31 @@ int Compile(const std::vector<std::string>& args) {
       executor = dynamic ? "vm" : "graph";
     } else {
       if (kiln_artifact_graph_json(a)[0] == '\0') executor = "vm";
+      const std::string dc = kiln_artifact_device_code_json(a);
+      if (executor == "vm" && !dc.empty()) {
+        nlohmann::json j = nlohmann::json::parse(dc, nullptr, /*allow_exceptions=*/false);
+        if (j.is_object() && j.contains("kernels") && j["kernels"].is_array()) {
+          device_kernels = static_cast<int>(j["kernels"].size());
+        }
+      }
       kiln_artifact_release(a);
     }
   }
   if (executor == "vm" && !json) {
+    std::string where;
+    if (device_kernels >= 0 && device_kernels == r.num_kernels) {
+      where = absl::StrCat("; all ", device_kernels, " of its kernels run on the GPU");
+    } else if (device_kernels >= 0) {
+      where = absl::StrCat("; ", device_kernels, " of its ", r.num_kernels,
+                           " kernels run on the GPU, the others (shape functions, symbolic "
+                           "shapes) on the host");
+    }
     std::fprintf(stderr,
                  "kiln compile: %s runs on the VM (%s); it accepts every shape the model "
-                 "allows\n",
+                 "allows%s\n",
                  output.c_str(),
-                 dynamic ? "its inputs have symbolic dims" : "control flow, closures or ADTs");
+                 dynamic ? "its inputs have symbolic dims" : "control flow, closures or ADTs",
+                 where.c_str());
   }
   if (json) {
     nlohmann::json doc = {
@@ -575,6 +592,7 @@ int Compile(const std::vector<std::string>& args) {
         {"arena_bytes", r.arena_bytes},
         {"naive_bytes", r.naive_bytes},
         {"file_bytes", r.file_bytes}};
+    if (device_kernels >= 0) doc["device_kernels"] = device_kernels;
     std::printf("%s\n", JsonText(doc).c_str());
   } else if (timing) {
     std::fprintf(stderr,

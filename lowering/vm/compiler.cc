@@ -228,9 +228,10 @@ class ProgramCompiler {
   absl::StatusOr<Function> WithNamedAnyDims(const Function& fn);
 
  private:
-  int32_t AddKernel(tir::PrimFunc f) {
+  int32_t AddKernel(tir::PrimFunc f, VmCompiled::Source source = {}) {
     out_.program.kernels.push_back(f->name);
     out_.kernels.push_back(std::move(f));
+    out_.sources.push_back(std::move(source));
     return static_cast<int32_t>(out_.kernels.size() - 1);
   }
   std::string UniqueName(const std::string& base) {
@@ -682,7 +683,7 @@ absl::StatusOr<const ProgramCompiler::Kernel*> ProgramCompiler::KernelFor(const 
     KILN_ASSIGN_OR_RETURN(lowered, LowerPrimitive(fn, name, options_));
   }
   Kernel k;
-  k.index = AddKernel(lowered.func);
+  k.index = AddKernel(lowered.func, {fn, lowered.constants});
   ++out_.num_fused_kernels;
   k.constants = lowered.constants;
   std::vector<const TensorTypeNode*> outs;

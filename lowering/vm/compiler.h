@@ -43,6 +43,14 @@ struct VmCompiled {
   std::vector<std::string> input_names;   // main's parameters
   std::vector<std::string> output_names;  // main's results
   int num_fused_kernels = 0;  // kernels that are fused operators (the rest: shape functions)
+  // Per kernel: the primitive function it was lowered from and the constants
+  // the program passes after its arguments (null / empty for a shape
+  // function). A GPU compile lowers the static ones again for the device.
+  struct Source {
+    Function fn;
+    std::vector<Ref<const HostTensor>> constants;
+  };
+  std::vector<Source> sources;
 };
 
 absl::StatusOr<VmCompiled> CompileForVm(const Module& fused, const LowerOptions& options = {});

@@ -186,7 +186,10 @@ TEST_F(CudaArtifactTest, CpuArtifactsHaveNoDeviceCode) {
   kiln_artifact_release(a);
 }
 
-TEST_F(CudaArtifactTest, ModelsThatNeedTheVmAreRefusedForCuda) {
+// A model that needs the VM is a GPU VM artifact (format version 4): the VM
+// program, and DEVICE_CODE for its kernels (relu of a symbolic batch: a
+// launch computed from the shapes, DEVICE_CODE version 2).
+TEST_F(CudaArtifactTest, ModelsThatNeedTheVmAreGpuVmArtifacts) {
   absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
 def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
 )", "t");
@@ -196,8 +199,22 @@ def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
   compiler::CompileOptions o;
   o.target = "cuda -arch=sm_90";
   absl::StatusOr<compiler::CompileReport> r = compiler::CompileToLibrary(*typed, o, TempPath("vm.so"));
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("needs the VM"), std::string::npos) << r.status();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->executor, "vm");
+  EXPECT_EQ(r->num_device_kernels, 1);
+  const std::string bytes = ReadAll(TempPath("vm.so"));
+  KilnArtifact* a = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_artifact_load(TempPath("vm.so").c_str(), &a)), "");
+  EXPECT_STREQ(kiln_artifact_graph_json(a), "");  // the VM's
+  EXPECT_NE(std::string(kiln_artifact_device_code_json(a)).find("\"ptx_arch\": \"compute_90\""),
+            std::string::npos)
+      << kiln_artifact_device_code_json(a);
+  EXPECT_STREQ(kiln_artifact_target(a), "cuda -arch=sm_90");
+  kiln_artifact_release(a);
+  // The blob's format version (offset 8 of the blob, after its magic).
+  const size_t at = bytes.find(std::string("KILNART\0", 8));
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(static_cast<uint8_t>(bytes[at + 8]), KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM);
   o.target = "cuda -arch=sm_70";
   r = compiler::CompileToLibrary(*typed, o, TempPath("vm.so"));
   ASSERT_FALSE(r.ok());
@@ -227,7 +244,7 @@ TEST_F(CudaArtifactTest, CorruptedDeviceCodeIsRefused) {
   };
   const std::vector<Case> cases = {
       {dc, 1, 'X', "DEVICE_CODE has no \"KILNDEV\" magic"},
-      {dc + 8, 4, 2, "made by a newer kiln: DEVICE_CODE version 2"},
+      {dc + 8, 4, 3, "made by a newer kiln: DEVICE_CODE version 3"},
       {dc + 8, 4, 0, "DEVICE_CODE version (offset 8) is 0"},
       {dc + 12, 4, 1, "DLPack device type 1"},
       {dc + 16, 4, 0, "num_images (offset 16) is 0"},
@@ -294,6 +311,99 @@ TEST_F(CudaArtifactTest, CorruptedDeviceCodeIsRefused) {
 // Every byte of the section's header and tables flipped 3 ways, and a
 // sample of the images' bytes: refused with a status or loaded, never a
 // crash (run under ASan by tools/dev/kiln.sh test-sanitizers).
+int64_t Op(int opcode, int64_t operand = 0) { return operand * 16 + opcode; }
+
+// DEVICE_CODE version 2's launch programs (a kernel with a symbolic batch):
+// each field that can be wrong refused with its message, and every byte of
+// the launch words flipped 3 ways: refused or loaded, never a crash.
+TEST_F(CudaArtifactTest, SymbolicLaunchesAreValidated) {
+  absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
+)", "t");
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Module> typed = types::InferType(*m);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  compiler::CompileOptions o;
+  o.target = "cuda -arch=sm_90";
+  const std::string path = TempPath("symbolic.so");
+  absl::StatusOr<compiler::CompileReport> r = compiler::CompileToLibrary(*typed, o, path);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string bytes = ReadAll(path);
+  const size_t dc = DeviceCodeAt(bytes);
+  ASSERT_NE(dc, std::string::npos);
+  ASSERT_EQ(Rd32(bytes, dc + 8), 2u);  // a symbolic launch: version 2
+  ASSERT_EQ(LoadMutant(bytes), "");
+  ASSERT_EQ(Rd32(bytes, dc + 20), 1u);  // relu, on the device
+  const size_t kernels = dc + Rd64(bytes, dc + 40);
+  const size_t words = dc + Rd64(bytes, dc + 72);
+  const uint32_t num_words = Rd32(bytes, dc + 28);
+  ASSERT_EQ(Rd32(bytes, kernels + 44), 1u);  // its program starts at word 0
+  // The program as the format says: 1 variable, N = dim 0 of parameter 0;
+  // x and the result [N, 2]; then the grid's x, y, z.
+  auto word = [&](size_t i) { return static_cast<int64_t>(Rd64(bytes, words + 8 * i)); };
+  ASSERT_GE(num_words, 12u);
+  EXPECT_EQ(word(0), 1);
+  EXPECT_EQ(word(1), 0);
+  EXPECT_EQ(word(2), 0);
+  EXPECT_EQ(word(3), 2);
+  EXPECT_EQ(word(4), -1);
+  EXPECT_EQ(word(5), 2);
+  EXPECT_EQ(word(6), 2);
+  EXPECT_EQ(word(7), -1);
+  EXPECT_EQ(word(8), 2);
+  const int64_t gx = word(9);
+  ASSERT_GE(gx, 1);
+  EXPECT_EQ(word(10 + gx), 1);  // grid y: one op, the constant 1
+  EXPECT_EQ(word(11 + gx), Op(KILN_DEVICE_OP_CONST, 1));
+  struct Case {
+    size_t at;
+    int width;
+    uint64_t value;
+    const char* message;
+  };
+  auto w = [&](size_t i) { return words + 8 * i; };
+  const std::vector<Case> cases = {
+      {w(0), 8, 0, "has 0 shape variables (1 .. 64)"},
+      {w(0), 8, 65, "has 65 shape variables"},
+      {w(1), 8, 5, "shape variable 0 is read from parameter 5"},
+      {w(4), 8, 7, "which does not name it"},
+      {w(5), 8, static_cast<uint64_t>(-3), "names variable 2 of 1"},
+      {w(3), 8, 40, "has ndim 40"},
+      {w(9), 8, 0, "grid expression 0 has 0 ops"},
+      {w(9), 8, 300, "grid expression 0 has 300 ops (1 .. 256)"},
+      {w(9), 8, 200, "launch program runs past"},
+      {w(10), 8, static_cast<uint64_t>(Op(KILN_DEVICE_OP_VAR, 3)), "reads variable 3 of 1"},
+      {w(10), 8, 15, "unknown op"},
+      {w(10), 8, static_cast<uint64_t>(Op(KILN_DEVICE_OP_ADD)), "too few operands"},
+      {w(11 + gx), 8, static_cast<uint64_t>(Op(KILN_DEVICE_OP_VAR, 0)) + 0, ""},  // grid y = N: valid
+      {dc + 28, 4, 0, "num_launch_words (offset 28) is 0"},
+      {kernels + 44, 4, 1000, "launch 1000 is outside"},
+      {dc + 8, 4, 1, "reserved header field is not 0"},
+      {kernels + 8, 4, 5, "a symbolic launch with a static grid"},
+  };
+  for (const Case& c : cases) {
+    std::string mm = bytes;
+    if (c.width == 4) Wr32(&mm, c.at, static_cast<uint32_t>(c.value));
+    if (c.width == 8) Wr64(&mm, c.at, c.value);
+    const std::string e = LoadMutant(mm);
+    if (c.message[0] == '\0') {
+      EXPECT_EQ(e, "") << "offset " << c.at - dc;
+    } else {
+      EXPECT_NE(e.find(c.message), std::string::npos) << "offset " << c.at - dc << " = " << c.value << ": " << e;
+    }
+  }
+  int refused = 0, loaded = 0;
+  for (size_t at = words; at < words + 8 * num_words; ++at) {
+    for (uint8_t x : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
+      std::string mm = bytes;
+      mm[at] = static_cast<char>(mm[at] ^ x);
+      (LoadMutant(mm).empty() ? loaded : refused) += 1;
+    }
+  }
+  EXPECT_GT(refused, 0);
+  std::printf("launch words: %u, flipped 3 ways: %d refused, %d loaded\n", num_words, refused, loaded);
+}
+
 TEST_F(CudaArtifactTest, EveryFlippedByteIsRefusedOrHarmless) {
   const std::string path = TempPath("victim2.so");
   absl::StatusOr<compiler::CompileReport> r = CompileFor("cuda -arch=sm_90", path);

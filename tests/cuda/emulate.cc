@@ -309,7 +309,7 @@ absl::Status BuildFakeDriverKernels(const std::string& artifact_path, const std:
 #include <utility>
 template <typename... P, size_t... I>
 static void kiln_call(void (*f)(P...), void** a, std::index_sequence<I...>) {
-  f(static_cast<P>(*static_cast<void**>(a[I]))...);
+  f(*static_cast<P*>(a[I])...);  // a device pointer's bits, or a shape variable's long long
 }
 template <typename... P> static void kiln_invoke(void (*f)(P...), void** a) {
   kiln_call(f, a, std::index_sequence_for<P...>{});

@@ -27,9 +27,14 @@ extern "C" {
 #define KILN_ARTIFACT_FORMAT_VERSION_VM 2u
 /* The version of an artifact whose kernels run on a GPU: the graph executor's
  * GRAPH plus a DEVICE_CODE section (kiln/device_code_format.h) holding the
- * kernels; the .so holds no kernels. Also the newest version this runtime
- * reads. */
+ * kernels; the .so holds no kernels. */
 #define KILN_ARTIFACT_FORMAT_VERSION_DEVICE 3u
+/* The version of an artifact run by the VM whose fused kernels run on a GPU:
+ * META, VM, PARAMS and DEVICE_CODE (no GRAPH). The VM's kernels named in
+ * DEVICE_CODE are launched on the device, the others (shape functions,
+ * kernels kiln could not compile for the GPU) are host functions of the .so
+ * (docs/vm.md, "On a GPU"). Also the newest version this runtime reads. */
+#define KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM 4u
 /* The exported data symbol of the .so that holds the blob. */
 #define KILN_ARTIFACT_SYMBOL "kiln_artifact"
 /* Alignment of the blob, of every section and of every parameter's data. */

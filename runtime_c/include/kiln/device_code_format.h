@@ -15,12 +15,31 @@
  *   KilnDeviceKernel[num_kernels]           at kernels_offset (one per GRAPH func_name)
  *   KilnDeviceParam[num_params]             at params_offset  (every kernel's, in order)
  *   strings                                 at strings_offset (kernel names)
+ *   int64 launch words (version 2)          at launch_offset  (symbolic launches)
  *   image bytes                             at each image's offset
  *
  * Every image holds every kernel (one module per artifact). A kernel's
- * parameters are its buffers in the GRAPH node's argument order (inputs, then
- * outputs), each a device pointer; the launch is grid x block threads with
- * no dynamic shared memory.
+ * parameters are its buffers in the GRAPH node's (or the VM call's)
+ * argument order (inputs, then outputs), each a device pointer; the launch
+ * is grid x block threads with no dynamic shared memory.
+ *
+ * Version 2 adds kernels whose grid and trailing scalar parameters depend on
+ * their arguments' shapes (a GPU VM artifact's kernels with symbolic shapes):
+ * such a kernel's `launch` is 1 + the index of its launch program in the
+ * launch words, all int64:
+ *
+ *   V                        shape variables (1 .. KILN_DEVICE_MAX_LAUNCH_VARS)
+ *   V x (param, dim)         variable k is dim `dim` of buffer parameter `param`
+ *   per buffer parameter:    ndim (0 .. 32), then ndim extents: >= 0 static,
+ *                            -1 - k variable k, KILN_DEVICE_DIM_ANY unchecked
+ *   3 x (L, L ops)           the grid's x, y, z as postfix expressions of the
+ *                            variables (L 1 .. KILN_DEVICE_MAX_LAUNCH_OPS)
+ *
+ * An op is operand * 16 + opcode (KILN_DEVICE_OP_*; an arithmetic shift by 4
+ * gives the operand back). The kernel takes the V variables' values as
+ * `long long` parameters after its buffers; its grid fields hold 1 and its
+ * block is static. A grid of 0 blocks in some dimension is no launch.
+ * A writer emits version 1 when no kernel's launch is symbolic.
  */
 #ifndef KILN_DEVICE_CODE_FORMAT_H_
 #define KILN_DEVICE_CODE_FORMAT_H_
@@ -34,7 +53,7 @@ extern "C" {
 /* "KILNDEV" + NUL. */
 #define KILN_DEVICE_CODE_MAGIC "KILNDEV"
 #define KILN_DEVICE_CODE_MAGIC_SIZE 8
-#define KILN_DEVICE_CODE_VERSION 1u
+#define KILN_DEVICE_CODE_VERSION 2u
 #define KILN_DEVICE_CODE_HEADER_SIZE 80u
 
 /* Limits the loader enforces. */
@@ -48,6 +67,23 @@ extern "C" {
 #define KILN_DEVICE_MAX_GRID_X 2147483647u
 #define KILN_DEVICE_MAX_GRID_YZ 65535u
 #define KILN_DEVICE_MAX_STATIC_SHARED (48u * 1024u)
+/* Version 2's symbolic launches. */
+#define KILN_DEVICE_MAX_LAUNCH_VARS 64u
+#define KILN_DEVICE_MAX_LAUNCH_OPS 256u
+#define KILN_DEVICE_MAX_LAUNCH_WORDS (1u << 24)
+#define KILN_DEVICE_DIM_ANY INT64_MIN
+
+enum {
+  KILN_DEVICE_OP_CONST = 1,    /* push the operand */
+  KILN_DEVICE_OP_VAR = 2,      /* push variable `operand` */
+  KILN_DEVICE_OP_ADD = 3,      /* pop b, a; push a + b (likewise below) */
+  KILN_DEVICE_OP_SUB = 4,
+  KILN_DEVICE_OP_MUL = 5,
+  KILN_DEVICE_OP_FLOORDIV = 6, /* b > 0 */
+  KILN_DEVICE_OP_FLOORMOD = 7, /* b > 0 */
+  KILN_DEVICE_OP_MIN = 8,
+  KILN_DEVICE_OP_MAX = 9
+};
 
 enum {
   KILN_DEVICE_IMAGE_PTX = 1,   /* PTX text for compute_<arch>, NUL-terminated */
@@ -69,13 +105,13 @@ typedef struct {
   uint32_t num_images;
   uint32_t num_kernels;
   uint32_t num_params;  /* entries of the parameter table (all kernels) */
-  uint32_t reserved0;   /* 0 */
+  uint32_t num_launch_words; /* version 2: int64 words at launch_offset; 0 in version 1 */
   uint64_t images_offset;
   uint64_t kernels_offset;
   uint64_t params_offset;
   uint64_t strings_offset;
   uint64_t strings_size;
-  uint64_t reserved1;   /* 0 */
+  uint64_t launch_offset; /* version 2: the launch words (a multiple of 8); 0 in version 1 */
 } KilnDeviceCodeHeader;
 
 typedef struct {
@@ -94,7 +130,7 @@ typedef struct {
   uint32_t shared_bytes; /* static __shared__ bytes per block (informational) */
   uint32_t first_param;  /* into the parameter table */
   uint32_t num_params;
-  uint32_t reserved;     /* 0 */
+  uint32_t launch;       /* version 2: 0 static, else 1 + its program's first launch word; 0 in version 1 */
 } KilnDeviceKernel;
 
 typedef struct {

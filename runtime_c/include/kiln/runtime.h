@@ -194,7 +194,11 @@ typedef struct {
  * kiln_session_get_output's view is device memory (kDLCUDA),
  * kiln_session_copy_output copies to a CPU or kDLCUDA tensor, and
  * kiln_session_get_output_dlpack returns a kDLCUDA tensor in memory of its
- * own (its deleter frees it). */
+ * own (its deleter frees it). A VM artifact compiled for "cuda ..." (format
+ * version 4, docs/vm.md "On a GPU") launches its device kernels there and
+ * calls the rest on the host: its inputs may be CPU or kDLCUDA tensors
+ * (copied; zero copy needs CPU memory), its outputs are CPU memory (views,
+ * copies and DLPack tensors alike). */
 KilnStatus* kiln_session_create(const KilnArtifact* artifact, const KilnSessionOptions* options,
                                 KilnSession** out);
 void kiln_session_release(KilnSession* session);
