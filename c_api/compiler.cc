@@ -2,6 +2,7 @@
 #include "c_api/compiler.h"
 
 #include <chrono>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -12,6 +13,7 @@
 #include "codegen_llvm/codegen_llvm.h"
 #include "ir/status_macros.h"
 #include "ir/tir_printer.h"
+#include "lowering/vm/batch_split.h"
 #include "lowering/vm/compiler.h"
 #include "passes/infra/pass.h"
 #include "passes/pipeline.h"
@@ -56,7 +58,7 @@ absl::StatusOr<CompileReport> CompileCudaVm(const Module& fused, const CompileOp
   }
   KILN_ASSIGN_OR_RETURN(lowering::vm::VmCompiled vmc, lowering::vm::CompileForVm(fused, lower));
 
-  // The device kernels: static fused kernels the GPU path takes.
+  // The device kernels: the fused kernels the GPU path takes.
   lowering::LowerOptions gpu_lower;
   gpu_lower.gpu = cuda.gpu();
   codegen_cuda::KernelOptions ko;
@@ -64,27 +66,35 @@ absl::StatusOr<CompileReport> CompileCudaVm(const Module& fused, const CompileOp
   ko.tf32 = cuda.tf32;
   codegen_cuda::CudaModule cm;
   std::vector<tir::PrimFunc> host_kernels;
+  // A lowering the device code can take: the constants the program passes
+  // (the CPU lowering's, in the same order), CUDA C for it, and a launch
+  // DEVICE_CODE can describe (static, or a grid computed from shape
+  // variables that are the arguments' extents).
+  auto take = [&](absl::StatusOr<lowering::LoweredFunc> lowered,
+                  const lowering::vm::VmCompiled::Source& src) {
+    if (!lowered.ok() || lowered->constants.size() != src.constants.size()) return false;
+    for (size_t c = 0; c < src.constants.size(); ++c) {
+      if (lowered->constants[c].get() != src.constants[c].get()) return false;
+    }
+    absl::StatusOr<codegen_cuda::CudaKernel> ck = codegen_cuda::GenerateKernel(lowered->func, ko);
+    if (!ck.ok() || !codegen_cuda::EncodeLaunch(*ck, lowered->func).ok()) return false;
+    cm.lowered.kernels.push_back(*std::move(lowered));
+    cm.kernels.push_back(*std::move(ck));
+    return true;
+  };
   for (size_t i = 0; i < vmc.kernels.size(); ++i) {
     const lowering::vm::VmCompiled::Source& src = vmc.sources[i];
-    bool on_device = static_cast<bool>(src.fn);
-    if (on_device) {
-      absl::StatusOr<lowering::LoweredFunc> lowered =
-          lowering::LowerPrimitive(src.fn, vmc.kernels[i]->name, gpu_lower);
-      // The program passes the CPU lowering's constants: the same ones, in
-      // the same order, or the kernel stays on the host.
-      on_device = lowered.ok() && lowered->constants.size() == src.constants.size();
-      for (size_t c = 0; on_device && c < src.constants.size(); ++c) {
-        on_device = lowered->constants[c].get() == src.constants[c].get();
-      }
-      absl::StatusOr<codegen_cuda::CudaKernel> ck =
-          on_device ? codegen_cuda::GenerateKernel(lowered->func, ko)
-                    : absl::StatusOr<codegen_cuda::CudaKernel>(absl::UnknownError(""));
-      // A launch DEVICE_CODE can describe: static, or a grid computed from
-      // shape variables that are the arguments' extents.
-      on_device = ck.ok() && codegen_cuda::EncodeLaunch(*ck, lowered->func).ok();
-      if (on_device) {
-        cm.lowered.kernels.push_back(*std::move(lowered));
-        cm.kernels.push_back(*std::move(ck));
+    bool on_device = false;
+    if (src.fn) {
+      // A symbolic batch whose rows are independent: the static GPU schedule
+      // of one row (tiled GEMMs, tensor cores, warp reductions) and a block
+      // row per batch row (lowering/vm/batch_split.h); else the function
+      // lowered with its symbolic shapes (the default schedule).
+      absl::StatusOr<std::optional<lowering::LoweredFunc>> split =
+          lowering::vm::LowerBatchSplit(src.fn, vmc.kernels[i]->name, gpu_lower);
+      on_device = split.ok() && split->has_value() && take(**split, src);
+      if (!on_device) {
+        on_device = take(lowering::LowerPrimitive(src.fn, vmc.kernels[i]->name, gpu_lower), src);
       }
     }
     if (!on_device) host_kernels.push_back(vmc.kernels[i]);

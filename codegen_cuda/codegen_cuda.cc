@@ -12,7 +12,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "codegen_cuda/tensor_core.h"
 #include "codegen_cuda/thread_sync.h"
 #include "codegen_cuda/warp_reduce.h"
@@ -148,6 +150,7 @@ class Emitter {
     CudaKernel k;
     k.name = Sanitize(f_->name);
     KILN_RETURN_IF_ERROR(CollectLaunch(f_->body));
+    KILN_RETURN_IF_ERROR(CollectBatchRows());
     // Parameters: buffers, then the shape variables they name.
     std::vector<std::string> params;
     std::unordered_set<const ExprNode*> stored;
@@ -206,6 +209,11 @@ class Emitter {
     k.grid_blocks = gb;
 
     indent_ = 1;
+    // A batch over blockIdx.z: each batched buffer starts at the block's row.
+    for (const auto& [param, per_row] : batch_rows_) {
+      KILN_ASSIGN_OR_RETURN(std::string name, BufferName(f_->params[param]));
+      Line(absl::StrCat(name, " += (long long)blockIdx.z * ", per_row, "LL;"));
+    }
     KILN_RETURN_IF_ERROR(EmitRoot(f_->body));
     k.shared_bytes = shared_bytes_;
     if (shared_bytes_ > kMaxStaticShared) {
@@ -237,6 +245,39 @@ class Emitter {
       return absl::InvalidArgumentError(absl::StrCat("unbound variable '", v->name, "'"));
     }
     return it->second;
+  }
+
+  // ---- A batch over blockIdx.z (lowering/vm/batch_split.h on a GPU) ----
+  // attrs["kiln.batch_z"] = "param:elements_per_row,...": the body computes
+  // one row (the kernel lowered for a batch of 1); the launch's z is the
+  // batch (each batched parameter's axis 0, one variable), and block z
+  // offsets each batched parameter by z rows.
+  absl::Status CollectBatchRows() {
+    auto it = f_->attrs.find("kiln.batch_z");
+    if (it == f_->attrs.end()) return absl::OkStatus();
+    if (launch_[2]) {
+      return absl::InvalidArgumentError("a batch over blockIdx.z in a kernel that binds blockIdx.z");
+    }
+    PrimExpr batch;
+    for (absl::string_view item : absl::StrSplit(it->second, ',')) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(item, ':');
+      size_t param = 0;
+      int64_t per_row = 0;
+      if (!absl::SimpleAtoi(kv.first, &param) || !absl::SimpleAtoi(kv.second, &per_row) ||
+          param >= f_->params.size() || per_row < 0 || f_->params[param]->shape.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("kiln.batch_z: bad entry '", item, "'"));
+      }
+      const PrimExpr& n = f_->params[param]->shape[0];
+      if (!n->is_var() || (batch && batch.get() != n.get())) {
+        return absl::InvalidArgumentError("kiln.batch_z: the batched axes are not one variable");
+      }
+      batch = n;
+      batch_rows_.emplace_back(param, per_row);
+    }
+    if (!batch) return absl::InvalidArgumentError("kiln.batch_z: no batched parameter");
+    launch_[2] = batch;
+    batch_z_ = true;
+    return absl::OkStatus();
   }
 
   // ---- Launch dims ----
@@ -333,8 +374,11 @@ class Emitter {
     units_.push_back(std::move(u));
     if (units_.back().single_thread) {
       if (tir::IsNoOp(s)) return absl::OkStatus();
-      Line("if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && "
-           "blockIdx.y == 0 && blockIdx.z == 0) {");
+      // (Once per row of a batch over blockIdx.z.)
+      Line(batch_z_ ? "if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 "
+                      "&& blockIdx.y == 0) {"
+                    : "if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0 && blockIdx.x == 0 && "
+                      "blockIdx.y == 0 && blockIdx.z == 0) {");
       ++indent_;
       KILN_RETURN_IF_ERROR(EmitStmt(s));
       --indent_;
@@ -345,8 +389,9 @@ class Emitter {
   }
 
   // Whether the launch is one block (every blockIdx extent 1 or unbound).
+  // (A batch over blockIdx.z: one block per row, each row independent.)
   bool OneBlock() const {
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 0; d < (batch_z_ ? 2 : 3); ++d) {
       if (launch_[d] && !tir::IsConstValue(launch_[d], 1)) return false;
     }
     return true;
@@ -1173,6 +1218,8 @@ class Emitter {
   std::unordered_map<const ExprNode*, std::string> buffer_names_;
   std::set<std::string> used_;
   std::array<PrimExpr, 6> launch_;  // blockIdx.xyz, threadIdx.xyz extents
+  std::vector<std::pair<size_t, int64_t>> batch_rows_;  // kiln.batch_z: (param, elements per row)
+  bool batch_z_ = false;
   std::vector<Unit> units_;
   size_t synced_units_ = 0;  // units before it are ordered by a barrier
   bool mma_finish_ = false;   // kiln_mma_finish's shared tile counted

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "ir/module.h"
 #include "ir/op.h"
 #include "ir/op_attrs.h"
@@ -338,11 +339,41 @@ std::string BatchSplitRefusal(const Function& fn, std::string* batch_var) {
   return refusal;
 }
 
+// A GPU kernel's loops bound to blockIdx.z of extent 1 (and thread_extent
+// attributes of it) replaced by their index 0; `other` when one has another
+// extent.
+class DropUnitBlockZ : public tir::StmtExprMutator {
+ public:
+  bool other = false;
+
+  tir::Stmt VisitStmt_(const tir::Stmt& s) override {
+    if (s->kind == tir::StmtKind::kFor && s->for_kind == tir::ForKind::kThreadBinding &&
+        s->tag == "blockIdx.z") {
+      if (!tir::IsConstValue(s->a, 0) || !tir::IsConstValue(s->b, 1)) {
+        other = true;
+        return s;
+      }
+      return tir::LetStmt(s->var, tir::IntImm(0, s->var->dtype), VisitStmt(s->body0()));
+    }
+    if (s->kind == tir::StmtKind::kAttr && s->tag == "thread_extent") {
+      const auto* iv = dynamic_cast<const tir::IterVarNode*>(s->node.get());
+      if (iv != nullptr && iv->thread_tag == "blockIdx.z") {
+        if (!tir::IsConstValue(s->a, 1)) {
+          other = true;
+          return s;
+        }
+        return tir::LetStmt(iv->var, tir::IntImm(0, iv->var->dtype), VisitStmt(s->body0()));
+      }
+    }
+    return tir::StmtExprMutator::VisitStmt_(s);
+  }
+};
+
 absl::StatusOr<std::optional<LoweredFunc>> LowerBatchSplit(const Function& fn,
                                                            absl::string_view name,
                                                            const LowerOptions& options) {
   std::string n;
-  if (options.gpu || options.naive_schedule || !options.use_strategies ||
+  if (options.naive_schedule || (!options.gpu && !options.use_strategies) ||
       !BatchSplitRefusal(fn, &n).empty()) {
     return std::optional<LoweredFunc>();
   }
@@ -382,6 +413,48 @@ absl::StatusOr<std::optional<LoweredFunc>> LowerBatchSplit(const Function& fn,
     return std::optional<LoweredFunc>();
   }
   const tir::Var batch_n = tir::MakeVar(n);
+  if (options.gpu) {
+    // On a GPU the rows are blocks: the N = 1 kernel's body as it is, each
+    // batched parameter [N, ...] (the same data variable), and the launch's
+    // z the batch, each block's batched pointers moved to its row by the
+    // code generator (attrs["kiln.batch_z"], codegen_cuda). A body that
+    // binds blockIdx.z itself is not split.
+    // The schedules bind a batch axis (conv2d's, a batched GEMM's) to
+    // blockIdx.z: of extent 1 here, that loop becomes its index 0.
+    DropUnitBlockZ drop;
+    tir::Stmt body = drop.VisitStmt(one->func->body);
+    if (drop.other) return std::optional<LoweredFunc>();
+    std::vector<tir::Buffer> params;
+    std::vector<std::string> rows;
+    for (size_t i = 0; i < inner.size(); ++i) {
+      const tir::Buffer& b = inner[i];
+      const bool is_batched = i < num_flat ? flat_batched[i] : i >= num_flat + one->constants.size();
+      if (!is_batched) {
+        params.push_back(b);
+        continue;
+      }
+      if (b->shape.empty() || !tir::IsConstValue(b->shape[0], 1) || !b->strides.empty() ||
+          (b->elem_offset && !tir::IsConstValue(b->elem_offset, 0))) {
+        return std::optional<LoweredFunc>();
+      }
+      int64_t per_row = 1;
+      for (size_t d = 1; d < b->shape.size(); ++d) {
+        if (!b->shape[d]->is_const_int()) return std::optional<LoweredFunc>();
+        per_row *= b->shape[d]->int_value;
+      }
+      std::vector<tir::PrimExpr> shape = b->shape;
+      shape[0] = batch_n;
+      params.push_back(tir::WithShape(b, std::move(shape), {}));
+      rows.push_back(absl::StrCat(i, ":", per_row));
+    }
+    if (rows.empty()) return std::optional<LoweredFunc>();
+    std::map<std::string, std::string> attrs = one->func->attrs;
+    attrs["kiln.batch_split"] = n;
+    attrs["kiln.batch_z"] = absl::StrJoin(rows, ",");
+    LoweredFunc out = *one;
+    out.func = tir::MakePrimFunc(one->func->name, std::move(params), std::move(body), std::move(attrs));
+    return std::optional<LoweredFunc>(std::move(out));
+  }
   const tir::Var row = tir::MakeVar("batch");
   RowShift shift;
   std::vector<tir::Buffer> outer;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,20 @@ Value F32(std::vector<int64_t> shape, float scale) {
   return v;
 }
 
+// A float32 value as float16 (round to nearest even).
+void ToHalf(Value* v) {
+  const size_t n = v->bytes.size() / 4;
+  std::vector<uint8_t> out(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, v->bytes.data() + 4 * i, 4);
+    const _Float16 h = static_cast<_Float16>(f);
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+  v->bytes = std::move(out);
+  v->dtype = {kDLFloat, 16, 1};
+}
+
 template <typename T>
 Value Scalar(DLDataType dtype, T x) {
   Value v{dtype, {}, std::vector<uint8_t>(sizeof(T))};
@@ -137,18 +152,30 @@ std::vector<Value> RunArtifact(const std::string& path, DLDeviceType device, con
   return out;
 }
 
-void ExpectSame(const std::vector<Value>& got, const std::vector<Value>& want) {
+void ExpectSame(const std::vector<Value>& got, const std::vector<Value>& want, double atol = 1e-5,
+                double rtol = 1e-4) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t o = 0; o < got.size(); ++o) {
     ASSERT_EQ(got[o].shape, want[o].shape) << "output " << o;
     ASSERT_EQ(got[o].bytes.size(), want[o].bytes.size()) << "output " << o;
-    if (want[o].dtype.code == kDLFloat && want[o].dtype.bits == 32) {
+    if (want[o].dtype.code == kDLFloat && want[o].dtype.bits == 16) {
+      // float16 outputs: the device and the CPU may round an fp32 sum
+      // differently once (both accumulate in float32).
+      const size_t n = want[o].bytes.size() / 2;
+      for (size_t i = 0; i < n; ++i) {
+        _Float16 g, w;
+        std::memcpy(&g, got[o].bytes.data() + 2 * i, 2);
+        std::memcpy(&w, want[o].bytes.data() + 2 * i, 2);
+        const float gf = static_cast<float>(g), wf = static_cast<float>(w);
+        EXPECT_NEAR(gf, wf, 2e-2 + 2e-2 * std::fabs(wf)) << "output " << o << " element " << i;
+      }
+    } else if (want[o].dtype.code == kDLFloat && want[o].dtype.bits == 32) {
       const size_t n = want[o].bytes.size() / 4;
       for (size_t i = 0; i < n; ++i) {
         float g, w;
         std::memcpy(&g, got[o].bytes.data() + 4 * i, 4);
         std::memcpy(&w, want[o].bytes.data() + 4 * i, 4);
-        EXPECT_NEAR(g, w, 1e-5 + 1e-4 * std::fabs(w)) << "output " << o << " element " << i;
+        EXPECT_NEAR(g, w, atol + rtol * std::fabs(w)) << "output " << o << " element " << i;
       }
     } else {
       EXPECT_EQ(got[o].bytes, want[o].bytes) << "output " << o;
@@ -187,14 +214,14 @@ class CudaVmTest : public ::testing::Test {
   }
 
   // Runs both artifacts on `inputs`; the GPU one's launches.
-  long long Compare(const std::vector<Value>& inputs) {
+  long long Compare(const std::vector<Value>& inputs, double atol = 1e-5, double rtol = 1e-4) {
     std::string e;
     std::vector<Value> want = RunArtifact(cpu_, kDLCPU, inputs, &e);
     EXPECT_EQ(e, "");
     const long long before = stats_->launches;
     std::vector<Value> got = RunArtifact(gpu_, kDLCUDA, inputs, &e);
     EXPECT_EQ(e, "");
-    ExpectSame(got, want);
+    ExpectSame(got, want, atol, rtol);
     EXPECT_EQ(stats_->live_allocations, 0);  // the session freed every device block
     return stats_->launches - before;
   }
@@ -282,6 +309,41 @@ def @main(%x: Tensor[(?, 6), float32], %y: Tensor[(6,), float32]) {
     } else {
       EXPECT_LT(launches, launches_at_1);  // the [0, 6] kernels launch nothing
     }
+  }
+}
+
+// A symbolic batch whose rows are independent runs the static GPU
+// schedules of one row, a block row per batch row (lowering/vm/
+// batch_split.h, codegen_cuda's kiln.batch_z): a float16 NCHW conv on the
+// tensor-core implicit-GEMM tile, a float16 dense over [N, 128, 64] on the
+// GEMM tile, a softmax over rows, each block's pointers moved to its row.
+TEST_F(CudaVmTest, SymbolicBatchRunsTheStaticSchedulesPerRow) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 16, 14, 14), float16], %w: Tensor[(24, 16, 3, 3), float16],
+          %a: Tensor[(N, 128, 64), float16], %v: Tensor[(128, 64), float16]) {
+  %0 = nn.relu(nn.conv2d(%x, %w, padding=[1, 1]));
+  %1 = nn.dense(%a, %v, units=128);
+  (%0, nn.softmax(cast(%1, dtype="float32"), axis=-1))
+}
+)";
+  if (!Compile(text, "batch_rows")) {
+    if (skip_) GTEST_SKIP() << "no host compiler for the kernels";
+    return;
+  }
+  const std::string bytes = [&] {
+    std::ifstream f(gpu_, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  EXPECT_NE(bytes.find("+= (long long)blockIdx.z * 3136LL;"), std::string::npos);  // x: 16*14*14
+  EXPECT_NE(bytes.find("kiln_conv_nchw_tc<"), std::string::npos);  // the tensor-core conv
+  EXPECT_NE(bytes.find("kiln_gemm_tc<"), std::string::npos);       // the tensor-core GEMM tile
+  for (int64_t n : {1, 3}) {
+    SCOPED_TRACE(absl::StrCat("n=", n));
+    std::vector<Value> in = {F32({n, 16, 14, 14}, 1.0f), F32({24, 16, 3, 3}, 0.3f),
+                             F32({n, 128, 64}, 1.0f), F32({128, 64}, 0.2f)};
+    for (Value& v : in) ToHalf(&v);
+    // The softmax of float16 logits: one rounding of a logit apart.
+    EXPECT_GT(Compare(in, 1e-3, 1e-2), 0);
   }
 }
 

@@ -8,8 +8,9 @@ prepare="tests/cuda/prepare_device_check"
 run="tests/cuda/device_run"
 out="${TEST_TMPDIR:-/tmp}/device_run_test"
 rm -rf "$out"
-"$prepare" "$out" --target llvm --only dense_256_fp32,resnet_block > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
-for c in dense_256_fp32 resnet_block; do
+"$prepare" "$out" --target llvm --only dense_256_fp32,resnet_block,vm_control_flow,vm_symbolic_batch \
+  > "$out.log" 2>&1 || { cat "$out.log"; exit 1; }
+for c in dense_256_fp32 resnet_block vm_control_flow vm_symbolic_batch; do
   "$run" check "$out/$c" cpu | tee "$out/$c.txt"
   grep -q "output 0: .*: ok" "$out/$c.txt" || { echo "FAIL: $c"; exit 1; }
 done

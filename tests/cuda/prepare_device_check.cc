@@ -66,8 +66,11 @@ absl::Status WriteNpy(const std::string& path, const HostTensor& t) {
   return absl::InternalError(m);
 }
 
+// `concrete`, when not empty: the model with its symbolic dims fixed, for the
+// inputs and the interpreter's outputs (the artifact is compiled from `text`).
 absl::Status Prepare(const std::string& out, const std::string& name, const std::string& text,
-                     bool check, const std::string& target, int64_t flops) {
+                     bool check, const std::string& target, int64_t flops,
+                     const std::string& concrete = "") {
   const std::string dir = absl::StrCat(out, "/", name);
   mkdir(dir.c_str(), 0755);
   if (flops > 0) {
@@ -83,6 +86,10 @@ absl::Status Prepare(const std::string& out, const std::string& name, const std:
   std::printf("%s: %d kernels, %llu bytes\n", name.c_str(), r.num_kernels,
               static_cast<unsigned long long>(r.file_bytes));
   if (!check) return absl::OkStatus();
+  if (!concrete.empty()) {
+    KILN_ASSIGN_OR_RETURN(Module fixed, ParseModule(concrete, name));
+    KILN_ASSIGN_OR_RETURN(typed, types::InferType(fixed));
+  }
   KILN_ASSIGN_OR_RETURN(std::vector<interp::Value> inputs,
                         testing::RandomInputs(typed, 5, -0.5, 0.5, 0, 3));
   // Batch-norm variances must be positive (as model_test does): |v| + 0.5.
@@ -127,6 +134,33 @@ std::string Conv(int c, int hw, int oc, int k, int stride, int pad, const char* 
                       "strides=[", stride, ", ", stride, "], padding=[", pad, ", ", pad, "]), %b))\n}\n");
 }
 
+// Models that need the VM (GPU VM artifacts, docs/vm.md "On a GPU"): a loop
+// by recursion and an `if` over static shapes, and a dense layer over
+// [N, 128, 256] with a symbolic batch (split by batch: the GEMM tile per row,
+// a block row per batch row); `n` fixes the batch for the inputs.
+std::string VmControlFlow() {
+  return R"(#[version = "0.1"]
+def @loop(%i: Tensor[(), int32], %x: Tensor[(64, 256), float32]) -> Tensor[(64, 256), float32] {
+  if (less(%i, 1)) {
+    %x
+  } else {
+    @loop(subtract(%i, 1), add(multiply(%x, 0.5f), 1f))
+  }
+}
+
+def @main(%n: Tensor[(), int32], %c: Tensor[(), bool], %x: Tensor[(64, 256), float32]) {
+  %0 = @loop(%n, %x);
+  if (%c) { negative(%0) } else { nn.softmax(exp(%0), axis=1) }
+}
+)";
+}
+
+std::string VmSymbolicBatch(const std::string& n) {
+  return absl::StrCat("#[version = \"0.1\"]\ndef @main(%x: Tensor[(", n,
+                      ", 128, 256), float32], %w: Tensor[(512, 256), float32], %b: Tensor[(512), float32]) {\n"
+                      "  nn.softmax(nn.relu(nn.bias_add(nn.dense(%x, %w, units=512), %b, axis=-1)), axis=-1)\n}\n");
+}
+
 // 2 * output elements * C * KH * KW.
 int64_t ConvFlops(int c, int hw, int oc, int k, int stride, int pad) {
   const int64_t o = (hw + 2 * pad - k) / stride + 1;
@@ -159,6 +193,7 @@ int Main(int argc, char** argv) {
     bool check;
     const char* cuda_target = nullptr;  // for a cuda target: this one instead
     int64_t flops = 0;                   // for the timing's TFLOP/s
+    std::string concrete;                // symbolic dims fixed, for the inputs
   };
   std::vector<Case> cases = {
       {"resnet_block", ReadFile(examples + "/resnet_block.kir"), true},
@@ -195,13 +230,17 @@ int Main(int argc, char** argv) {
        ConvFlops(32, 20, 48, 3, 1, 1)},
       {"conv_r50_3x3_28_fp32_tf32", Conv(128, 28, 128, 3, 1, 1, "float32"), false,
        "cuda -arch=sm_90 -tf32", ConvFlops(128, 28, 128, 3, 1, 1)},
+      // GPU VM artifacts, checked against the interpreter.
+      {"vm_control_flow", VmControlFlow(), true},
+      {"vm_symbolic_batch", VmSymbolicBatch("N"), true, nullptr, 0, VmSymbolicBatch("5")},
   };
   int failed = 0;
   for (const Case& c : cases) {
     if (!only.empty() && only.find(absl::StrCat(",", c.name, ",")) == std::string::npos) continue;
     const bool cuda = target.rfind("cuda", 0) == 0;
     absl::Status st = Prepare(out, c.name, c.text, c.check,
-                              c.cuda_target != nullptr && cuda ? c.cuda_target : target, c.flops);
+                              c.cuda_target != nullptr && cuda ? c.cuda_target : target, c.flops,
+                              c.concrete);
     if (!st.ok()) {
       std::fprintf(stderr, "%s: %s\n", c.name.c_str(), std::string(st.message()).c_str());
       failed = 1;
