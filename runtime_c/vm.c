@@ -17,114 +17,14 @@
 
 #include "kiln/threadpool.h"
 #include "runtime_c/runtime_internal.h"
+#include "runtime_c/vm_internal.h"
 #include "runtime_c/vm_signature.h"
 
-/* Largest storage one AllocStorage may ask for (as the graph executor). */
-#define KILN_VM_MAX_BYTES (UINT64_C(1) << 56)
-/* Most tensors one InvokePacked may pass after flattening tuples. */
-#define KILN_VM_MAX_KERNEL_ARGS 65536
+/* The helpers vm_device.c shares (runtime_c/vm_internal.h), by their short
+ * names here. */
+#define vm_error kiln_vm_error
+#define tensor_bytes kiln_vm_tensor_bytes
 
-enum { OBJ_TENSOR = 1, OBJ_STORAGE = 2, OBJ_ADT = 3, OBJ_CLOSURE = 4 };
-
-typedef struct KilnVmObject {
-  int32_t kind;
-  int32_t refs;
-} Obj;
-
-typedef struct {
-  Obj h;
-  void* data; /* 64-byte aligned */
-  uint64_t size;
-  uint64_t capacity; /* bytes allocated (>= size) */
-  /* With a device (kiln_vm_set_device): the device block (0 until a device
-   * kernel touches the storage, `capacity` bytes), whether anything was
-   * written yet, whether the device block holds the current data, and
-   * whether the host block is older than the device's. */
-  uint64_t dev;
-  uint8_t written, dev_valid, host_stale;
-} Storage;
-
-/* Storages a run freed, kept for the next allocations (the same model runs
- * the same sizes again: no malloc, no page faults of fresh memory). */
-#define KILN_VM_POOL_BLOCKS 256
-#define KILN_VM_POOL_BYTES (UINT64_C(1) << 31)
-
-typedef struct {
-  void* data;
-  uint64_t capacity;
-} PoolBlock;
-
-typedef struct {
-  Obj h;
-  Obj* storage; /* a Storage keeping data alive, or NULL (constants, inputs, inline) */
-  DLTensor t;
-  int64_t shape[32];
-  int64_t inline_data[2]; /* scalars made by the VM (LoadConsti, GetTag) */
-  int32_t readonly;       /* a constant or an input: never a kernel's output */
-  int32_t constant;       /* LoadConst's: 1 + the constant's index; else 0 */
-  uint64_t mirror;        /* with a device: a device copy of a tensor without storage */
-  uint64_t mirror_capacity;
-} Tensor;
-
-typedef struct {
-  Obj h;
-  int32_t tag; /* ADT: constructor tag; closure: function index */
-  int32_t n;
-  Obj* fields[];
-} Adt; /* also closures (kind OBJ_CLOSURE, tag = function) */
-
-typedef struct {
-  uint32_t func;
-  uint32_t pc;
-  int32_t ret_reg; /* the caller's destination register */
-  uint64_t base;   /* first register on the register stack */
-} Frame;
-
-struct KilnVm {
-  const KilnVmProgram* p;
-  const DLTensor* constants;
-  KilnKernelContext* ctx;
-  char what[256];
-
-  Obj** regs;
-  uint64_t num_regs, cap_regs;
-  Frame* frames;
-  uint32_t num_frames, cap_frames;
-
-  DLTensor** kargs; /* InvokePacked argument scratch */
-  uint32_t cap_kargs;
-  Obj** work; /* release work list */
-  uint64_t num_work, cap_work;
-
-  Obj** outputs;
-  uint32_t num_outputs;
-  /* Per output of a sequence type: its elements' tensors (views into the
-   * list held by outputs[i]) and how many; NULL / 0 otherwise. */
-  const DLTensor*** seq_elems;
-  uint64_t* seq_counts;
-  /* Per output of an optional type: 1 when the last run gave none (then
-   * outputs[i] is NULL; otherwise it holds the value, unwrapped). */
-  uint8_t* output_none;
-  uint64_t instructions, kernel_calls;
-  KilnVmTrace* trace;
-  uint64_t run_start_ns;
-
-  PoolBlock pool[KILN_VM_POOL_BLOCKS];
-  uint32_t pool_count;
-  uint64_t pool_bytes;
-  uint64_t max_storage_bytes; /* the machine's physical memory */
-
-  /* A device for the device kernels (kiln_vm_set_device), its pool of freed
-   * device blocks (addresses in PoolBlock.data), and each constant's device
-   * copy (0 until a device kernel reads it). */
-  KilnVmDevice dev;
-  int has_dev;
-  PoolBlock dev_pool[KILN_VM_POOL_BLOCKS];
-  uint32_t dev_pool_count;
-  uint64_t dev_pool_bytes;
-  uint64_t* const_dev;
-  uint64_t device_launches, device_copies;
-};
 
 /* Keeps `data` for reuse, or frees it when the pool is full. */
 static void pool_put(KilnVm* vm, void* data, uint64_t capacity) {
@@ -141,8 +41,8 @@ static void pool_put(KilnVm* vm, void* data, uint64_t capacity) {
 
 /* A pooled block of at least `bytes` and at most twice that (the smallest
  * such) out of pool[0 .. *count), or NULL. */
-static void* pool_pick(PoolBlock* pool, uint32_t* count, uint64_t* pool_bytes, uint64_t bytes,
-                       uint64_t* capacity) {
+void* kiln_vm_pool_pick(PoolBlock* pool, uint32_t* count, uint64_t* pool_bytes, uint64_t bytes,
+                        uint64_t* capacity) {
   uint32_t best = *count;
   for (uint32_t i = 0; i < *count; ++i) {
     const uint64_t c = pool[i].capacity;
@@ -157,23 +57,9 @@ static void* pool_pick(PoolBlock* pool, uint32_t* count, uint64_t* pool_bytes, u
 }
 
 static void* pool_take(KilnVm* vm, uint64_t bytes, uint64_t* capacity) {
-  return pool_pick(vm->pool, &vm->pool_count, &vm->pool_bytes, bytes, capacity);
+  return kiln_vm_pool_pick(vm->pool, &vm->pool_count, &vm->pool_bytes, bytes, capacity);
 }
 
-/* A freed device block kept for reuse (launches are queued on one stream, so
- * a later kernel using it runs after the earlier ones are done with it). */
-static void dev_pool_put(KilnVm* vm, uint64_t ptr, uint64_t capacity) {
-  if (ptr == 0) return;
-  if (vm->dev_pool_count == KILN_VM_POOL_BLOCKS ||
-      vm->dev_pool_bytes + capacity > KILN_VM_POOL_BYTES) {
-    vm->dev.release(vm->dev.self, ptr);
-    return;
-  }
-  vm->dev_pool[vm->dev_pool_count].data = (void*)(uintptr_t)ptr;
-  vm->dev_pool[vm->dev_pool_count].capacity = capacity;
-  ++vm->dev_pool_count;
-  vm->dev_pool_bytes += capacity;
-}
 
 void kiln_vm_set_trace(KilnVm* vm, KilnVmTrace* trace) { vm->trace = trace; }
 
@@ -199,10 +85,12 @@ static void obj_release(KilnVm* vm, Obj* o) {
     switch (x->kind) {
       case OBJ_STORAGE:
         pool_put(vm, ((Storage*)x)->data, ((Storage*)x)->capacity);
-        if (((Storage*)x)->dev != 0) dev_pool_put(vm, ((Storage*)x)->dev, ((Storage*)x)->capacity);
+        if (((Storage*)x)->dev != 0) kiln_vm_dev_pool_put(vm, ((Storage*)x)->dev, ((Storage*)x)->capacity);
         break;
       case OBJ_TENSOR: {
-        if (((Tensor*)x)->mirror != 0) dev_pool_put(vm, ((Tensor*)x)->mirror, ((Tensor*)x)->mirror_capacity);
+        if (((Tensor*)x)->mirror != 0) {
+          kiln_vm_dev_pool_put(vm, ((Tensor*)x)->mirror, ((Tensor*)x)->mirror_capacity);
+        }
         Obj* s = ((Tensor*)x)->storage;
         if (s != NULL && --s->refs == 0) push_work(vm, s);
         break;
@@ -262,13 +150,7 @@ static Tensor* new_scalar(DLDataType dtype, int64_t value) {
 
 /* ------------------------------------------------------------------ errors */
 
-static KilnStatus* vm_error(const KilnVm* vm, KilnStatusCode code, const char* format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static KilnStatus* vm_error(const KilnVm* vm, KilnStatusCode code, const char* format, ...) {
+KilnStatus* kiln_vm_error(const KilnVm* vm, KilnStatusCode code, const char* format, ...) {
   char message[1200];
   va_list ap;
   va_start(ap, format);
@@ -351,13 +233,11 @@ static uint64_t num_elements(const DLTensor* t) {
   return n;
 }
 
-static KilnStatus* host_access(KilnVm* vm, Tensor* t, int write);
-
 /* A one-element integer tensor's value (If, AllocStorage sizes). */
 static KilnStatus* scalar_of(KilnVm* vm, int32_t r, const char* operand, int64_t* out) {
   Obj* o;
   KilnStatus* st = get_obj(vm, r, OBJ_TENSOR, operand, &o);
-  if (st == NULL) st = host_access(vm, (Tensor*)o, 0);
+  if (st == NULL) st = kiln_vm_host_access(vm, (Tensor*)o, 0);
   if (st != NULL) return st;
   const DLTensor* t = &((Tensor*)o)->t;
   if (num_elements(t) != 1 || !tensor_int(t, 0, out)) {
@@ -371,7 +251,7 @@ static KilnStatus* scalar_of(KilnVm* vm, int32_t r, const char* operand, int64_t
 static KilnStatus* shape_of_reg(KilnVm* vm, int32_t r, int32_t* ndim, int64_t* dims) {
   Obj* o;
   KilnStatus* st = get_obj(vm, r, OBJ_TENSOR, "shape", &o);
-  if (st == NULL) st = host_access(vm, (Tensor*)o, 0);
+  if (st == NULL) st = kiln_vm_host_access(vm, (Tensor*)o, 0);
   if (st != NULL) return st;
   const DLTensor* t = &((Tensor*)o)->t;
   if (t->ndim != 1 || t->shape[0] > 32 || t->shape[0] < 0) {
@@ -389,7 +269,7 @@ static KilnStatus* shape_of_reg(KilnVm* vm, int32_t r, int32_t* ndim, int64_t* d
 }
 
 /* prod(dims) * bytes into *out; 0 on overflow past KILN_VM_MAX_BYTES. */
-static int tensor_bytes(DLDataType dtype, int32_t ndim, const int64_t* dims, uint64_t* out) {
+int kiln_vm_tensor_bytes(DLDataType dtype, int32_t ndim, const int64_t* dims, uint64_t* out) {
   uint64_t n = elem_bytes(dtype);
   for (int32_t d = 0; d < ndim; ++d) {
     uint64_t v = (uint64_t)dims[d];
@@ -511,27 +391,10 @@ void kiln_vm_free(KilnVm* vm) {
   free(vm->kargs);
   free(vm->work);
   for (uint32_t i = 0; i < vm->pool_count; ++i) free(vm->pool[i].data);
-  if (vm->has_dev) {
-    for (uint32_t i = 0; i < vm->dev_pool_count; ++i) {
-      vm->dev.release(vm->dev.self, (uint64_t)(uintptr_t)vm->dev_pool[i].data);
-    }
-    for (uint32_t c = 0; c < vm->p->num_constants; ++c) {
-      if (vm->const_dev[c] != 0) vm->dev.release(vm->dev.self, vm->const_dev[c]);
-    }
-    free(vm->const_dev);
-  }
+  kiln_vm_device_free(vm);
   free(vm);
 }
 
-KilnStatus* kiln_vm_set_device(KilnVm* vm, const KilnVmDevice* device) {
-  if (device == NULL) return NULL;
-  uint64_t* c = (uint64_t*)calloc(vm->p->num_constants > 0 ? vm->p->num_constants : 1, sizeof(uint64_t));
-  if (c == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", vm->what);
-  vm->dev = *device;
-  vm->const_dev = c;
-  vm->has_dev = 1;
-  return NULL;
-}
 
 const DLTensor* kiln_vm_output(const KilnVm* vm, uint32_t index) {
   if (vm == NULL || index >= vm->num_outputs || vm->outputs[index] == NULL) return NULL;
@@ -558,10 +421,6 @@ const DLTensor* kiln_vm_output_sequence_element(const KilnVm* vm, uint32_t index
   return vm->seq_elems[index][k];
 }
 
-void kiln_vm_device_stats(const KilnVm* vm, uint64_t* launches, uint64_t* copies) {
-  if (launches != NULL) *launches = vm != NULL ? vm->device_launches : 0;
-  if (copies != NULL) *copies = vm != NULL ? vm->device_copies : 0;
-}
 
 void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* kernel_calls) {
   if (instructions != NULL) *instructions = vm != NULL ? vm->instructions : 0;
@@ -571,160 +430,6 @@ void kiln_vm_last_run_stats(const KilnVm* vm, uint64_t* instructions, uint64_t* 
 KilnStatus* kiln_vm_check_input(const KilnVm* vm, uint32_t index, const DLTensor* x,
                                 const char* name) {
   return kiln_vm_signature_check_input(vm->p, index, x, name);
-}
-
-/* ---------------------------------------------------------------- device */
-
-/* Where a tensor's bytes live with a device (kiln_vm_set_device): a tensor
- * in a Storage follows the storage's state; one without (a constant, an
- * input, an inline scalar, or a view of one: `storage` then points at that
- * tensor) is read-only host memory, copied to the device once (constants
- * once per VM, into const_dev; the others into the base tensor's mirror). */
-
-static uint64_t round64(uint64_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
-
-static KilnStatus* dev_alloc(KilnVm* vm, uint64_t bytes, uint64_t* out) {
-  uint64_t cap = 0;
-  void* p = pool_pick(vm->dev_pool, &vm->dev_pool_count, &vm->dev_pool_bytes, bytes, &cap);
-  if (p != NULL) {
-    *out = (uint64_t)(uintptr_t)p;
-    return NULL;
-  }
-  KilnStatus* st = vm->dev.alloc(vm->dev.self, bytes, out);
-  if (st == NULL) return NULL;
-  /* Out of device memory: give the pool back and try once more. */
-  for (uint32_t i = 0; i < vm->dev_pool_count; ++i) {
-    vm->dev.release(vm->dev.self, (uint64_t)(uintptr_t)vm->dev_pool[i].data);
-  }
-  vm->dev_pool_count = 0;
-  vm->dev_pool_bytes = 0;
-  kiln_status_free(st);
-  st = vm->dev.alloc(vm->dev.self, bytes, out);
-  return st == NULL ? NULL : vm_error(vm, kiln_status_code(st), "%s", kiln_status_message(st));
-}
-
-static KilnStatus* dev_status(KilnVm* vm, KilnStatus* st) {
-  if (st == NULL) return NULL;
-  KilnStatus* out = vm_error(vm, kiln_status_code(st), "%s", kiln_status_message(st));
-  kiln_status_free(st);
-  return out;
-}
-
-/* Makes the host bytes of `t` current (a device kernel may have written them
- * last); with `write`, the host is about to write them. */
-static KilnStatus* host_access(KilnVm* vm, Tensor* t, int write) {
-  if (!vm->has_dev || t->storage == NULL || t->storage->kind != OBJ_STORAGE) return NULL;
-  Storage* s = (Storage*)t->storage;
-  if (s->host_stale) {
-    ++vm->device_copies;
-    KilnStatus* st = dev_status(vm, vm->dev.to_host(vm->dev.self, s->data, s->dev, s->size));
-    if (st != NULL) return st;
-    s->host_stale = 0;
-  }
-  if (write) {
-    s->written = 1;
-    s->dev_valid = 0;
-  }
-  return NULL;
-}
-
-/* The device address of `t`'s first byte, its bytes current on the device;
- * with `write`, a device kernel is about to write them. */
-static KilnStatus* device_access(KilnVm* vm, Tensor* t, int write, uint64_t* out) {
-  KilnStatus* st;
-  if (t->storage != NULL && t->storage->kind == OBJ_STORAGE) {
-    Storage* s = (Storage*)t->storage;
-    if (s->dev == 0 && (st = dev_alloc(vm, s->capacity, &s->dev)) != NULL) return st;
-    /* Written on the host since: the device block catches up (also before a
-     * write, which may cover only part of the storage). */
-    if (s->written && !s->dev_valid) {
-      ++vm->device_copies;
-      st = dev_status(vm, vm->dev.to_device(vm->dev.self, s->dev, s->data, s->size));
-      if (st != NULL) return st;
-    }
-    s->dev_valid = 1;
-    if (write) {
-      s->written = 1;
-      s->host_stale = 1;
-    }
-    *out = s->dev + (uint64_t)((const uint8_t*)t->t.data + t->t.byte_offset - (const uint8_t*)s->data);
-    return NULL;
-  }
-  if (write) return vm_error(vm, KILN_INTERNAL, "a device kernel's output is a constant or an input");
-  /* Read-only host memory: the base tensor's device copy. */
-  Tensor* base = t->storage != NULL ? (Tensor*)t->storage : t;
-  const uint8_t* base_data = (const uint8_t*)base->t.data + base->t.byte_offset;
-  const uint64_t offset = (uint64_t)((const uint8_t*)t->t.data + t->t.byte_offset - base_data);
-  uint64_t bytes = 0;
-  if (!tensor_bytes(base->t.dtype, base->t.ndim, base->t.shape, &bytes)) {
-    return vm_error(vm, KILN_INTERNAL, "a kernel argument exceeds 2^56 bytes");
-  }
-  uint64_t* slot = &base->mirror;
-  if (base->constant > 0 && vm->const_dev != NULL) slot = &vm->const_dev[base->constant - 1];
-  if (*slot == 0) {
-    uint64_t at = 0;
-    if (slot == &base->mirror) {
-      base->mirror_capacity = round64(bytes);
-      st = dev_alloc(vm, base->mirror_capacity, &at);
-    } else {
-      st = dev_status(vm, vm->dev.alloc(vm->dev.self, round64(bytes), &at));
-    }
-    if (st != NULL) return st;
-    ++vm->device_copies;
-    st = dev_status(vm, vm->dev.to_device(vm->dev.self, at, base_data, bytes));
-    if (st != NULL) {
-      if (slot == &base->mirror) {
-        dev_pool_put(vm, at, base->mirror_capacity);
-      } else {
-        vm->dev.release(vm->dev.self, at);
-      }
-      return st;
-    }
-    *slot = at;
-  }
-  *out = *slot + offset;
-  return NULL;
-}
-
-/* Every tensor reachable from `o` (tuples, ADTs, sequences) made current on
- * the host: main's outputs are host memory. */
-static KilnStatus* host_sync_tree(KilnVm* vm, Obj* o) {
-  if (!vm->has_dev || o == NULL) return NULL;
-  Obj* stack_mem[64];
-  Obj** stack = stack_mem;
-  uint64_t n = 0, cap = 64, visits = 0;
-  KilnStatus* st = NULL;
-  stack[n++] = o;
-  while (n > 0 && st == NULL) {
-    Obj* x = stack[--n];
-    if (++visits > (UINT64_C(1) << 26)) { /* a cycle through references */
-      st = vm_error(vm, KILN_INTERNAL, "main's result holds more than 2^26 objects");
-      break;
-    }
-    if (x == NULL) continue;
-    if (x->kind == OBJ_TENSOR) {
-      st = host_access(vm, (Tensor*)x, 0);
-      continue;
-    }
-    if (x->kind != OBJ_ADT) continue; /* closures hold no output */
-    Adt* a = (Adt*)x;
-    for (int32_t i = 0; i < a->n; ++i) {
-      if (n == cap) {
-        Obj** grown = (Obj**)malloc(2 * cap * sizeof(Obj*));
-        if (grown == NULL) {
-          st = vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
-          break;
-        }
-        memcpy(grown, stack, n * sizeof(Obj*));
-        if (stack != stack_mem) free(stack);
-        stack = grown;
-        cap *= 2;
-      }
-      stack[n++] = a->fields[i];
-    }
-  }
-  if (stack != stack_mem) free(stack);
-  return st;
 }
 
 /* ------------------------------------------------------------------- run */
@@ -759,42 +464,6 @@ static KilnStatus* flatten_arg(KilnVm* vm, Obj* o, uint32_t* n, int depth) {
   return NULL;
 }
 
-/* A device kernel's launch: every argument's device address (inputs made
- * current there, outputs written there), checked against the kernel's
- * parameters by the device's launch. */
-static KilnStatus* invoke_device(KilnVm* vm, const KilnVmInstr* in, uint32_t n, uint32_t first_out) {
-  uint64_t stack_data[32];
-  uint64_t* data = n <= 32 ? stack_data : (uint64_t*)malloc(n * sizeof(uint64_t));
-  if (data == NULL) return vm_error(vm, KILN_RESOURCE_EXHAUSTED, "out of memory");
-  KilnStatus* st = NULL;
-  for (uint32_t k = 0; k < n && st == NULL; ++k) {
-    Tensor* t = (Tensor*)((uint8_t*)vm->kargs[k] - offsetof(Tensor, t));
-    st = device_access(vm, t, k >= first_out, &data[k]);
-  }
-  if (st == NULL) {
-    ++vm->kernel_calls;
-    ++vm->device_launches;
-    const uint64_t a = vm->trace != NULL ? kiln_now_ns() : 0;
-    st = vm->dev.launch(vm->dev.self, (uint32_t)in->a, (const DLTensor* const*)vm->kargs, data, n);
-    if (st != NULL) {
-      KilnStatus* out = vm_error(vm, kiln_status_code(st), "kernel '%s' (on the device): %s",
-                                 vm->p->kernel_names[in->a], kiln_status_message(st));
-      kiln_status_free(st);
-      st = out;
-    } else if (vm->trace != NULL) {
-      /* Traced: each launch waited for, so its time is its own. */
-      st = dev_status(vm, vm->dev.synchronize(vm->dev.self));
-      const uint64_t b = kiln_now_ns();
-      if (st == NULL) {
-        kiln_vm_trace_record(vm->trace, (uint32_t)in->a, a - vm->run_start_ns, b - a,
-                             vm->kargs[n - (uint32_t)in->b]);
-      }
-    }
-  }
-  if (data != stack_data) free(data);
-  return st;
-}
-
 static KilnStatus* invoke_packed(KilnVm* vm, const KilnVmInstr* in) {
   uint32_t n = 0, first_out = UINT32_MAX;
   for (int32_t i = 0; i < in->count; ++i) {
@@ -815,12 +484,12 @@ static KilnStatus* invoke_packed(KilnVm* vm, const KilnVmInstr* in) {
     }
   }
   if (first_out > n) first_out = n;
-  if (vm->has_dev && vm->dev.is_device[in->a]) return invoke_device(vm, in, n, first_out);
+  if (vm->has_dev && vm->dev.is_device[in->a]) return kiln_vm_invoke_device(vm, in, n, first_out);
   if (vm->has_dev) {
     /* A host kernel: its inputs current on the host, its outputs written there. */
     for (uint32_t k = 0; k < n; ++k) {
       Tensor* t = (Tensor*)((uint8_t*)vm->kargs[k] - offsetof(Tensor, t));
-      KilnStatus* st = host_access(vm, t, k >= first_out);
+      KilnStatus* st = kiln_vm_host_access(vm, t, k >= first_out);
       if (st != NULL) return st;
     }
   }
@@ -1454,8 +1123,8 @@ KilnStatus* kiln_vm_run_with(KilnVm* vm, const DLTensor* const* inputs, const Ki
 
 done:
   /* With a device: every launch done (a failure named), the outputs on the host. */
-  st = vm->has_dev ? dev_status(vm, vm->dev.synchronize(vm->dev.self)) : NULL;
-  if (st == NULL) st = host_sync_tree(vm, result);
+  st = kiln_vm_device_synchronize(vm);
+  if (st == NULL) st = kiln_vm_host_sync_tree(vm, result);
   if (st == NULL) st = take_outputs(vm, result);
   obj_release(vm, result);
   if (vm->trace != NULL) {

@@ -1,6 +1,9 @@
 // AlterOpLayout: NCHWc blocking of conv2d for CPU targets, carried through
 // elementwise ops; one memoized bottom-up rewrite (the same layout-state
-// scheme as ConvertLayout: {orig, cur} per rewritten 4-D value).
+// scheme as ConvertLayout: {orig, cur} per rewritten 4-D value). For CUDA
+// targets: a matmul by a constant [K, N] (ONNX MatMul's weights) becomes a
+// dense by its transpose [N, K] (FoldConstant folds it), so both GEMM
+// operands are k-major, the layout Hopper's wgmma reads.
 #include "passes/alter_op_layout/alter_op_layout.h"
 
 #include <optional>
@@ -15,6 +18,7 @@
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "ir/traversal.h"
+#include "passes/infra/expr_util.h"
 #include "types/infer_type.h"
 
 namespace kiln::passes {
@@ -399,6 +403,31 @@ bool ProbeBlockedConv() {
   return tt != nullptr && tt->shape == ShapeFromInts({1, 1, 4, 4, 16});
 }
 
+// nn.matmul(x, W) without transposes, W a constant [K, N]: nn.dense(x,
+// transpose(W)) (the transpose folded by FoldConstant); nn.matmul(x, W) with
+// transpose_b: nn.dense(x, W). The same product, both operands k-major.
+class MatmulToDense : public TypedRewriter {
+ protected:
+  absl::StatusOr<Expr> Transform(const Expr&, Expr post) override {
+    const CallNode* c = AsOpCall(post, "nn.matmul");
+    if (c == nullptr || c->args.size() != 2) return post;
+    const auto* a = c->attrs.as<MatmulAttrs>();
+    TensorType w = TensorTypeOf(c->args[1]);
+    if (a == nullptr || a->transpose_a || !w || w->ndim() != 2) return post;
+    Expr weight = c->args[1];
+    if (!a->transpose_b) {
+      if (c->args[1].as<ConstantNode>() == nullptr) return post;
+      auto ta = MakeRef<TransposeAttrs>();
+      const_cast<TransposeAttrs*>(ta.get())->axes = std::vector<int64_t>{1, 0};
+      KILN_ASSIGN_OR_RETURN(weight, CallOpNamed("transpose", {weight}, Attrs(ta)));
+    }
+    auto da = MakeRef<DenseAttrs>();
+    const_cast<DenseAttrs*>(da.get())->units = a->units;
+    const_cast<DenseAttrs*>(da.get())->out_dtype = a->out_dtype;
+    return CallOpNamed("nn.dense", {c->args[0], weight}, Attrs(da));
+  }
+};
+
 }  // namespace
 
 bool BlockedConvTypeSupported() {
@@ -409,6 +438,12 @@ bool BlockedConvTypeSupported() {
 absl::StatusOr<Function> AlterOpLayoutFunction(const Function& f,
                                                const AlterOpLayoutOptions& options) {
   if (IsSealed(f)) return f;
+  if (options.target.rfind("cuda", 0) == 0) {
+    MatmulToDense r;
+    KILN_ASSIGN_OR_RETURN(Expr body, r.Rewrite(f->body));
+    if (body.get() == f->body.get()) return f;
+    return MakeFunction(f->params, body, f->ret_type, f->type_params, f->attrs);
+  }
   if (options.target.rfind("llvm", 0) != 0) return f;
   if (options.require_type_support && !BlockedConvTypeSupported()) return f;
   Blocker b;

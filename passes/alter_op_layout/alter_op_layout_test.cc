@@ -375,6 +375,36 @@ TEST(AlterOpLayoutTest, OtherTargetsAreLeftAlone) {
   EXPECT_EQ(g->get(), f.get());
 }
 
+// For CUDA: a matmul by a constant becomes a dense by its transpose (both
+// operands k-major, as wgmma reads them); one by a parameter, or with
+// transpose_a, stays.
+TEST(AlterOpLayoutTest, CudaMatmulByAConstantBecomesDense) {
+  Function f = Typed(R"(
+def @main(%x: Tensor[(4, 8), float16], %y: Tensor[(8, 6), float16]) {
+  %0 = nn.matmul(%x, meta[Constant][0]);
+  %1 = nn.matmul(%x, %y);
+  (%0, %1)
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(8, 6), float16] b64"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+)");
+  AlterOpLayoutOptions opts;
+  opts.target = "cuda";
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::string text = PrintExpr((*g)->body);
+  EXPECT_NE(text.find("= transpose(%0, axes=[1, 0]);"), std::string::npos) << text;
+  EXPECT_NE(text.find("= nn.dense(%x, %1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("nn.matmul(%x, %y"), std::string::npos) << text;
+  ExpectWellTyped(*g);
+  // The same function for the CPU keeps its matmuls.
+  auto cpu = AlterOpLayoutFunction(f);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  EXPECT_EQ(PrintExpr((*cpu)->body).find("nn.dense"), std::string::npos);
+}
+
 TEST(AlterOpLayoutTest, NHWCConvIsLeftAlone) {
   Function f = Typed(R"(
 def @main(%x: Tensor[(1, 8, 8, 16), float32], %w: Tensor[(3, 3, 16, 16), float32]) {

@@ -473,6 +473,26 @@ TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
   kiln_artifact_release(a);
 }
 
+// ONNX MatMul's constant weights ([K, N], n-major) on sm_90a: AlterOpLayout
+// makes the matmul a dense by the transposed constant (folded), so both
+// operands are k-major and the GEMM runs on wgmma; against the CPU artifact.
+TEST(CudaSessionFp16Test, MatmulByConstantWeightsRunsOnWarpgroupMma) {
+  const std::vector<uint16_t> w = Wave(96 * 256, 0.2f, 0.11f, true);
+  const std::string b64 = absl::Base64Escape(
+      absl::string_view(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(uint16_t)));
+  const std::string text = absl::StrCat(R"(#[version = "0.1"]
+def @main(%x: Tensor[(128, 96), float16], %b: Tensor[(256), float16]) {
+  nn.relu(nn.bias_add(nn.matmul(%x, meta[Constant][0]), %b))
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(96, 256), float16] b64")",
+                                        b64, "\";\n");
+  RunsLikeTheCpuArtifact(text, "cuda -arch=sm_90a", "kiln_gemm_wg<false>(", "matmul_wg",
+                         {{"x", {128, 96}, Wave(128 * 96, 1.0f, 0.37f)}, {"b", {256}, Bias(256)}},
+                         {128, 256}, 1000);
+}
+
 // A float16 conv + bias + relu (NCHW, 3x3, padding 1, ragged channels and
 // pixels): on cuda the implicit GEMM on tensor cores (kiln_conv_nchw_tc),
 // through the user's path, against the CPU artifact.
