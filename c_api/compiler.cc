@@ -31,6 +31,21 @@ double Ms(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::ti
 
 namespace {
 
+// The vector width and CPU description the strategies schedule for, from
+// `target` where the options leave them unset.
+absl::Status DescribeCpuTarget(const codegen::Target& target, lowering::LowerOptions* lower) {
+  if (lower->vector_lanes <= 0) {
+    KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
+    lower->vector_lanes = bits / 32;
+  }
+  if (!lower->target) {
+    KILN_ASSIGN_OR_RETURN(lowering::CpuTarget cpu, codegen::DescribeCpu(target));
+    cpu.vector_bits = lower->vector_lanes * 32;
+    lower->target = cpu;
+  }
+  return absl::OkStatus();
+}
+
 // A "cuda ..." target for a model that needs the VM (docs/vm.md, "On a
 // GPU"): the program compiled as for the CPU, then every fused kernel
 // lowered again for the GPU (codegen_cuda) into the artifact's DEVICE_CODE,
@@ -47,15 +62,7 @@ absl::StatusOr<CompileReport> CompileCudaVm(const Module& fused, const CompileOp
   KILN_ASSIGN_OR_RETURN(codegen::Target host, codegen::ParseTarget("llvm -mcpu=generic"));
   lowering::LowerOptions lower = options.lower;
   lower.gpu.reset();
-  if (lower.vector_lanes <= 0) {
-    KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(host));
-    lower.vector_lanes = bits / 32;
-  }
-  if (!lower.target) {
-    KILN_ASSIGN_OR_RETURN(lowering::CpuTarget cpu, codegen::DescribeCpu(host));
-    cpu.vector_bits = lower.vector_lanes * 32;
-    lower.target = cpu;
-  }
+  KILN_RETURN_IF_ERROR(DescribeCpuTarget(host, &lower));
   KILN_ASSIGN_OR_RETURN(lowering::vm::VmCompiled vmc, lowering::vm::CompileForVm(fused, lower));
 
   // The device kernels: the fused kernels the GPU path takes.
@@ -275,15 +282,7 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
   if (options.progress) {
     lower.progress = [&options](int done, int total) { options.progress("lower", done, total); };
   }
-  if (lower.vector_lanes <= 0) {
-    KILN_ASSIGN_OR_RETURN(int bits, codegen::VectorRegisterBits(target));
-    lower.vector_lanes = bits / 32;
-  }
-  if (!lower.target) {
-    KILN_ASSIGN_OR_RETURN(lowering::CpuTarget cpu, codegen::DescribeCpu(target));
-    cpu.vector_bits = lower.vector_lanes * 32;
-    lower.target = cpu;
-  }
+  KILN_RETURN_IF_ERROR(DescribeCpuTarget(target, &lower));
   if (lowering::vm::NeedsVm(fused)) {
     // Not a static dataflow graph: compiled for the VM (lowering/vm).
     phase("lower");

@@ -41,6 +41,13 @@ void kiln_vm_dev_pool_put(KilnVm* vm, uint64_t ptr, uint64_t capacity) {
 
 static uint64_t round64(uint64_t bytes) { return bytes == 0 ? 64 : (bytes + 63) / 64 * 64; }
 
+static KilnStatus* dev_status(KilnVm* vm, KilnStatus* st) {
+  if (st == NULL) return NULL;
+  KilnStatus* out = vm_error(vm, kiln_status_code(st), "%s", kiln_status_message(st));
+  kiln_status_free(st);
+  return out;
+}
+
 static KilnStatus* dev_alloc(KilnVm* vm, uint64_t bytes, uint64_t* out) {
   uint64_t cap = 0;
   void* p = pool_pick(vm->dev_pool, &vm->dev_pool_count, &vm->dev_pool_bytes, bytes, &cap);
@@ -57,15 +64,7 @@ static KilnStatus* dev_alloc(KilnVm* vm, uint64_t bytes, uint64_t* out) {
   vm->dev_pool_count = 0;
   vm->dev_pool_bytes = 0;
   kiln_status_free(st);
-  st = vm->dev.alloc(vm->dev.self, bytes, out);
-  return st == NULL ? NULL : vm_error(vm, kiln_status_code(st), "%s", kiln_status_message(st));
-}
-
-static KilnStatus* dev_status(KilnVm* vm, KilnStatus* st) {
-  if (st == NULL) return NULL;
-  KilnStatus* out = vm_error(vm, kiln_status_code(st), "%s", kiln_status_message(st));
-  kiln_status_free(st);
-  return out;
+  return dev_status(vm, vm->dev.alloc(vm->dev.self, bytes, out));
 }
 
 /* Makes the host bytes of `t` current (a device kernel may have written them

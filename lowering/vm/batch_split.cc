@@ -412,40 +412,48 @@ absl::StatusOr<std::optional<LoweredFunc>> LowerBatchSplit(const Function& fn,
   if (inner.size() != num_flat + one->constants.size() + static_cast<size_t>(one->num_outputs)) {
     return std::optional<LoweredFunc>();
   }
+  // Elements per row of each batched parameter (-1: not batched); none
+  // splits when one is not a compact [1, static...] buffer.
+  std::vector<int64_t> per_row(inner.size(), -1);
+  for (size_t i = 0; i < inner.size(); ++i) {
+    const tir::Buffer& b = inner[i];
+    if (!(i < num_flat ? flat_batched[i] : i >= num_flat + one->constants.size())) continue;
+    if (b->shape.empty() || !tir::IsConstValue(b->shape[0], 1) || !b->strides.empty() ||
+        (b->elem_offset && !tir::IsConstValue(b->elem_offset, 0))) {
+      return std::optional<LoweredFunc>();
+    }
+    per_row[i] = 1;
+    for (size_t d = 1; d < b->shape.size(); ++d) {
+      if (!b->shape[d]->is_const_int()) return std::optional<LoweredFunc>();
+      per_row[i] *= b->shape[d]->int_value;
+    }
+  }
+  auto widened = [&](const tir::Buffer& b, const tir::PrimExpr& rows) {
+    std::vector<tir::PrimExpr> shape = b->shape;
+    shape[0] = rows;
+    return shape;
+  };
   const tir::Var batch_n = tir::MakeVar(n);
   if (options.gpu) {
     // On a GPU the rows are blocks: the N = 1 kernel's body as it is, each
     // batched parameter [N, ...] (the same data variable), and the launch's
     // z the batch, each block's batched pointers moved to its row by the
-    // code generator (attrs["kiln.batch_z"], codegen_cuda). A body that
-    // binds blockIdx.z itself is not split.
-    // The schedules bind a batch axis (conv2d's, a batched GEMM's) to
-    // blockIdx.z: of extent 1 here, that loop becomes its index 0.
+    // code generator (attrs["kiln.batch_z"], codegen_cuda). The schedules
+    // bind a batch axis (conv2d's, a batched GEMM's) to blockIdx.z: of
+    // extent 1 here, that loop becomes its index 0; a body that binds
+    // blockIdx.z otherwise is not split.
     DropUnitBlockZ drop;
     tir::Stmt body = drop.VisitStmt(one->func->body);
     if (drop.other) return std::optional<LoweredFunc>();
     std::vector<tir::Buffer> params;
     std::vector<std::string> rows;
     for (size_t i = 0; i < inner.size(); ++i) {
-      const tir::Buffer& b = inner[i];
-      const bool is_batched = i < num_flat ? flat_batched[i] : i >= num_flat + one->constants.size();
-      if (!is_batched) {
-        params.push_back(b);
+      if (per_row[i] < 0) {
+        params.push_back(inner[i]);
         continue;
       }
-      if (b->shape.empty() || !tir::IsConstValue(b->shape[0], 1) || !b->strides.empty() ||
-          (b->elem_offset && !tir::IsConstValue(b->elem_offset, 0))) {
-        return std::optional<LoweredFunc>();
-      }
-      int64_t per_row = 1;
-      for (size_t d = 1; d < b->shape.size(); ++d) {
-        if (!b->shape[d]->is_const_int()) return std::optional<LoweredFunc>();
-        per_row *= b->shape[d]->int_value;
-      }
-      std::vector<tir::PrimExpr> shape = b->shape;
-      shape[0] = batch_n;
-      params.push_back(tir::WithShape(b, std::move(shape), {}));
-      rows.push_back(absl::StrCat(i, ":", per_row));
+      params.push_back(tir::WithShape(inner[i], widened(inner[i], batch_n), {}));
+      rows.push_back(absl::StrCat(i, ":", per_row[i]));
     }
     if (rows.empty()) return std::optional<LoweredFunc>();
     std::map<std::string, std::string> attrs = one->func->attrs;
@@ -460,26 +468,14 @@ absl::StatusOr<std::optional<LoweredFunc>> LowerBatchSplit(const Function& fn,
   std::vector<tir::Buffer> outer;
   for (size_t i = 0; i < inner.size(); ++i) {
     const tir::Buffer& b = inner[i];
-    const bool is_batched = i < num_flat ? flat_batched[i] : i >= num_flat + one->constants.size();
-    if (!is_batched) {
+    if (per_row[i] < 0) {
       outer.push_back(b);
       continue;
     }
-    if (b->shape.empty() || !tir::IsConstValue(b->shape[0], 1) || !b->strides.empty() ||
-        (b->elem_offset && !tir::IsConstValue(b->elem_offset, 0))) {
-      return std::optional<LoweredFunc>();
-    }
-    int64_t per_row = 1;
-    for (size_t d = 1; d < b->shape.size(); ++d) {
-      if (!b->shape[d]->is_const_int()) return std::optional<LoweredFunc>();
-      per_row *= b->shape[d]->int_value;
-    }
-    std::vector<tir::PrimExpr> shape = b->shape;
-    shape[0] = batch_n;
-    tir::Buffer wide = tir::MakeBuffer(b->name, b->dtype, std::move(shape), b->scope);
+    tir::Buffer wide = tir::MakeBuffer(b->name, b->dtype, widened(b, batch_n), b->scope);
     // The wide buffer flat, as the body indexes it.
-    tir::Buffer flat = tir::WithShape(wide, {tir::Mul(batch_n, tir::IntImm(per_row))}, {});
-    shift.rows[b->data.get()] = {flat, tir::Mul(row, tir::IntImm(per_row))};
+    tir::Buffer flat = tir::WithShape(wide, {tir::Mul(batch_n, tir::IntImm(per_row[i]))}, {});
+    shift.rows[b->data.get()] = {flat, tir::Mul(row, tir::IntImm(per_row[i]))};
     shift.data_vars.insert(b->data.get());
     outer.push_back(wide);
   }

@@ -62,13 +62,19 @@ meta[Constant][0] = Tensor[(8, 6), float32] b64")",
                       b64, "\";\n");
 }
 
-absl::StatusOr<compiler::CompileReport> CompileFor(const std::string& target, const std::string& path) {
-  KILN_ASSIGN_OR_RETURN(Module m, ParseModule(ModelText(), "cuda_artifact_test"));
+absl::StatusOr<compiler::CompileReport> CompileFor(const std::string& target, const std::string& path,
+                                                   const std::string& text = ModelText()) {
+  KILN_ASSIGN_OR_RETURN(Module m, ParseModule(text, "cuda_artifact_test"));
   KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(m));
   compiler::CompileOptions o;
   o.target = target;
   return compiler::CompileToLibrary(typed, o, path);
 }
+
+// A model that needs the VM: relu of a symbolic batch.
+constexpr char kSymbolicRelu[] = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
+)";
 
 std::string ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -190,15 +196,8 @@ TEST_F(CudaArtifactTest, CpuArtifactsHaveNoDeviceCode) {
 // program, and DEVICE_CODE for its kernels (relu of a symbolic batch: a
 // launch computed from the shapes, DEVICE_CODE version 2).
 TEST_F(CudaArtifactTest, ModelsThatNeedTheVmAreGpuVmArtifacts) {
-  absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
-def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
-)", "t");
-  ASSERT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<Module> typed = types::InferType(*m);
-  ASSERT_TRUE(typed.ok()) << typed.status();
-  compiler::CompileOptions o;
-  o.target = "cuda -arch=sm_90";
-  absl::StatusOr<compiler::CompileReport> r = compiler::CompileToLibrary(*typed, o, TempPath("vm.so"));
+  absl::StatusOr<compiler::CompileReport> r =
+      CompileFor("cuda -arch=sm_90", TempPath("vm.so"), kSymbolicRelu);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->executor, "vm");
   EXPECT_EQ(r->num_device_kernels, 1);
@@ -215,8 +214,7 @@ def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
   const size_t at = bytes.find(std::string("KILNART\0", 8));
   ASSERT_NE(at, std::string::npos);
   EXPECT_EQ(static_cast<uint8_t>(bytes[at + 8]), KILN_ARTIFACT_FORMAT_VERSION_DEVICE_VM);
-  o.target = "cuda -arch=sm_70";
-  r = compiler::CompileToLibrary(*typed, o, TempPath("vm.so"));
+  r = CompileFor("cuda -arch=sm_70", TempPath("vm.so"), kSymbolicRelu);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("sm_70"), std::string::npos) << r.status();
 }
@@ -317,16 +315,8 @@ int64_t Op(int opcode, int64_t operand = 0) { return operand * 16 + opcode; }
 // each field that can be wrong refused with its message, and every byte of
 // the launch words flipped 3 ways: refused or loaded, never a crash.
 TEST_F(CudaArtifactTest, SymbolicLaunchesAreValidated) {
-  absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
-def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
-)", "t");
-  ASSERT_TRUE(m.ok()) << m.status();
-  absl::StatusOr<Module> typed = types::InferType(*m);
-  ASSERT_TRUE(typed.ok()) << typed.status();
-  compiler::CompileOptions o;
-  o.target = "cuda -arch=sm_90";
   const std::string path = TempPath("symbolic.so");
-  absl::StatusOr<compiler::CompileReport> r = compiler::CompileToLibrary(*typed, o, path);
+  absl::StatusOr<compiler::CompileReport> r = CompileFor("cuda -arch=sm_90", path, kSymbolicRelu);
   ASSERT_TRUE(r.ok()) << r.status();
   const std::string bytes = ReadAll(path);
   const size_t dc = DeviceCodeAt(bytes);

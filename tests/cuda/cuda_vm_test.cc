@@ -83,7 +83,7 @@ Value F32(std::vector<int64_t> shape, float scale) {
   std::vector<float> f(static_cast<size_t>(n));
   for (size_t i = 0; i < f.size(); ++i) f[i] = scale * std::sin(0.37f * static_cast<float>(i) + 0.2f);
   v.bytes.resize(f.size() * sizeof(float));
-  std::memcpy(v.bytes.data(), f.data(), v.bytes.size());
+  if (!f.empty()) std::memcpy(v.bytes.data(), f.data(), v.bytes.size());
   return v;
 }
 
@@ -108,6 +108,22 @@ Value Scalar(DLDataType dtype, T x) {
   return v;
 }
 
+// Sets input i of session `s` to values[i] (CPU memory); "" or the status.
+std::string SetInputs(KilnSession* s, const std::vector<Value>& values) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::vector<int64_t> shape = values[i].shape;
+    DLTensor t{};
+    t.data = const_cast<uint8_t*>(values[i].bytes.data());
+    t.device = {kDLCPU, 0};
+    t.ndim = static_cast<int32_t>(shape.size());
+    t.dtype = values[i].dtype;
+    t.shape = shape.data();
+    std::string e = TakeStatus(kiln_session_set_input_index(s, static_cast<int32_t>(i), &t));
+    if (!e.empty()) return e;
+  }
+  return "";
+}
+
 // The artifact `path` run on `device` once per input set; every output of
 // every run (shape then bytes), or a failure's status in `error`.
 std::vector<Value> RunArtifact(const std::string& path, DLDeviceType device, const std::vector<Value>& inputs,
@@ -123,16 +139,7 @@ std::vector<Value> RunArtifact(const std::string& path, DLDeviceType device, con
   *error = TakeStatus(kiln_session_create(a, &o, &s));
   std::vector<Value> out;
   if (error->empty()) {
-    for (size_t i = 0; i < inputs.size() && error->empty(); ++i) {
-      std::vector<int64_t> shape = inputs[i].shape;
-      DLTensor t{};
-      t.data = const_cast<uint8_t*>(inputs[i].bytes.data());
-      t.device = {kDLCPU, 0};
-      t.ndim = static_cast<int32_t>(shape.size());
-      t.dtype = inputs[i].dtype;
-      t.shape = shape.data();
-      *error = TakeStatus(kiln_session_set_input_index(s, static_cast<int32_t>(i), &t));
-    }
+    *error = SetInputs(s, inputs);
     if (error->empty()) *error = TakeStatus(kiln_session_run(s));
     for (int32_t k = 0; error->empty() && k < kiln_artifact_num_outputs(a); ++k) {
       const DLTensor* t = nullptr;
@@ -371,6 +378,48 @@ def @main(%x: Tensor[(4, 6), float32], %s: Tensor[(2,), int64]) {
   }
 }
 
+// The profiler on a GPU VM session: one row per kernel call (each launch
+// waited for), then the VM's own row.
+TEST_F(CudaVmTest, ProfileHasARowPerDeviceLaunch) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%c: Tensor[(), bool], %x: Tensor[(64, 64), float32]) {
+  if (%c) { exp(%x) } else { nn.softmax(negative(%x), axis=1) }
+}
+)";
+  if (!Compile(text, "profile")) {
+    if (skip_) GTEST_SKIP() << "no host compiler for the kernels";
+    return;
+  }
+  KilnArtifact* a = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_artifact_load(gpu_.c_str(), &a)), "");
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.device_type = kDLCUDA;
+  KilnSession* s = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
+  Value c = Scalar<uint8_t>(DLDataType{6, 8, 1}, 0), x = F32({64, 64}, 1.0f);
+  ASSERT_EQ(SetInputs(s, {c, x}), "");
+  const long long before = stats_->launches;
+  KilnProfile* p = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_session_profile(s, &p)), "");
+  const int32_t rows = kiln_profile_num_nodes(p);
+  EXPECT_EQ(rows, 1 + (stats_->launches - before));  // every launch, then "vm"
+  bool softmax = false;
+  for (int32_t i = 0; i < rows; ++i) {
+    const char* name = nullptr;
+    const char* op = nullptr;
+    double us = -1;
+    ASSERT_EQ(TakeStatus(kiln_profile_node(p, i, &name, &op, &us)), "");
+    EXPECT_GE(us, 0.0);
+    softmax |= std::string(name).find("softmax") != std::string::npos;
+  }
+  EXPECT_TRUE(softmax);  // the else branch's kernel
+  kiln_profile_release(p);
+  kiln_session_release(s);
+  kiln_artifact_release(a);
+  EXPECT_EQ(stats_->live_allocations, 0);
+}
+
 // Failures at run time are statuses naming the kernel; the session stays
 // usable.
 TEST_F(CudaVmTest, DeviceFailuresAreStatuses) {
@@ -391,18 +440,7 @@ def @main(%c: Tensor[(), bool], %x: Tensor[(64, 64), float32]) {
   KilnSession* s = nullptr;
   ASSERT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
   Value c = Scalar<uint8_t>(DLDataType{6, 8, 1}, 1), x = F32({64, 64}, 1.0f);
-  int64_t xs[2] = {64, 64};
-  DLTensor ct{}, xt{};
-  ct.data = c.bytes.data();
-  ct.device = {kDLCPU, 0};
-  ct.dtype = c.dtype;
-  xt.data = x.bytes.data();
-  xt.device = {kDLCPU, 0};
-  xt.ndim = 2;
-  xt.shape = xs;
-  xt.dtype = x.dtype;
-  ASSERT_EQ(TakeStatus(kiln_session_set_input_index(s, 0, &ct)), "");
-  ASSERT_EQ(TakeStatus(kiln_session_set_input_index(s, 1, &xt)), "");
+  ASSERT_EQ(SetInputs(s, {c, x}), "");
   // No device block of 16 KiB: the run fails naming the kernel.
   setenv("KILN_FAKE_CUDA_MEMORY", "1024", 1);
   std::string e = TakeStatus(kiln_session_run(s));
