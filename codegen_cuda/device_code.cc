@@ -120,9 +120,16 @@ absl::StatusOr<std::vector<int64_t>> EncodeLaunch(const CudaKernel& k, const tir
       } else if (it != vars.end()) {
         w.push_back(-1 - it->second);
       } else {
-        // An extent computed from the variables (N * 2) would go unchecked.
-        return absl::UnimplementedError(
-            absl::StrCat("kernel ", k.name, ": an argument extent that is an expression"));
+        // An extent computed from the variables (N * 12): its expression.
+        std::vector<int64_t> ops;
+        KILN_RETURN_IF_ERROR(Postfix(d, vars, &ops));
+        if (ops.empty() || ops.size() > KILN_DEVICE_MAX_LAUNCH_OPS) {
+          return absl::UnimplementedError(
+              absl::StrCat("kernel ", k.name, ": an argument extent of ", ops.size(), " ops"));
+        }
+        w.push_back(KILN_DEVICE_DIM_EXPR);
+        w.push_back(static_cast<int64_t>(ops.size()));
+        w.insert(w.end(), ops.begin(), ops.end());
       }
     }
   }

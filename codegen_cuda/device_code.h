@@ -12,9 +12,9 @@
 // A kernel whose grid depends on symbolic shapes (a GPU VM artifact's) gets
 // a launch program (DEVICE_CODE version 2): its shape variables read from
 // its arguments' extents, every argument's extents to check, the grid as
-// expressions of the variables. One whose variables are not all some
-// argument's extent, or whose extents or grid are other expressions, is
-// refused, naming it (EncodeLaunch tells first).
+// expressions of the variables (an extent such as N * 12 too). One whose
+// variables are not all some argument's extent, or whose extents or grid
+// are other expressions, is refused, naming it (EncodeLaunch tells first).
 #ifndef KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 #define KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 

@@ -106,6 +106,57 @@ void kiln_device_code_free(KilnDeviceCode* code) {
 static int op_code(int64_t w) { return (int)((uint64_t)w & 15u); }
 static int64_t op_operand(int64_t w) { return w < 0 ? -(int64_t)((~(uint64_t)w >> 4) + 1) : w >> 4; }
 
+/* Validates the postfix program ops[0 .. len) over v variables ("" or what
+ * is wrong, into why). */
+static int check_program(const int64_t* ops, int64_t len, int64_t v, char* why, size_t why_size) {
+  int depth = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    const int64_t w = ops[i];
+    const int c = op_code(w);
+    if (c == KILN_DEVICE_OP_CONST || c == KILN_DEVICE_OP_VAR) {
+      if (c == KILN_DEVICE_OP_VAR && (op_operand(w) < 0 || op_operand(w) >= v)) {
+        snprintf(why, why_size, "reads variable %lld of %lld", (long long)op_operand(w), (long long)v);
+        return 0;
+      }
+      if (++depth > 32) {
+        snprintf(why, why_size, "is too deep");
+        return 0;
+      }
+    } else if (c >= KILN_DEVICE_OP_ADD && c <= KILN_DEVICE_OP_MAX && op_operand(w) == 0) {
+      if (depth < 2) {
+        snprintf(why, why_size, "op %lld has too few operands", (long long)i);
+        return 0;
+      }
+      --depth;
+    } else {
+      snprintf(why, why_size, "unknown op %lld at %lld", (long long)w, (long long)i);
+      return 0;
+    }
+  }
+  if (depth != 1) {
+    snprintf(why, why_size, "leaves %d values", depth);
+    return 0;
+  }
+  return 1;
+}
+
+/* The extent word after the one at `e` (validated programs only). */
+static const int64_t* next_extent(const int64_t* e) {
+  return e[0] == KILN_DEVICE_DIM_EXPR ? e + 2 + e[1] : e + 1;
+}
+
+/* Parameter p's ndim word (validated programs only). */
+static const int64_t* param_shape(const KilnDeviceKernelDesc* kd, uint32_t p) {
+  const int64_t* sh = kd->shapes;
+  for (uint32_t q = 0; q < p; ++q) {
+    const int64_t nd = sh[0];
+    const int64_t* e = sh + 1;
+    for (int64_t d = 0; d < nd; ++d) e = next_extent(e);
+    sh = e;
+  }
+  return sh;
+}
+
 /* Validates kernel kd's launch program at word `at` of `words` (n words):
  * the fields of kd point into `words` after it. */
 static KilnStatus* parse_launch(const char* what, KilnDeviceKernelDesc* kd, const int64_t* words,
@@ -117,6 +168,7 @@ static KilnStatus* parse_launch(const char* what, KilnDeviceKernelDesc* kd, cons
                      kd->name, (kiln_ull)n);                                                       \
     }                                                                                              \
   } while (0)
+  char why[160];
   NEED(1);
   const int64_t v = words[at++];
   if (v < 1 || v > (int64_t)KILN_DEVICE_MAX_LAUNCH_VARS) {
@@ -135,10 +187,23 @@ static KilnStatus* parse_launch(const char* what, KilnDeviceKernelDesc* kd, cons
       return corrupt(what, "kernel '%s': parameter %u has ndim %lld in its launch", kd->name, p,
                      (long long)nd);
     }
-    NEED(nd);
     for (int64_t d = 0; d < nd; ++d) {
+      NEED(1);
       const int64_t x = words[at++];
-      if (x < 0 && x != KILN_DEVICE_DIM_ANY && -1 - x >= v) {
+      if (x == KILN_DEVICE_DIM_EXPR) {
+        NEED(1);
+        const int64_t len = words[at++];
+        if (len < 1 || len > (int64_t)KILN_DEVICE_MAX_LAUNCH_OPS) {
+          return corrupt(what, "kernel '%s': parameter %u dim %lld is an expression of %lld ops (1 .. %u)",
+                         kd->name, p, (long long)d, (long long)len, KILN_DEVICE_MAX_LAUNCH_OPS);
+        }
+        NEED(len);
+        if (!check_program(words + at, len, v, why, sizeof why)) {
+          return corrupt(what, "kernel '%s': parameter %u dim %lld: its expression %s", kd->name, p,
+                         (long long)d, why);
+        }
+        at += (uint64_t)len;
+      } else if (x < 0 && -1 - x >= v) {
         return corrupt(what, "kernel '%s': parameter %u dim %lld names variable %lld of %lld", kd->name,
                        p, (long long)d, (long long)(-1 - x), (long long)v);
       }
@@ -147,10 +212,14 @@ static KilnStatus* parse_launch(const char* what, KilnDeviceKernelDesc* kd, cons
   /* Each variable is the extent it names. */
   for (int64_t k = 0; k < v; ++k) {
     const int64_t param = kd->vars[2 * k], dim = kd->vars[2 * k + 1];
-    const int64_t* sh = kd->shapes;
     int ok = param >= 0 && param < (int64_t)kd->num_params && dim >= 0;
-    for (int64_t p = 0; ok && p < param; ++p) sh += 1 + sh[0];
-    ok = ok && dim < sh[0] && sh[1 + dim] == -1 - k;
+    if (ok) {
+      const int64_t* sh = param_shape(kd, (uint32_t)param);
+      ok = dim < sh[0];
+      const int64_t* e = sh + 1;
+      for (int64_t d = 0; ok && d < dim; ++d) e = next_extent(e);
+      ok = ok && e[0] == -1 - k;
+    }
     if (!ok) {
       return corrupt(what, "kernel '%s': shape variable %lld is read from parameter %lld dim %lld, "
                      "which does not name it",
@@ -167,30 +236,10 @@ static KilnStatus* parse_launch(const char* what, KilnDeviceKernelDesc* kd, cons
     NEED(len);
     kd->grid_ops[g] = words + at;
     kd->grid_len[g] = (uint32_t)len;
-    int depth = 0;
-    for (int64_t i = 0; i < len; ++i) {
-      const int64_t w = words[at++];
-      const int c = op_code(w);
-      if (c == KILN_DEVICE_OP_CONST || c == KILN_DEVICE_OP_VAR) {
-        if (c == KILN_DEVICE_OP_VAR && (op_operand(w) < 0 || op_operand(w) >= v)) {
-          return corrupt(what, "kernel '%s': grid expression %d reads variable %lld of %lld", kd->name,
-                         g, (long long)op_operand(w), (long long)v);
-        }
-        if (++depth > 32) return corrupt(what, "kernel '%s': grid expression %d is too deep", kd->name, g);
-      } else if (c >= KILN_DEVICE_OP_ADD && c <= KILN_DEVICE_OP_MAX && op_operand(w) == 0) {
-        if (depth < 2) {
-          return corrupt(what, "kernel '%s': grid expression %d: op %lld has too few operands",
-                         kd->name, g, (long long)i);
-        }
-        --depth;
-      } else {
-        return corrupt(what, "kernel '%s': grid expression %d: unknown op %lld at %lld", kd->name, g,
-                       (long long)w, (long long)i);
-      }
+    if (!check_program(words + at, len, v, why, sizeof why)) {
+      return corrupt(what, "kernel '%s': grid expression %d %s", kd->name, g, why);
     }
-    if (depth != 1) {
-      return corrupt(what, "kernel '%s': grid expression %d leaves %d values", kd->name, g, depth);
-    }
+    at += (uint64_t)len;
   }
   if (kd->grid[0] != 1 || kd->grid[1] != 1 || kd->grid[2] != 1) {
     return corrupt(what, "kernel '%s': a symbolic launch with a static grid", kd->name);
@@ -252,33 +301,34 @@ KilnStatus* kiln_device_launch_dims(const KilnDeviceKernelDesc* kd, const DLTens
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%u arguments given, the kernel takes %u", n,
                               kd->num_params);
   }
-  const int64_t* sh = kd->shapes;
   for (uint32_t p = 0; p < n; ++p) {
-    if (args[p]->ndim != sh[0]) {
+    const int64_t nd = param_shape(kd, p)[0];
+    if (args[p]->ndim != nd) {
       return kiln_status_create(KILN_INVALID_ARGUMENT, "argument %u has %d dims, the kernel takes %lld",
-                                p, (int)args[p]->ndim, (long long)sh[0]);
+                                p, (int)args[p]->ndim, (long long)nd);
     }
-    sh += 1 + sh[0];
   }
   /* Every rank checked: each variable's dim exists (parse_launch). */
   for (uint32_t k = 0; k < kd->num_vars; ++k) {
     vars[k] = args[kd->vars[2 * k]]->shape[kd->vars[2 * k + 1]];
   }
-  sh = kd->shapes;
   for (uint32_t p = 0; p < n; ++p) {
-    const int64_t nd = sh[0];
-    for (int64_t d = 0; d < nd; ++d) {
-      const int64_t want = sh[1 + d];
+    const int64_t* sh = param_shape(kd, p);
+    const int64_t* e = sh + 1;
+    for (int64_t d = 0; d < sh[0]; ++d, e = next_extent(e)) {
+      int64_t w = e[0];
+      if (w == KILN_DEVICE_DIM_EXPR) {
+        if (!eval_grid(e + 2, (uint32_t)e[1], vars, &w)) w = -1; /* (never an extent) */
+      } else if (w < 0) {
+        w = vars[-1 - w];
+      }
       const int64_t got = args[p]->shape[d];
-      if (want == KILN_DEVICE_DIM_ANY) continue;
-      const int64_t w = want >= 0 ? want : vars[-1 - want];
       if (got != w) {
         return kiln_status_create(KILN_INVALID_ARGUMENT,
                                   "argument %u dim %lld is %lld, the kernel takes %lld", p, (long long)d,
                                   (long long)got, (long long)w);
       }
     }
-    sh += 1 + nd;
   }
   for (int g = 0; g < 3; ++g) {
     int64_t x = 0;

@@ -359,6 +359,7 @@ TEST_F(CudaArtifactTest, SymbolicLaunchesAreValidated) {
       {w(4), 8, 7, "which does not name it"},
       {w(5), 8, static_cast<uint64_t>(-3), "names variable 2 of 1"},
       {w(3), 8, 40, "has ndim 40"},
+      {w(4), 8, static_cast<uint64_t>(KILN_DEVICE_DIM_EXPR), "parameter 0 dim 0: its expression unknown op"},
       {w(9), 8, 0, "grid expression 0 has 0 ops"},
       {w(9), 8, 300, "grid expression 0 has 300 ops (1 .. 256)"},
       {w(9), 8, 200, "launch program runs past"},

@@ -354,6 +354,32 @@ def @main(%x: Tensor[(N, 16, 14, 14), float16], %w: Tensor[(24, 16, 3, 3), float
   }
 }
 
+// Two symbolic dims and an extent that is an expression of them: a
+// reshape to [N * 4, S] and a concatenate to [N + N, S] run on the device
+// (DEVICE_CODE extents as postfix expressions, checked at each launch).
+TEST_F(CudaVmTest, ExpressionExtentsRunOnTheDevice) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%x: Tensor[(N, 4, S), float32]) {
+  %0 = reshape(%x, newshape=[-1, 0]);
+  %1 = exp(%0);
+  concatenate((%1, negative(%1)), axis=0)
+}
+)";
+  if (!Compile(text, "expressions")) {
+    if (skip_) GTEST_SKIP() << "no host compiler for the kernels";
+    return;
+  }
+  KilnArtifact* a = nullptr;
+  ASSERT_EQ(TakeStatus(kiln_artifact_load(gpu_.c_str(), &a)), "");
+  const std::string json = kiln_artifact_device_code_json(a);
+  kiln_artifact_release(a);
+  EXPECT_NE(json.find("concatenate"), std::string::npos) << json;  // on the device
+  for (auto [n, len] : {std::pair<int64_t, int64_t>{1, 3}, {2, 5}, {3, 1}}) {
+    SCOPED_TRACE(absl::StrCat("n=", n, " s=", len));
+    EXPECT_GT(Compare({F32({n, 4, len}, 1.0f)}), 0);
+  }
+}
+
 // Value-dependent shapes: a device kernel's output read by a host shape
 // function (dyn.reshape's new shape computed on the device), the reshaped
 // tensor then read by a device kernel again.

@@ -31,7 +31,8 @@
  *   V                        shape variables (1 .. KILN_DEVICE_MAX_LAUNCH_VARS)
  *   V x (param, dim)         variable k is dim `dim` of buffer parameter `param`
  *   per buffer parameter:    ndim (0 .. 32), then ndim extents: >= 0 static,
- *                            -1 - k variable k, KILN_DEVICE_DIM_ANY unchecked
+ *                            -1 - k variable k, or KILN_DEVICE_DIM_EXPR, L
+ *                            and L ops: an expression of the variables
  *   3 x (L, L ops)           the grid's x, y, z as postfix expressions of the
  *                            variables (L 1 .. KILN_DEVICE_MAX_LAUNCH_OPS)
  *
@@ -71,7 +72,7 @@ extern "C" {
 #define KILN_DEVICE_MAX_LAUNCH_VARS 64u
 #define KILN_DEVICE_MAX_LAUNCH_OPS 256u
 #define KILN_DEVICE_MAX_LAUNCH_WORDS (1u << 24)
-#define KILN_DEVICE_DIM_ANY INT64_MIN
+#define KILN_DEVICE_DIM_EXPR INT64_MIN
 
 enum {
   KILN_DEVICE_OP_CONST = 1,    /* push the operand */
