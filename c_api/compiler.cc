@@ -46,6 +46,19 @@ absl::Status DescribeCpuTarget(const codegen::Target& target, lowering::LowerOpt
   return absl::OkStatus();
 }
 
+// What a VM artifact's blob holds beside the code: the program (the VM
+// section), its constants as PARAMS c0, c1, ..., main's input and output names.
+absl::StatusOr<lowering::GraphPlan> VmPlan(const lowering::vm::VmCompiled& vmc) {
+  lowering::GraphPlan plan;
+  KILN_ASSIGN_OR_RETURN(plan.vm_program, lowering::vm::Encode(vmc.program));
+  for (size_t i = 0; i < vmc.program.constants.size(); ++i) {
+    plan.params.push_back({absl::StrCat("c", i), vmc.program.constants[i]});
+  }
+  plan.input_names = vmc.input_names;
+  plan.output_names = vmc.output_names;
+  return plan;
+}
+
 // A "cuda ..." target for a model that needs the VM (docs/vm.md, "On a
 // GPU"): the program compiled as for the CPU, then every fused kernel
 // lowered again for the GPU (codegen_cuda) into the artifact's DEVICE_CODE,
@@ -114,13 +127,7 @@ absl::StatusOr<CompileReport> CompileCudaVm(const Module& fused, const CompileOp
     cm.ptxas_log = std::move(pr.log);
   }
   auto t2 = std::chrono::steady_clock::now();
-  lowering::GraphPlan plan;
-  KILN_ASSIGN_OR_RETURN(plan.vm_program, lowering::vm::Encode(vmc.program));
-  for (size_t i = 0; i < vmc.program.constants.size(); ++i) {
-    plan.params.push_back({absl::StrCat("c", i), vmc.program.constants[i]});
-  }
-  plan.input_names = vmc.input_names;
-  plan.output_names = vmc.output_names;
+  KILN_ASSIGN_OR_RETURN(lowering::GraphPlan plan, VmPlan(vmc));
   auto t3 = std::chrono::steady_clock::now();
   codegen::ExportOptions export_options = options.export_options;
   if (options.progress) export_options.progress = options.progress;
@@ -289,13 +296,7 @@ absl::StatusOr<CompileReport> CompileToLibrary(const Module& module, const Compi
     KILN_ASSIGN_OR_RETURN(lowering::vm::VmCompiled vmc, lowering::vm::CompileForVm(fused, lower));
     auto t2 = std::chrono::steady_clock::now();
     phase("plan");
-    lowering::GraphPlan plan;
-    KILN_ASSIGN_OR_RETURN(plan.vm_program, lowering::vm::Encode(vmc.program));
-    for (size_t i = 0; i < vmc.program.constants.size(); ++i) {
-      plan.params.push_back({absl::StrCat("c", i), vmc.program.constants[i]});
-    }
-    plan.input_names = vmc.input_names;
-    plan.output_names = vmc.output_names;
+    KILN_ASSIGN_OR_RETURN(lowering::GraphPlan plan, VmPlan(vmc));
     auto t3 = std::chrono::steady_clock::now();
     codegen::ExportStats es;
     codegen::ExportOptions export_options = options.export_options;

@@ -16,13 +16,21 @@
 #include "runtime_c/loader_internal.h"
 #include "runtime_c/vm_program.h"
 
+/* The section validated into art->device_code (and its offset in the blob). */
+static KilnStatus* parse_device_code(Loader* L) {
+  KilnArtifact* art = L->art;
+  KilnStatus* st = kiln_device_code_parse(L->view.device_code, L->view.device_code_size, L->path,
+                                          &art->device_code);
+  if (st != NULL) return st;
+  art->device_code_offset = (uint64_t)(L->view.device_code - L->blob);
+  return NULL;
+}
+
 KilnStatus* kiln_loader_check_device_vm(Loader* L) {
   KilnArtifact* art = L->art;
-  KilnDeviceCode* dc = NULL;
-  KilnStatus* st = kiln_device_code_parse(L->view.device_code, L->view.device_code_size, L->path, &dc);
+  KilnStatus* st = parse_device_code(L);
   if (st != NULL) return st;
-  art->device_code = dc;
-  art->device_code_offset = (uint64_t)(L->view.device_code - L->blob);
+  const KilnDeviceCode* dc = art->device_code;
   const KilnVmProgram* p = art->vm;
   art->vm_device_kernels = (const KilnDeviceKernelDesc**)calloc(
       p->num_kernels > 0 ? p->num_kernels : 1, sizeof(const KilnDeviceKernelDesc*));
@@ -35,11 +43,9 @@ KilnStatus* kiln_loader_check_device_vm(Loader* L) {
 
 KilnStatus* kiln_loader_check_device(Loader* L) {
   KilnArtifact* art = L->art;
-  KilnDeviceCode* dc = NULL;
-  KilnStatus* st = kiln_device_code_parse(L->view.device_code, L->view.device_code_size, L->path, &dc);
+  KilnStatus* st = parse_device_code(L);
   if (st != NULL) return st;
-  art->device_code = dc;
-  art->device_code_offset = (uint64_t)(L->view.device_code - L->blob);
+  const KilnDeviceCode* dc = art->device_code;
   char label[320];
   for (int32_t n = 0; n < art->num_nodes; ++n) {
     const KilnPlanNode* pn = &art->nodes[n];

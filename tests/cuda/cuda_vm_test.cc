@@ -124,6 +124,18 @@ std::string SetInputs(KilnSession* s, const std::vector<Value>& values) {
   return "";
 }
 
+// Artifact `path` loaded and a session on cuda:0 with `inputs` set.
+std::string OpenOnDevice(const std::string& path, const std::vector<Value>& inputs, KilnArtifact** a,
+                         KilnSession** s) {
+  std::string e = TakeStatus(kiln_artifact_load(path.c_str(), a));
+  if (!e.empty()) return e;
+  KilnSessionOptions o{};
+  o.struct_size = sizeof o;
+  o.device_type = kDLCUDA;
+  e = TakeStatus(kiln_session_create(*a, &o, s));
+  return e.empty() ? SetInputs(*s, inputs) : e;
+}
+
 // The artifact `path` run on `device` once per input set; every output of
 // every run (shape then bytes), or a failure's status in `error`.
 std::vector<Value> RunArtifact(const std::string& path, DLDeviceType device, const std::vector<Value>& inputs,
@@ -417,14 +429,9 @@ def @main(%c: Tensor[(), bool], %x: Tensor[(64, 64), float32]) {
     return;
   }
   KilnArtifact* a = nullptr;
-  ASSERT_EQ(TakeStatus(kiln_artifact_load(gpu_.c_str(), &a)), "");
-  KilnSessionOptions o{};
-  o.struct_size = sizeof o;
-  o.device_type = kDLCUDA;
   KilnSession* s = nullptr;
-  ASSERT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
   Value c = Scalar<uint8_t>(DLDataType{6, 8, 1}, 0), x = F32({64, 64}, 1.0f);
-  ASSERT_EQ(SetInputs(s, {c, x}), "");
+  ASSERT_EQ(OpenOnDevice(gpu_, {c, x}, &a, &s), "");
   const long long before = stats_->launches;
   KilnProfile* p = nullptr;
   ASSERT_EQ(TakeStatus(kiln_session_profile(s, &p)), "");
@@ -459,14 +466,9 @@ def @main(%c: Tensor[(), bool], %x: Tensor[(64, 64), float32]) {
     return;
   }
   KilnArtifact* a = nullptr;
-  ASSERT_EQ(TakeStatus(kiln_artifact_load(gpu_.c_str(), &a)), "");
-  KilnSessionOptions o{};
-  o.struct_size = sizeof o;
-  o.device_type = kDLCUDA;
   KilnSession* s = nullptr;
-  ASSERT_EQ(TakeStatus(kiln_session_create(a, &o, &s)), "");
   Value c = Scalar<uint8_t>(DLDataType{6, 8, 1}, 1), x = F32({64, 64}, 1.0f);
-  ASSERT_EQ(SetInputs(s, {c, x}), "");
+  ASSERT_EQ(OpenOnDevice(gpu_, {c, x}, &a, &s), "");
   // No device block of 16 KiB: the run fails naming the kernel.
   setenv("KILN_FAKE_CUDA_MEMORY", "1024", 1);
   std::string e = TakeStatus(kiln_session_run(s));
