@@ -302,23 +302,35 @@ absl::StatusOr<bool> StageThroughShared(Schedule& s, Stage* r) {
 // ---- Row reductions: one warp per row ----
 //
 // A fused function whose only output O is a row reduction (sum/max/min/prod
-// over its last input dim), or is computed from row reductions of its rows
-// (softmax, layer_norm, mean), runs one warp per row: the rows fused and
-// bound to blockIdx.x, 32 threads per block. Each reduction R (split by 32,
-// rfactor'ed) first has every lane reduce its own strided part of the row
-// into a "shared" slot (consecutive lanes read consecutive elements), then
-// combines the 32 slots in a loop that every lane runs (outside any
-// threadIdx.x nest), which the code generator turns into a butterfly of warp
-// shuffles (codegen_cuda/warp_reduce.h), every lane ending with the row's
-// value (it is a "local" value of each lane when O reads it). O's elements of
-// the row are spread over the 32 lanes (consecutive lanes, consecutive
-// elements); an O of one value per row is computed, the same, by every lane.
+// over its input's trailing dims: the last one, or several, as
+// global_avg_pool2d's H and W of NCHW), or is computed from row reductions
+// of its rows (softmax, layer_norm, mean), runs one warp per row: the rows
+// fused and bound to blockIdx.x, 32 threads per block. Each reduction R (its
+// reduced axes fused into one, then split by 32 and rfactor'ed) first has
+// every lane reduce its own strided part of the row into a "shared" slot
+// (consecutive lanes read consecutive elements), then combines the 32 slots
+// in a loop that every lane runs (outside any threadIdx.x nest), which the
+// code generator turns into a butterfly of warp shuffles
+// (codegen_cuda/warp_reduce.h), every lane ending with the row's value (it
+// is a "local" value of each lane when O reads it). O's elements of the row
+// (its trailing dims, fused) are spread over the 32 lanes (consecutive
+// lanes, consecutive elements); an O of one value per row is computed, the
+// same, by every lane.
 constexpr int64_t kRowThreads = kWarp;
 
-// Whether `r` reduces (sum, prod, max or min) one constant axis of extent at
-// least a warp, found only as the last index of the tensors it reads.
-bool RowReduction(const Stage& r, int64_t* extent) {
-  if (r.is_placeholder() || r.op->reduce_axis.size() != 1 || r.op->num_outputs() != 1) {
+// The reduced dims of a row reduction: their constant extents, outermost
+// first, and the row's length (their product).
+struct RowDims {
+  std::vector<int64_t> extents;
+  int64_t length = 0;
+};
+
+// Whether `r` reduces (sum, prod, max or min) constant axes of at least a
+// warp of elements in all, found only as the trailing indices of the tensors
+// it reads, in the order of its reduce axes (so a row is contiguous and in
+// loop order), and `dims` when it does.
+bool RowReduction(const Stage& r, RowDims* dims) {
+  if (r.is_placeholder() || r.op->reduce_axis.empty() || r.op->num_outputs() != 1) {
     return false;
   }
   const PrimExpr& body = r.op->body[0];
@@ -328,18 +340,43 @@ bool RowReduction(const Stage& r, int64_t* extent) {
       k != tir::ReduceKind::kMin) {
     return false;
   }
-  if (!tir::IsConstInt(r.op->reduce_axis[0]->dom.extent, extent) || *extent < kRowThreads) {
-    return false;
+  const std::vector<IterVar>& ra = r.op->reduce_axis;
+  RowDims d;
+  d.length = 1;
+  for (const IterVar& iv : ra) {
+    int64_t e = 0;
+    if (!tir::IsConstInt(iv->dom.extent, &e) || e <= 0) return false;
+    d.extents.push_back(e);
+    d.length *= e;
   }
-  const tir::ExprNode* kv = r.op->reduce_axis[0]->var.get();
+  if (d.length < kRowThreads) return false;
+  auto reduced = [&](const tir::ExprNode* v) {
+    for (const IterVar& iv : ra) {
+      if (iv->var.get() == v) return true;
+    }
+    return false;
+  };
   bool ok = true;
   tir::PostOrderVisit(body, [&](const tir::ExprNode* e) {
     if (e->kind != tir::ExprKind::kProducerLoad) return;
-    for (size_t d = 0; d < e->args.size(); ++d) {
-      const bool uses = tir::UsesVar(e->args[d], [&](const tir::ExprNode* v) { return v == kv; });
-      if (uses && (d + 1 != e->args.size() || e->args[d].get() != kv)) ok = false;
+    const size_t n = e->args.size();
+    bool any = false;
+    for (const PrimExpr& a : e->args) any = any || tir::UsesVar(a, reduced);
+    if (!any) return;
+    if (n < ra.size()) {
+      ok = false;
+      return;
+    }
+    // The trailing indices are the reduce axes in order; no other index
+    // uses them.
+    for (size_t i = 0; i < n; ++i) {
+      const size_t t = n - ra.size();
+      if (i >= t ? e->args[i].get() != ra[i - t]->var.get() : tir::UsesVar(e->args[i], reduced)) {
+        ok = false;
+      }
     }
   });
+  if (ok) *dims = std::move(d);
   return ok;
 }
 
@@ -355,12 +392,13 @@ bool SameConstExtents(const std::vector<IterVar>& a, const std::vector<IterVar>&
   return true;
 }
 
-// Splits reduction `r` by a warp and rfactors the lanes' part into a
-// "shared" stage (returned, for the caller to place) whose lane axis is bound
-// to threadIdx.x. Resets r's loops.
+// Fuses reduction `r`'s reduce axes into one, splits it by `threads` and
+// rfactors the lanes' part into a "shared" stage (returned, for the caller
+// to place) whose lane axis is bound to threadIdx.x. Resets r's loops.
 absl::StatusOr<Stage*> WarpReduce(Schedule& s, Stage* r, int64_t threads) {
   const Tensor t = r->op->output(0);
-  KILN_ASSIGN_OR_RETURN(SplitAxes k, r->split(r->op->reduce_axis[0], threads));
+  KILN_ASSIGN_OR_RETURN(IterVar k0, r->fuse(r->op->reduce_axis));
+  KILN_ASSIGN_OR_RETURN(SplitAxes k, r->split(k0, threads));
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> rf, s.rfactor(t, k.inner, 0));
   Stage* f = s[rf[0]];
   if (f == nullptr) return absl::InternalError("ScheduleDefaultCuda: rfactor gave no stage");
@@ -382,29 +420,35 @@ constexpr int64_t kBlockRowThreads = 256;
 
 absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out, int max_threads) {
   if (out->is_placeholder() || !Untouched(*out) || out->op->axis.empty()) return false;
-  int64_t e = 0;
-  const bool out_reduces = RowReduction(*out, &e);
+  RowDims dims;
+  const bool out_reduces = RowReduction(*out, &dims);
   if (!out_reduces && !out->op->reduce_axis.empty()) return false;
   std::vector<Stage*> reductions;
   for (Stage* st : s.stages()) {
     if (st == out || st->is_placeholder() || st->is_inlined()) continue;
-    int64_t re = 0;
-    if (!Untouched(*st) || !RowReduction(*st, &re) || (e != 0 && re != e)) return false;
-    e = re;
+    RowDims rd;
+    if (!Untouched(*st) || !RowReduction(*st, &rd) ||
+        (dims.length != 0 && rd.extents != dims.extents)) {
+      return false;
+    }
+    dims = rd;
     reductions.push_back(st);
   }
+  const int64_t e = dims.length;
   if (e == 0) return false;
   // The rows: the output's axes (a reduction, or one value per row) or all
-  // but its last, which then is the reduced dim.
+  // but its trailing ones, which then are the reduced dims.
   const size_t rows = out_reduces ? out->op->axis.size() : reductions[0]->op->axis.size();
   if (rows == 0) return false;
+  const size_t reduced = dims.extents.size();
   if (!out_reduces) {
     const size_t n = out->op->axis.size();
-    int64_t last = 0;
-    const bool per_row = n == rows;
-    const bool per_elem =
-        n == rows + 1 && tir::IsConstInt(out->op->axis[n - 1]->dom.extent, &last) && last == e;
-    if (!per_row && !per_elem) return false;
+    bool per_elem = n == rows + reduced;
+    for (size_t i = 0; per_elem && i < reduced; ++i) {
+      int64_t x = 0;
+      per_elem = tir::IsConstInt(out->op->axis[rows + i]->dom.extent, &x) && x == dims.extents[i];
+    }
+    if (n != rows && !per_elem) return false;
   }
   for (Stage* r : reductions) {
     if (r->op->axis.size() != rows || !SameConstExtents(r->op->axis, out->op->axis, rows)) {
@@ -424,8 +468,11 @@ absl::StatusOr<bool> ScheduleRows(Schedule& s, Stage* out, int max_threads) {
                         out->fuse(std::vector<IterVar>(axes.begin(),
                                                        axes.begin() + static_cast<long>(rows))));
   KILN_RETURN_IF_ERROR(out->bind(row, "blockIdx.x"));
-  if (axes.size() == rows + 1) {
-    KILN_ASSIGN_OR_RETURN(SplitAxes j, out->split(axes.back(), threads));
+  if (axes.size() > rows) {
+    KILN_ASSIGN_OR_RETURN(IterVar elem,
+                          out->fuse(std::vector<IterVar>(axes.begin() + static_cast<long>(rows),
+                                                         axes.end())));
+    KILN_ASSIGN_OR_RETURN(SplitAxes j, out->split(elem, threads));
     KILN_RETURN_IF_ERROR(out->reorder({j.inner, j.outer}));
     KILN_RETURN_IF_ERROR(out->bind(j.inner, "threadIdx.x"));
   }

@@ -70,11 +70,13 @@
 //     pipelined tile, which gathers the image operand from the data itself
 //     (lowering/strategy/target.h, codegen_cuda/tensor_core.h);
 //   - row reductions: a fused function whose only output is a reduction
-//     (sum, prod, max, min) over one axis of >= 32 elements that is the last
-//     index of what it reads, or is computed from such reductions of its rows
-//     (softmax, log_softmax, layer_norm, mean), runs one warp per row: rows
-//     fused on blockIdx.x, 32 threads; each reduction (moved into a "local"
-//     cache_write stage when it is the output) split by 32 and rfactor'ed,
+//     (sum, prod, max, min) over >= 32 elements whose axes are the trailing
+//     indices of what it reads, in order (the last axis; or several, as
+//     NCHW's H and W in a global pool), or is computed from such reductions
+//     of its rows (softmax, log_softmax, layer_norm, mean), runs one warp per
+//     row: rows fused on blockIdx.x, 32 threads; each reduction (moved into
+//     a "local" cache_write stage when it is the output; its axes fused)
+//     split by 32 and rfactor'ed,
 //     the lanes' partials in "shared" memory combined by a loop every lane
 //     runs, which the code generator turns into warp shuffles
 //     (codegen_cuda/warp_reduce.h); the output's row spread over the lanes;

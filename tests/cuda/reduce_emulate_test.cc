@@ -93,6 +93,42 @@ TEST(ReduceEmulateTest, BlockLayerNorm) {
   Check("%x: Tensor[(2, 1024), float32], %g: Tensor[(1024), float32], %b: Tensor[(1024), float32]",
         "nn.layer_norm(%x, %g, %b)", 2, 1e-3, 256);
 }
+// Rows over several trailing dims (their reduce axes fused into one row):
+// NCHW's global pools (ResNet's head) and reductions over H and W.
+TEST(ReduceEmulateTest, GlobalAvgPoolOfNchw) {
+  Check("%x: Tensor[(2, 8, 7, 7), float32]", "nn.global_avg_pool2d(%x)", 16);
+}
+TEST(ReduceEmulateTest, GlobalMaxPoolOfNchw) {
+  Check("%x: Tensor[(2, 3, 6, 9), float32]", "nn.global_max_pool2d(%x)", 6);
+}
+TEST(ReduceEmulateTest, MeanOverTwoTrailingAxesKeepDims) {
+  Check("%x: Tensor[(3, 4, 5, 11), float32]", "mean(%x, axis=[2, 3], keepdims=true)", 12);
+}
+TEST(ReduceEmulateTest, SumOverThreeTrailingAxes) {
+  Check("%x: Tensor[(4, 2, 3, 16), float32]", "sum(%x, axis=[1, 2, 3])", 4);
+}
+// A large spatial extent (an SE block's squeeze over 56 x 56): a block of
+// 256 threads per row.
+TEST(ReduceEmulateTest, BlockGlobalAvgPoolOfLargeImage) {
+  Check("%x: Tensor[(1, 3, 56, 56), float32]", "nn.global_avg_pool2d(%x)", 3, 1e-3, 256);
+}
+// Centered over the last two axes: a reduction and its consumers in one
+// fused function (as a layer_norm over two axes would be; FuseOps itself
+// keeps a reduction's consumers apart, so the function is written fused):
+// the output's trailing dims (fused) are spread over the lanes.
+TEST(ReduceEmulateTest, CenteredOverTwoTrailingAxes) {
+  Check("%x: Tensor[(3, 5, 12), float32]",
+        "%0 = fn (%p: Tensor[(3, 5, 12), float32], Primitive=1) {\n"
+        "    %1 = mean(%p, axis=[1, 2]);\n"
+        "    subtract(%p, expand_dims(%1, axis=1, num_newaxis=2))\n"
+        "  };\n  %0(%x)",
+        3);
+}
+// NHWC's H and W are not trailing: one thread per output (consecutive
+// threads on consecutive channels), no shuffle.
+TEST(ReduceEmulateTest, GlobalAvgPoolOfNhwcKeepsOneThreadPerOutput) {
+  Check("%x: Tensor[(2, 7, 7, 64), float32]", "nn.global_avg_pool2d(%x, layout=\"NHWC\")", 0);
+}
 TEST(ReduceEmulateTest, RowShorterThanAWarp) { Check("%x: Tensor[(6, 20), float32]", "sum(%x, axis=[1])", 0); }
 
 }  // namespace

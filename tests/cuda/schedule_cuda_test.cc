@@ -103,6 +103,34 @@ TEST(ScheduleCudaTest, RowReductionIsOneWarpPerRow) {
             "S.rf:shared[threadIdx.x] S:local[] O:global[blockIdx.x,threadIdx.x]");
 }
 
+// out[n, c] = sum over (h, w) of X[n, c, h, w] (NCHW's global pool), or
+// with `reversed` of X[n, c, w, h] (the reduce axes not in memory order).
+std::string SpatialRows(bool reversed) {
+  Tensor x = Placeholder({IntImm(2), IntImm(3), IntImm(8), IntImm(8)}, kF32, "X");
+  IterVar rh = ReduceAxis({IntImm(0), IntImm(8)}, "rh");
+  IterVar rw = ReduceAxis({IntImm(0), IntImm(8)}, "rw");
+  Tensor out = Compute(
+      {IntImm(2), IntImm(3)},
+      [&](const std::vector<Var>& i) {
+        return Sum(x(reversed ? E({i[0], i[1], rw->var, rh->var}) : E({i[0], i[1], rh->var, rw->var})),
+                   {rh, rw});
+      },
+      "S", "comm_reduce");
+  absl::StatusOr<Schedule> s = CreateSchedule({out});
+  EXPECT_TRUE(s.ok()) << s.status();
+  if (!s.ok()) return "";
+  absl::Status st = ScheduleDefaultCuda(*s, {out}, 256);
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_TRUE(LowerSchedule(*s, {x, out}, "rows").ok());
+  return Describe(*s);
+}
+
+TEST(ScheduleCudaTest, TrailingAxesReductionIsOneWarpPerRow) {
+  EXPECT_EQ(SpatialRows(false), "S.local.rf:shared[threadIdx.x] S.local:local[] S:global[blockIdx.x]");
+  // Lanes on consecutive (h, w) would not read consecutive elements.
+  EXPECT_EQ(SpatialRows(true), "S:global[blockIdx.x,threadIdx.x]");
+}
+
 TEST(ScheduleCudaTest, ShortRowsKeepOneThreadPerOutput) {
   EXPECT_EQ(Rows(6, 20, false), "S:global[blockIdx.x,threadIdx.x]");
 }
