@@ -82,6 +82,7 @@ TSAN_TESTS=(
   //runtime_c:loader_security_test
   //runtime_c:handles_test
   //c_api:kiln_api_test
+  //c_api:kiln_api_run_test
   //tests/artifact:threads_test
 )
 
