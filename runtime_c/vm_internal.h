@@ -1,10 +1,10 @@
-/* File: runtime_c/vm_internal.h  (internal to vm.c and vm_device.c)
+/* File: runtime_c/vm_internal.h  (internal to vm.c, vm_io.c and vm_device.c)
  *
  * The VM's objects and state (runtime_c/vm.h is the interface): reference-
  * counted tensors, storages, ADTs and closures, the frames, the pools of
- * freed host and device blocks, and the few helpers vm.c and vm_device.c
- * (the device side: where each storage's bytes live, copies, launches)
- * share.
+ * freed host and device blocks, and the few helpers vm.c, vm_io.c (a run's
+ * inputs and outputs) and vm_device.c (the device side: where each storage's
+ * bytes live, copies, launches) share.
  */
 #ifndef KILN_RUNTIME_C_VM_INTERNAL_H_
 #define KILN_RUNTIME_C_VM_INTERNAL_H_
@@ -135,6 +135,28 @@ KILN_VM_HIDDEN int kiln_vm_tensor_bytes(DLDataType dtype, int32_t ndim, const in
  * such) out of pool[0 .. *count), or NULL. */
 KILN_VM_HIDDEN void* kiln_vm_pool_pick(PoolBlock* pool, uint32_t* count, uint64_t* pool_bytes,
                                       uint64_t bytes, uint64_t* capacity);
+
+/* An object's reference count: one more (NULL ignored). */
+static inline void kiln_vm_obj_retain(Obj* o) {
+  if (o != NULL) ++o->refs;
+}
+/* One reference fewer; at 0, frees o and everything only it kept alive. */
+KILN_VM_HIDDEN void kiln_vm_obj_release(KilnVm* vm, Obj* o);
+/* A tensor object of one reference, no data yet; NULL when out of memory. */
+KILN_VM_HIDDEN Tensor* kiln_vm_new_tensor(DLDataType dtype, int32_t ndim, const int64_t* shape);
+/* "a tensor", "an ADT", ... (o may be NULL: an empty register), for messages. */
+KILN_VM_HIDDEN const char* kiln_vm_kind_name(const Obj* o);
+
+/* vm_io.c: a run's inputs and outputs. */
+/* The last run's outputs released. */
+KILN_VM_HIDDEN void kiln_vm_drop_outputs(KilnVm* vm);
+/* Main's result checked against the signature and kept as the outputs. */
+KILN_VM_HIDDEN KilnStatus* kiln_vm_take_outputs(KilnVm* vm, Obj* result);
+/* A sequence input as a list of read-only tensors; NULL when out of memory. */
+KILN_VM_HIDDEN Obj* kiln_vm_build_sequence(KilnVm* vm, const KilnVmSequence* seq);
+/* Some(value) (taking value's reference) or None for NULL; NULL when out of
+ * memory (value released). */
+KILN_VM_HIDDEN Obj* kiln_vm_wrap_optional(KilnVm* vm, Obj* value);
 
 /* vm_device.c: the device side (kiln_vm_set_device). Each returns NULL at
  * once without a device. */

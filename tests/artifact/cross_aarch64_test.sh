@@ -61,7 +61,7 @@ ln -sfn /usr/include/cjson "$inc/cjson"
 rt=runtime_c
 "$CC" -std=c11 -O1 -g -I"$root" -I"$root/$rt/include" -isystem "$inc" -rdynamic \
   -o "$tmp/run_model" "$root/tests/artifact/run_model.c" \
-  "$root/$rt"/{bench,checksum,cpu_features,cuda_device,cuda_session,debug,device_code,elf,elf_load_check,executor,handles,hmac_sha256,loader,loader_device,loader_graph,loader_vm,vm,vm_program,vm_session,vm_signature,vm_trace,artifact_blob,npy,status,threadpool}.c \
+  "$root/$rt"/{bench,checksum,cpu_features,cuda_device,cuda_session,debug,device_code,elf,elf_load_check,executor,handles,hmac_sha256,loader,loader_device,loader_graph,loader_vm,vm,vm_device,vm_io,vm_program,vm_session,vm_signature,vm_trace,artifact_blob,npy,status,threadpool}.c \
   -L/usr/lib/aarch64-linux-gnu -lcjson -ldl -lm -pthread > "$tmp/cc.log" 2>&1 ||
   { cat "$tmp/cc.log"; exit 1; }
 [[ "$(od -An -tx1 -j18 -N2 "$tmp/run_model" | tr -d ' ')" == "b700" ]] ||
