@@ -1,4 +1,4 @@
-// File: tests/fuzz/c_api_fuzz.cc
+// File: tests/fuzz/c_api_fuzz.cc — the C API fuzz target: its entry point and ops 0-23
 //
 // Fuzz target: sequences of C API calls (c_api/include/kiln/kiln.h and the
 // runtime half, kiln/kiln_runtime.h). The input is a program: each step's
@@ -24,6 +24,9 @@
 // a call with a NULL handle fails.
 // Compiles are slow (LLVM + the system linker), so each built-in model is
 // compiled at most once per opt level per process and the artifact reused.
+// This file: the harness (compile cache, slots, odd tensors) and ops 0-23;
+// ops 24-27 (sequences, optionals, evaluate) are c_api_fuzz_io.cc, what both
+// share c_api_fuzz_internal.h.
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,134 +40,20 @@
 #include <utility>
 #include <vector>
 
+
 #include "kiln/kiln.h"
+#include "tests/fuzz/c_api_fuzz_internal.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_files.h"
 
+namespace kiln_fuzz::c_api_fuzz {
 namespace {
-
-// Small models with static shapes (they compile in well under a second),
-// and one with a symbolic dim (compiled for the VM).
-const char* const kModels[] = {
-    R"(#[version = "0.1"]
-def @main(%x: Tensor[(2, 3), float32], %y: Tensor[(2, 3), float32]) {
-  %0 = add(%x, %y);
-  %1 = nn.relu(%0);
-  (multiply(%1, %1), subtract(%0, %y))
-}
-)",
-    R"(#[version = "0.1"]
-def @main(%x: Tensor[(1, 8), float32], %w: Tensor[(4, 8), float32], %b: Tensor[(4,), float32]) {
-  %0 = nn.dense(%x, %w);
-  nn.softmax(nn.bias_add(%0, %b))
-}
-)",
-    R"(#[version = "0.1"]
-def @main(%x: Tensor[(), float32]) {
-  multiply(%x, 2f)
-}
-)",
-    R"(#[version = "0.1"]
-def @main(%x: Tensor[(1, 4, 3), float32]) {
-  %0 = transpose(%x, axes=[0, 2, 1]);
-  reshape(%0, newshape=[3, 4])
-}
-)",
-    R"(#[version = "0.1"]
-def @main(%x: Tensor[(n, 3), float32]) {
-  nn.relu(%x)
-}
-)",
-};
-constexpr int kNumModels = sizeof(kModels) / sizeof(kModels[0]);
-
-// Models whose main takes and returns sequences and optionals (VM artifacts,
-// C ABI 6 and 7), for ops 24-27 only: kModels and the ops the seeds were
-// written for keep their numbers.
-const char* const kIoModels[] = {
-    R"(#[version = "0.1"]
-type Seq {
-  SCons(Tensor[(?), float32], Seq),
-  SNil,
-}
-
-def @main(%s: Seq, %x: Tensor[(2), float32]) -> (Seq, Tensor[(), int64]) {
-  let %rev: fn (Seq, Seq) -> Seq = fn (%q: Seq, %acc: Seq) -> Seq {
-    match (%q) {
-      SCons(%h, %t) => %rev(%t, SCons(add(%h, sum(%x)), %acc)),
-      SNil => %acc,
-    }
-  };
-  let %len: fn (Seq) -> Tensor[(), int64] = fn (%q: Seq) -> Tensor[(), int64] {
-    match (%q) {
-      SCons(%h, %t) => add(%len(%t), 1i64),
-      SNil => 0i64,
-    }
-  };
-  (%rev(%s, SNil()), %len(%s))
-}
-)",
-    R"(#[version = "0.1"]
-type Opt {
-  OSome(Tensor[(?), float32]),
-  ONone,
-}
-
-def @main(%o: Opt, %x: Tensor[(2), float32]) -> (Opt, Tensor[(), int64]) {
-  match (%o) {
-    OSome(%v) => (OSome(add(%v, sum(%x))), 1i64),
-    ONone => (ONone(), 0i64),
-  }
-}
-)",
-    R"(#[version = "0.1"]
-type Seq {
-  SCons(Tensor[(?), float32], Seq),
-  SNil,
-}
-
-type OSeq {
-  OSSome(Seq),
-  OSNone,
-}
-
-def @main(%o: OSeq, %c: Tensor[(), bool]) -> OSeq {
-  if (%c) { %o } else { OSNone() }
-}
-)",
-};
-constexpr int kNumIoModels = sizeof(kIoModels) / sizeof(kIoModels[0]);
 
 const int64_t kOddDims[] = {0, 1, 2, 3, 4, -1, -2, 7, 1 << 20, INT32_MAX, INT64_MAX, INT64_MIN};
 const uint64_t kHugeOffsets[] = {uint64_t{1} << 56, (uint64_t{1} << 56) + 1, uint64_t{1} << 63,
                                  UINT64_MAX, UINT64_MAX - 3};
 
-// Reads the program.
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-  bool done() const { return pos_ >= size_; }
-  uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
-  uint32_t Below(uint32_t n) { return n == 0 ? 0 : Byte() % n; }
-  int32_t SmallInt() {  // mostly in range, sometimes wild
-    uint8_t b = Byte();
-    if (b < 200) return b % 5;
-    static const int32_t wild[] = {-1, -2, 5, 64, 1000, INT32_MAX, INT32_MIN};
-    return wild[b % 7];
-  }
-  std::string Bytes(size_t max) {
-    size_t n = std::min<size_t>(Byte() * 4u, max);
-    n = std::min(n, size_ - std::min(pos_, size_));
-    std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
-    pos_ += n;
-    return s;
-  }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
+}  // namespace
 
 // Checks and frees a status; true when the call failed.
 bool Failed(KilnStatus* st) {
@@ -176,48 +65,6 @@ bool Failed(KilnStatus* st) {
   kiln_status_free(st);
   return true;
 }
-
-// A call that must fail (misuse the docs say is refused).
-#define MUST_FAIL(call) KILN_FUZZ_CHECK(Failed(call), "misuse accepted: %s", #call)
-
-struct ModelSlot {
-  KilnModel* model = nullptr;
-  int builtin = -1;  // index into kModels when it is one of them, unchanged
-};
-
-struct TensorInfo {
-  std::string name;
-  DLDataType dtype{};
-  std::vector<int64_t> shape;
-  uint64_t Bytes() const {
-    uint64_t n = (dtype.bits * dtype.lanes + 7u) / 8u;
-    for (int64_t d : shape) n *= static_cast<uint64_t>(d);
-    return n;
-  }
-};
-
-struct ArtifactSlot {
-  KilnArtifact* artifact = nullptr;
-  bool released = false;  // the fuzzer dropped its reference; sessions may live on
-  std::vector<TensorInfo> inputs, outputs;
-  // kiln_artifact_input_is_sequence / _is_optional per input (and output).
-  std::vector<int> input_sequence, input_optional, output_sequence, output_optional;
-};
-
-struct SessionSlot {
-  KilnSession* session = nullptr;
-  int artifact = -1;
-  // Buffers given to set_input_zero_copy must live as long as the session.
-  std::vector<std::vector<uint8_t>> keep;
-};
-
-constexpr int kSlots = 3;
-
-struct State {
-  ModelSlot models[kSlots];
-  ArtifactSlot artifacts[kSlots];
-  SessionSlot sessions[kSlots];
-};
 
 // The compiled artifact of built-in model `m` at `opt_level`, compiled once.
 // (m >= 100: kIoModels[m - 100].)
@@ -248,6 +95,8 @@ const std::string& CompiledPath(int m, int opt_level) {
   return cache[key] = path;
 }
 
+namespace {
+
 int LiveSessions(const State& s, int artifact) {
   int n = 0;
   for (const SessionSlot& ss : s.sessions) n += ss.session != nullptr && ss.artifact == artifact;
@@ -268,6 +117,8 @@ void ReleaseSession(State& s, int i) {
   if (a >= 0 && s.artifacts[a].released && LiveSessions(s, a) == 0) s.artifacts[a] = ArtifactSlot{};
 }
 
+}  // namespace
+
 void ReleaseArtifact(State& s, int i, bool twice) {
   ArtifactSlot& a = s.artifacts[i];
   if (a.artifact == nullptr) return;
@@ -279,6 +130,8 @@ void ReleaseArtifact(State& s, int i, bool twice) {
   }
   if (LiveSessions(s, i) == 0) a = ArtifactSlot{};
 }
+
+namespace {
 
 void PutModel(State& s, int i, KilnModel* m, int builtin) {
   ReleaseModel(s, i);
@@ -310,6 +163,8 @@ bool ReadInfo(const KilnArtifact* a, bool input, int32_t i, TensorInfo* out) {
   }
   return true;
 }
+
+}  // namespace
 
 // Records loaded artifact `a` in `slot`: its inputs' and outputs' info and kinds.
 void FillSlot(ArtifactSlot* slot, KilnArtifact* a) {
@@ -447,6 +302,8 @@ DLTensor MakeTensor(Input& in, const TensorInfo& plan, std::vector<int64_t>* sha
   t.byte_offset = offset;
   return t;
 }
+
+namespace {
 
 void Step(Input& in, State& s) {
   // Bytes below 240 pick ops 0-23 as they always have (the seeds' programs);
@@ -847,209 +704,20 @@ void Step(Input& in, State& s) {
       Failed(kiln_session_debug_dump_with(ss.session, dir.c_str(), &po));
       break;
     }
-    case 24: {  // load a sequence / optional model, or any built-in one with load options
-      const bool io = in.Below(4) != 0;
-      const int m = io ? 100 + static_cast<int>(in.Below(kNumIoModels))
-                       : static_cast<int>(in.Below(kNumModels));
-      const std::string& path = CompiledPath(m, in.Below(2) ? 3 : 0);
-      if (path.empty()) break;
-      KilnArtifactLoadOptions lo{};
-      lo.struct_size = sizeof(lo);
-      uint8_t key[40], digest[KILN_HMAC_SHA256_SIZE];
-      for (uint8_t& b : key) b = in.Byte();
-      for (uint8_t& b : digest) b = in.Byte();
-      const bool null_options = in.Below(6) == 0;
-      bool must_fail = false;
-      switch (null_options ? 0 : in.Below(5)) {
-        case 0:
-          break;  // zero-filled: plain kiln_artifact_load
-        case 1:  // a key and a digest it does not give (a random 256-bit guess)
-          lo.hmac_key = key;
-          lo.hmac_key_size = 1 + in.Below(sizeof key);
-          lo.expected_hmac_sha256 = digest;
-          must_fail = true;
-          break;
-        case 2:  // key without digest, or digest without key
-          if (in.Below(2)) {
-            lo.hmac_key = key;
-            lo.hmac_key_size = sizeof key;
-          } else {
-            lo.expected_hmac_sha256 = digest;
-          }
-          must_fail = true;
-          break;
-        case 3:  // an empty key
-          lo.hmac_key = key;
-          lo.hmac_key_size = 0;
-          lo.expected_hmac_sha256 = digest;
-          must_fail = true;
-          break;
-        case 4:  // 0 is refused; a larger one is accepted, its unknown tail
-                 // ignored (as for the runtime's other options: read only up
-                 // to this library's sizeof, never past it)
-          lo.struct_size = in.Below(2) ? 0 : sizeof(lo) + 8;
-          must_fail = lo.struct_size == 0;
-          break;
-      }
-      KilnArtifact* a = reinterpret_cast<KilnArtifact*>(0x1);
-      KilnStatus* st = kiln_artifact_load_with(path.c_str(), null_options ? nullptr : &lo, &a);
-      if (must_fail) KILN_FUZZ_CHECK(st != nullptr, "bad load options accepted");
-      if (Failed(st)) {
-        KILN_FUZZ_CHECK(a == nullptr, "out not cleared");
-        break;
-      }
-      ReleaseArtifact(s, j, false);
-      if (s.artifacts[j].artifact != nullptr) {
-        kiln_artifact_release(a);
-        break;
-      }
-      kiln_fuzz::Count(io ? "loaded_io" : "loaded");
-      FillSlot(&s.artifacts[j], a);
+    case 24:
+    case 25:
+    case 26:
+    case 27:
+      StepSequencesAndOptionals(op, i, j, in, s);
       break;
-    }
-    case 25: {  // set a sequence input (elements odd or right)
-      SessionSlot& ss = s.sessions[i];
-      if (ss.session == nullptr) {
-        MUST_FAIL(kiln_session_set_input_sequence(nullptr, "s", nullptr, 0));
-        break;
-      }
-      const ArtifactSlot& a = s.artifacts[ss.artifact];
-      if (a.inputs.empty()) break;
-      const int32_t k = static_cast<int32_t>(in.Below(static_cast<uint32_t>(a.inputs.size())));
-      const TensorInfo& plan = a.inputs[k];
-      const uint8_t how = in.Byte();
-      int32_t count = static_cast<int32_t>(how % 5);
-      bool null_elements = false;
-      if (how >= 250) {
-        count = how == 250 ? -1 : how == 251 ? INT32_MIN : 1 << 20;
-        null_elements = true;  // never a short array with a large count
-      }
-      std::vector<std::vector<int64_t>> shapes(null_elements ? 0 : count), strides(shapes.size());
-      std::vector<std::vector<uint8_t>> bufs(shapes.size());
-      std::vector<DLTensor> elems;
-      bool bad = false;
-      for (size_t e = 0; e < shapes.size(); ++e) {
-        elems.push_back(MakeTensor(in, plan, &shapes[e], &strides[e], &bufs[e]));
-        const DLTensor& t = elems.back();
-        int32_t device = 0;
-        std::memcpy(&device, &t.device.device_type, sizeof device);
-        bad = bad || t.byte_offset >= (uint64_t{1} << 56) || t.ndim > 32 ||
-              (t.shape == nullptr && t.ndim > 0) || device != kDLCPU;
-      }
-      const std::string name = in.Below(8) == 0 ? in.Bytes(8) : plan.name;
-      KilnStatus* st = kiln_session_set_input_sequence(ss.session, name.c_str(),
-                                                       null_elements ? nullptr : elems.data(), count);
-      if (bad || count < 0 || (count > 0 && null_elements) || a.input_sequence[k] == 0) {
-        KILN_FUZZ_CHECK(st != nullptr, "bad sequence input accepted (count %d)", count);
-      }
-      kiln_fuzz::Count(st == nullptr ? "sequence_set" : "sequence_refused");
-      Failed(st);
-      break;
-    }
-    case 26: {  // none inputs; kinds and names by odd indices; the interpreter
-      SessionSlot& ss = s.sessions[i];
-      if (ss.session != nullptr) {
-        const ArtifactSlot& a = s.artifacts[ss.artifact];
-        if (!a.inputs.empty()) {
-          const int32_t k = static_cast<int32_t>(in.Below(static_cast<uint32_t>(a.inputs.size())));
-          const std::string name = in.Below(8) == 0 ? in.Bytes(8) : a.inputs[k].name;
-          KilnStatus* st = kiln_session_set_input_none(ss.session, name.c_str());
-          if (a.input_optional[k] == 0) KILN_FUZZ_CHECK(st != nullptr, "none for a plain input accepted");
-          kiln_fuzz::Count(st == nullptr ? "none_set" : "none_refused");
-          Failed(st);
-        }
-        const int32_t k = in.SmallInt();
-        if (a.artifact != nullptr && !a.released) {
-          for (int32_t v : {kiln_artifact_input_is_sequence(a.artifact, k),
-                            kiln_artifact_input_is_optional(a.artifact, k),
-                            kiln_artifact_output_is_sequence(a.artifact, k),
-                            kiln_artifact_output_is_optional(a.artifact, k)}) {
-            KILN_FUZZ_CHECK(v == 0 || v == 1, "a kind query gave %d", v);
-          }
-        }
-      } else {
-        MUST_FAIL(kiln_session_set_input_none(nullptr, "o"));
-        KILN_FUZZ_CHECK(kiln_artifact_input_is_sequence(nullptr, 0) == 0, "is_sequence(NULL)");
-      }
-      const KilnModel* m = s.models[i].model;
-      const int32_t k = in.SmallInt(), axis = in.SmallInt();
-      const char* text = reinterpret_cast<const char*>(0x1);
-      if (Failed(kiln_model_output_name(m, k, &text))) KILN_FUZZ_CHECK(text == nullptr, "name not cleared");
-      text = reinterpret_cast<const char*>(0x1);
-      if (Failed(kiln_model_input_dim_name(m, k, axis, &text))) KILN_FUZZ_CHECK(text == nullptr, "dim not cleared");
-      text = reinterpret_cast<const char*>(0x1);
-      if (Failed(kiln_model_output_dim_name(m, k, axis, &text))) KILN_FUZZ_CHECK(text == nullptr, "dim not cleared");
-      // The interpreter on a built-in model (small), with tensors odd or right.
-      if (m == nullptr || s.models[i].builtin < 0 || in.Below(2)) break;
-      int32_t n = 0;
-      if (Failed(kiln_model_num_inputs(m, &n))) break;
-      std::vector<TensorInfo> plans(static_cast<size_t>(n));
-      for (int32_t p = 0; p < n; ++p) {
-        const char* pname = nullptr;
-        DLTensor info;
-        if (Failed(kiln_model_input_info(m, p, &pname, &info))) break;
-        plans[p].dtype = info.dtype;
-        plans[p].shape.assign(info.shape, info.shape + info.ndim);
-        for (int64_t& d : plans[p].shape) d = d < 0 ? 3 : d;
-      }
-      std::vector<std::vector<int64_t>> shapes(plans.size()), strides(plans.size());
-      std::vector<std::vector<uint8_t>> bufs(plans.size());
-      std::vector<DLTensor> tensors;
-      for (size_t p = 0; p < plans.size(); ++p) tensors.push_back(MakeTensor(in, plans[p], &shapes[p], &strides[p], &bufs[p]));
-      std::vector<const DLTensor*> ptrs;
-      for (const DLTensor& t : tensors) ptrs.push_back(&t);
-      const int32_t given = in.Below(8) == 0 ? in.SmallInt() : n;  // sometimes a wrong count
-      DLManagedTensor** outs = reinterpret_cast<DLManagedTensor**>(0x1);
-      int32_t num_outs = -7;
-      KilnStatus* st = kiln_model_evaluate(m, given == n ? ptrs.data() : nullptr, given, &outs, &num_outs);
-      if (given != n) KILN_FUZZ_CHECK(st != nullptr, "evaluate with %d of %d inputs accepted", given, n);
-      if (Failed(st)) {
-        KILN_FUZZ_CHECK(outs == nullptr && num_outs == 0, "evaluate outputs not cleared");
-        break;
-      }
-      kiln_fuzz::Count("evaluated");
-      for (int32_t o = 0; o < num_outs; ++o) {
-        TouchView(&outs[o]->dl_tensor);
-        outs[o]->deleter(outs[o]);
-      }
-      kiln_free(outs);
-      break;
-    }
-    case 27: {  // sequence and optional outputs by odd indices
-      SessionSlot& ss = s.sessions[i];
-      const int32_t k = in.SmallInt(), e = in.SmallInt();
-      int32_t count = -7, is_none = -7;
-      if (Failed(kiln_session_get_output_sequence_length(ss.session, k, &count))) {
-        KILN_FUZZ_CHECK(count == 0, "count not cleared: %d", count);
-      } else {
-        KILN_FUZZ_CHECK(count >= 0, "count %d", count);
-        kiln_fuzz::Count("sequence_read");
-        for (int32_t q = 0; q < count && q < 8; ++q) {
-          const DLTensor* y = nullptr;
-          if (!Failed(kiln_session_get_output_sequence_element(ss.session, k, q, &y))) TouchView(y);
-        }
-      }
-      const DLTensor* y = reinterpret_cast<const DLTensor*>(0x1);
-      if (Failed(kiln_session_get_output_sequence_element(ss.session, k, e, &y))) {
-        KILN_FUZZ_CHECK(y == nullptr, "element not cleared");
-      } else {
-        TouchView(y);
-      }
-      if (Failed(kiln_session_get_output_is_none(ss.session, k, &is_none))) {
-        KILN_FUZZ_CHECK(is_none == 0, "is_none not cleared: %d", is_none);
-      } else {
-        KILN_FUZZ_CHECK(is_none == 0 || is_none == 1, "is_none %d", is_none);
-        kiln_fuzz::Count(is_none ? "output_none" : "output_some");
-      }
-      if (ss.session == nullptr) KILN_FUZZ_CHECK(count == 0 && is_none == 0, "NULL session answered");
-      break;
-    }
   }
 }
 
 }  // namespace
+}  // namespace kiln_fuzz::c_api_fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace kiln_fuzz::c_api_fuzz;  // NOLINT: the harness, in this function only
   Input in(data, size);
   State s;
   for (int steps = 0; !in.done() && steps < 64; ++steps) Step(in, s);
