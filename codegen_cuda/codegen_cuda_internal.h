@@ -1,0 +1,135 @@
+// File: codegen_cuda/codegen_cuda_internal.h  (internal to codegen_cuda.cc and
+// codegen_cuda_expr.cc; not exported) — the CUDA C emitter of one kernel:
+// the class GenerateKernel runs, and the type helpers both files use.
+// codegen_cuda.cc holds the kernel's signature and launch, its statements and
+// the tensor-core calls; codegen_cuda_expr.cc its memory accesses (vectorized
+// 16-byte loads and stores) and expressions (indexing, arithmetic, casts,
+// intrinsic calls).
+#ifndef KILN_CODEGEN_CUDA_CODEGEN_CUDA_INTERNAL_H_
+#define KILN_CODEGEN_CUDA_CODEGEN_CUDA_INTERNAL_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "codegen_cuda/codegen_cuda.h"
+#include "ir/tir.h"
+
+namespace kiln::codegen_cuda::internal {
+
+using tir::Buffer;
+using tir::ExprKind;
+using tir::ExprNode;
+using tir::ForKind;
+using tir::PrimExpr;
+using tir::Stmt;
+using tir::StmtKind;
+using tir::StmtNode;
+
+inline bool IsHalf(DataType t) { return t.code() == DTypeCode::kFloat && t.bits() == 16; }
+inline bool IsBF16(DataType t) { return t.code() == DTypeCode::kBFloat && t.bits() == 16; }
+inline bool Is16BitFloat(DataType t) { return IsHalf(t) || IsBF16(t); }
+
+// The C type a value of `t` is stored as (buffers, arrays).
+absl::StatusOr<std::string> StorageType(DataType t);
+
+// The C type a value of `t` is computed in (16-bit floats in float).
+absl::StatusOr<std::string> ValueType(DataType t);
+
+// A root statement of the kernel: a nest bound to threads, or one run by a
+// single thread; what it reads and writes (buffer data vars).
+struct Unit {
+  bool single_thread = false;
+  std::set<const ExprNode*> reads, writes;
+};
+
+class Emitter {
+ public:
+  explicit Emitter(const tir::PrimFunc& f) : f_(f) {}
+  absl::StatusOr<CudaKernel> Run();
+
+ private:
+  // ---- Names (this and the sections up to the vectorized accesses:
+  // codegen_cuda.cc) ----
+  std::string Bind(const PrimExpr& var, absl::string_view hint);
+  absl::StatusOr<std::string> NameOf(const ExprNode* v);
+
+  // ---- A batch over blockIdx.z (lowering/vm/batch_split.h on a GPU) ----
+  absl::Status CollectBatchRows();
+
+  // ---- Launch dims ----
+  static int TagIndex(absl::string_view tag);
+  absl::Status AddExtent(absl::string_view tag, const PrimExpr& extent);
+  absl::Status CollectLaunch(const Stmt& body);
+  static bool HasBinding(const Stmt& s);
+
+  // ---- Root: which statements run on every thread, which on one ----
+  absl::Status EmitRoot(const Stmt& s);
+  bool OneBlock() const;
+  absl::Status OrderAfterEarlierUnits(const Unit& u);
+
+  // ---- Statements ----
+  void Line(absl::string_view text);
+  absl::Status EmitLetHead(const Stmt& s);
+  absl::Status EmitAllocHead(const Stmt& s);
+  absl::Status EmitBody(const Stmt& s);
+  absl::Status EmitStmt(const Stmt& s);
+
+  // ---- Vectorized global accesses (the "pragma_kiln_vector" loop) ----
+  // (codegen_cuda_expr.cc)
+  static bool SplitLane(const PrimExpr& e, const ExprNode* v, PrimExpr* base);
+  static bool MultipleOf(const PrimExpr& e, int64_t m);
+  static const char* VectorType4(DataType t);
+  bool IsParam(const Buffer& b) const;
+
+  // 8 lanes of 2-byte elements (float16, bfloat16, 16-bit integers): a
+  // 16-byte access through an aligned array of the storage type.
+  static bool Vector8(DataType t) { return t.lanes() == 1 && t.bits() == 16; }
+  static bool VectorOf(DataType t, int64_t lanes);
+  absl::StatusOr<bool> EmitVector(const Stmt& loop);
+
+  // ---- Tensor-core calls and loops (codegen_cuda.cc) ----
+  absl::Status EmitMma(const PrimExpr& call);
+  absl::StatusOr<std::vector<std::string>> Args(const PrimExpr& call);
+  absl::Status EmitGemmTc(const PrimExpr& call);
+  absl::Status EmitConvTc(const PrimExpr& call);
+  absl::Status EmitGemmWg(const PrimExpr& call);
+  absl::Status EmitBound(const PrimExpr& var, absl::string_view tag, const PrimExpr& extent,
+                         const Stmt& body);
+  absl::Status EmitFor(const Stmt& s);
+
+  // ---- Expressions (codegen_cuda_expr.cc) ----
+  absl::StatusOr<std::string> BufferName(const Buffer& b);
+  absl::StatusOr<std::string> Index(const Buffer& b, const PrimExpr& idx);
+  static std::string Round(DataType t, std::string v);
+  absl::StatusOr<std::string> Wrap(DataType t, std::string v);
+  absl::StatusOr<std::string> Expr(const PrimExpr& e);
+  absl::StatusOr<std::string> CastExpr(DataType to, const PrimExpr& x);
+  absl::StatusOr<std::string> CallExpr(const PrimExpr& e);
+
+  const tir::PrimFunc& f_;
+  std::string body_;
+  int indent_ = 1;
+  std::unordered_map<const ExprNode*, std::string> names_;
+  std::unordered_map<const ExprNode*, std::string> buffer_names_;
+  std::set<std::string> used_;
+  std::array<PrimExpr, 6> launch_;  // blockIdx.xyz, threadIdx.xyz extents
+  std::vector<std::pair<size_t, int64_t>> batch_rows_;  // kiln.batch_z: (param, elements per row)
+  bool batch_z_ = false;
+  std::vector<Unit> units_;
+  size_t synced_units_ = 0;  // units before it are ordered by a barrier
+  bool mma_finish_ = false;   // kiln_mma_finish's shared tile counted
+  bool gemm_tc_ = false;      // kiln_gemm_tc's stages counted
+  int64_t shared_bytes_ = 0;};
+
+}  // namespace kiln::codegen_cuda::internal
+
+#endif  // KILN_CODEGEN_CUDA_CODEGEN_CUDA_INTERNAL_H_
