@@ -5,6 +5,7 @@
 // expressions are codegen_cuda_expr.cc.
 #include "codegen_cuda/codegen_cuda.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -62,6 +63,9 @@ std::string Sanitize(absl::string_view name) {
 
 // Static __shared__ memory per block (CUDA's limit without a dynamic opt-in).
 constexpr int64_t kMaxStaticShared = 48 * 1024;
+// A block's shared memory, static and dynamic, on the largest GPUs kiln
+// targets (sm_90: 227 KiB with the opt-in attribute).
+constexpr int64_t kMaxBlockShared = 227 * 1024;
 // The attribute the GPU schedule puts around a loop of 4 consecutive
 // elements (Stage::pragma "kiln_vector", lowering/te/schedule_cuda.h).
 constexpr char kVectorPragma[] = "pragma_kiln_vector";
@@ -184,10 +188,16 @@ absl::StatusOr<CudaKernel> Emitter::Run() {
   }
   KILN_RETURN_IF_ERROR(EmitRoot(f_->body));
   k.shared_bytes = shared_bytes_;
+  k.dynamic_shared_bytes = dynamic_shared_bytes_;
   if (shared_bytes_ > kMaxStaticShared) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "its __shared__ arrays take ", shared_bytes_, " bytes per block, more than the ",
         kMaxStaticShared, " a kernel may declare statically"));
+  }
+  if (shared_bytes_ + dynamic_shared_bytes_ > kMaxBlockShared) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "its shared memory takes ", shared_bytes_, " static and ", dynamic_shared_bytes_,
+        " dynamic bytes per block, more than the ", kMaxBlockShared, " a block may have"));
   }
   std::string head = absl::StrCat("extern \"C\" __global__ void ");
   if (bt > 0) absl::StrAppend(&head, "__launch_bounds__(", bt, ") ");
@@ -519,7 +529,10 @@ absl::Status Emitter::EmitMma(const PrimExpr& call) {
   if (call->name == kGemmTcF16 || call->name == kGemmTcBF16 || call->name == kGemmTf32) {
     return EmitGemmTc(call);
   }
-  if (call->name == kGemmWgF16 || call->name == kGemmWgBF16) return EmitGemmWg(call);
+  if (call->name == kGemmWgF16 || call->name == kGemmWgBF16 || call->name == kGemmWgwF16 ||
+      call->name == kGemmWgwBF16) {
+    return EmitGemmWg(call);
+  }
   if (call->name == kConvTcF16 || call->name == kConvTcBF16 || call->name == kConvTcTf32 ||
       call->name == kConvWgF16 || call->name == kConvWgBF16) {
     return EmitConvTc(call);
@@ -625,16 +638,23 @@ absl::Status Emitter::EmitConvTc(const PrimExpr& call) {
 }
 
 // kiln_gemm_wg<bf16>(cl, A + a_base, a_row_stride, B + b_base,
-// b_col_stride, steps, rows, cols, k) (both k strides 1).
+// b_col_stride, steps, rows, cols, k) (both k strides 1), or the wide
+// tile's kiln_gemm_wgw<bf16>(...), whose stages are dynamic shared memory.
 absl::Status Emitter::EmitGemmWg(const PrimExpr& call) {
   if (call->args.size() != 11) {
     return absl::InvalidArgumentError(
         absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
   }
+  const bool wide = call->name == kGemmWgwF16 || call->name == kGemmWgwBF16;
+  const bool bf = call->name == kGemmWgBF16 || call->name == kGemmWgwBF16;
   KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
-  Line(absl::StrCat("kiln_gemm_wg<", call->name == kGemmWgBF16 ? "true" : "false", ">(", a[0],
+  Line(absl::StrCat(wide ? "kiln_gemm_wgw<" : "kiln_gemm_wg<", bf ? "true" : "false", ">(", a[0],
                     ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], " + (", a[5], "), ", a[6],
                     ", ", a[7], ", ", a[8], ", ", a[9], ", ", a[10], ");"));
+  if (wide) {
+    dynamic_shared_bytes_ = std::max(dynamic_shared_bytes_, kGemmWgwDynamicSharedBytes);
+    return absl::OkStatus();
+  }
   if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
   gemm_tc_ = true;
   return absl::OkStatus();

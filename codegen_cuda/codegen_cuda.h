@@ -72,6 +72,10 @@ struct CudaKernel {
   int64_t grid_blocks = 0;
   // Bytes of __shared__ arrays, per block.
   int64_t shared_bytes = 0;
+  // Bytes of dynamic shared memory (`extern __shared__`) the launch must
+  // request, per block; above 48 KiB the function needs the opt-in
+  // attribute (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES) first.
+  int64_t dynamic_shared_bytes = 0;
 };
 
 // Helper functions every kernel's source uses (float16 conversions, floor

@@ -128,7 +128,9 @@ class Emitter {
   size_t synced_units_ = 0;  // units before it are ordered by a barrier
   bool mma_finish_ = false;   // kiln_mma_finish's shared tile counted
   bool gemm_tc_ = false;      // kiln_gemm_tc's stages counted
-  int64_t shared_bytes_ = 0;};
+  int64_t shared_bytes_ = 0;
+  int64_t dynamic_shared_bytes_ = 0;  // the wide wgmma tile's stages (kiln_gemm_wgw)
+};
 
 }  // namespace kiln::codegen_cuda::internal
 

@@ -31,6 +31,7 @@ lowering::GpuTarget CudaTarget::gpu() const {
   lowering::GpuTarget g = lowering::GpuTarget::Sm80();
   g.arch = arch;
   g.tf32 = tf32;
+  g.wgmma = wgmma();
   return g;
 }
 

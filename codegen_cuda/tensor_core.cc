@@ -263,8 +263,13 @@ class Rewriter {
     }
   }
 
-  std::optional<Accumulate> MatchAccumulate(const Stmt& outer, int64_t reg, bool guarded = false) {
-    if (!Serial(outer->body0(), reg) || !Serial(outer->body0()->body0(), reg)) return std::nullopt;
+  // The (ii, jj) nest of extents reg_i x reg_j (a thread's block) under
+  // `outer`, accumulating into Cl[ii*reg_j + jj].
+  std::optional<Accumulate> MatchAccumulate(const Stmt& outer, int64_t reg_i, int64_t reg_j,
+                                            bool guarded = false) {
+    if (!Serial(outer->body0(), reg_i) || !Serial(outer->body0()->body0(), reg_j)) {
+      return std::nullopt;
+    }
     const Stmt& ii = outer->body0();
     const Stmt& jj = ii->body0();
     const Stmt* body = &jj->body0();
@@ -293,7 +298,7 @@ class Rewriter {
     }
     const std::optional<Affine> ci =
         FitAffine(st->indices[0], {ii->var.get(), jj->var.get(), outer->var.get()});
-    if (!ci || ci->c0 != 0 || ci->c[0] != reg || ci->c[1] != 1 || ci->c[2] != 0) {
+    if (!ci || ci->c0 != 0 || ci->c[0] != reg_j || ci->c[1] != 1 || ci->c[2] != 0) {
       return std::nullopt;
     }
     Accumulate acc{ii.get(), jj.get(), st.get(), TileLoad(v->args[1]->args[0]),
@@ -304,7 +309,7 @@ class Rewriter {
 
   bool MatchTriple(const Stmt& ki, Match* m) {
     if (!Serial(ki, 16)) return false;
-    const std::optional<Accumulate> acc = MatchAccumulate(ki, 4);
+    const std::optional<Accumulate> acc = MatchAccumulate(ki, 4, 4);
     if (!acc) return false;
     const StmtNode* ii = acc->ii;
     const StmtNode* jj = acc->jj;
@@ -365,11 +370,12 @@ class Rewriter {
   // such a guard.
   static std::optional<PrimExpr> GuardLimit(const PrimExpr& c, const ExprNode* thread,
                                             const ExprNode* reg, const ExprNode* k,
-                                            const std::unordered_set<const ExprNode*>& others) {
+                                            const std::unordered_set<const ExprNode*>& others,
+                                            int64_t per_thread) {
     if (c->kind != ExprKind::kLT) return std::nullopt;
     std::unordered_set<const ExprNode*> forbidden = others;
     std::optional<Affine> a = FitAffineWithBase(c->args[0], {thread, reg, k}, forbidden);
-    if (!a || a->c[0] != 8 || a->c[1] != 1 || a->c[2] != 0) return std::nullopt;
+    if (!a || a->c[0] != per_thread || a->c[1] != 1 || a->c[2] != 0) return std::nullopt;
     forbidden.insert({thread, reg, k});
     if (tir::UsesVar(c->args[1], [&](const ExprNode* v) { return forbidden.count(v) > 0; })) {
       return std::nullopt;
@@ -394,7 +400,12 @@ class Rewriter {
         !tir::IsConstValue(k->a, 0) || !tir::IsConstInt(k->b, &kext) || kext < 1) {
       return nullptr;
     }
-    const std::optional<Accumulate> acc = MatchAccumulate(k, 8, /*guarded=*/true);
+    // The thread's block: 8 x 8 (the 128x128 tile), or 8 x 16 (the wide
+    // wgmma tile, 128 x 256, sm_90a and both operands k-major only).
+    const int64_t reg_j = Serial(k->body0(), 8) && Serial(k->body0()->body0(), 16) ? 16 : 8;
+    const bool wide = reg_j == 16;
+    if (wide && !options_.wgmma) return nullptr;
+    const std::optional<Accumulate> acc = MatchAccumulate(k, 8, reg_j, /*guarded=*/true);
     if (!acc) return nullptr;
     const StmtNode* ii = acc->ii;
     const StmtNode* jj = acc->jj;
@@ -408,6 +419,7 @@ class Rewriter {
     const DataType t = la->buffer->dtype;
     const bool tf32 = options_.tf32 && IsF32(t);
     if ((!IsHalf(t) && !IsBF16(t) && !tf32) || lb->buffer->dtype != t) return nullptr;
+    if (wide && tf32) return nullptr;
     // One stride 1, the other a multiple of a 16-byte chunk (8 16-bit or 4
     // 32-bit elements).
     const int64_t chunk = tf32 ? 4 : 8;
@@ -426,14 +438,17 @@ class Rewriter {
         not_b.insert(ii->var.get());
         std::optional<Affine> b =
             FitAffineWithBase(lb->args[0], {x, jj->var.get(), k->var.get()}, not_b);
-        if (!b || b->c[0] != 8 * b->c[1] || !strides_ok(b->c[1], b->c[2])) continue;
-        PrimExpr rows = tir::IntImm(128), cols = tir::IntImm(128);
+        if (!b || b->c[0] != reg_j * b->c[1] || !strides_ok(b->c[1], b->c[2])) continue;
+        const bool wg = !tf32 && options_.wgmma && a->c[2] == 1 && b->c[2] == 1;
+        if (wide && !wg) continue;
+        PrimExpr rows = tir::IntImm(128), cols = tir::IntImm(16 * reg_j);
         bool guards_ok = true;
         for (const PrimExpr& g : acc->guards) {
-          if (std::optional<PrimExpr> r = GuardLimit(g, y, ii->var.get(), k->var.get(), not_a)) {
+          if (std::optional<PrimExpr> r =
+                  GuardLimit(g, y, ii->var.get(), k->var.get(), not_a, 8)) {
             rows = *r;
           } else if (std::optional<PrimExpr> c =
-                         GuardLimit(g, x, jj->var.get(), k->var.get(), not_b)) {
+                         GuardLimit(g, x, jj->var.get(), k->var.get(), not_b, reg_j)) {
             cols = *c;
           } else {
             guards_ok = false;
@@ -446,18 +461,18 @@ class Rewriter {
           return tir::Substitute(index, zero);
         };
         auto i64 = [](int64_t c) { return tir::IntImm(c); };
-        const int64_t kstep = tf32 ? 16 : 32;
+        const int64_t kstep = tf32 ? 16 : wide ? 64 : 32;
         std::vector<PrimExpr> args = {st->buffer->data, la->buffer->data,
                                       base(la->args[0], y, ii->var.get()), i64(a->c[1])};
-        const bool wg = !tf32 && options_.wgmma && a->c[2] == 1 && b->c[2] == 1;
         if (!wg) args.push_back(i64(a->c[2]));
         args.insert(args.end(),
                     {lb->buffer->data, base(lb->args[0], x, jj->var.get()), i64(b->c[1])});
         if (!wg) args.push_back(i64(b->c[2]));
         args.insert(args.end(), {i64((kext + kstep - 1) / kstep), rows, cols, i64(kext)});
-        const char* name = tf32 ? kGemmTf32
-                           : wg ? (IsBF16(t) ? kGemmWgBF16 : kGemmWgF16)
-                                : (IsBF16(t) ? kGemmTcBF16 : kGemmTcF16);
+        const char* name = tf32   ? kGemmTf32
+                           : wide ? (IsBF16(t) ? kGemmWgwBF16 : kGemmWgwF16)
+                           : wg   ? (IsBF16(t) ? kGemmWgBF16 : kGemmWgF16)
+                                  : (IsBF16(t) ? kGemmTcBF16 : kGemmTcF16);
         return Call(name, std::move(args));
       }
     }

@@ -10,18 +10,20 @@ namespace kiln::codegen_cuda {
 
 namespace {
 
-// The warpgroup MMA wrapper: 64 float32 accumulators as "+f" operands (the
-// instruction names them all), the two descriptors, scale-d true.
-std::string WgmmaAsm(const char* type) {
+// The warpgroup MMA wrapper m64nNk16: N / 2 float32 accumulators as "+f"
+// operands (the instruction names them all), the two descriptors, scale-d
+// true.
+std::string WgmmaAsm(const char* type, int n) {
+  const int regs_n = n / 2;
   std::string regs, outs;
-  for (int i = 0; i < 64; ++i) {
+  for (int i = 0; i < regs_n; ++i) {
     absl::StrAppend(&regs, i ? ", " : "", "%", i);
     absl::StrAppend(&outs, i ? ", " : "", "\"+f\"(d[", i, "])");
   }
   return absl::StrCat(
       "    asm volatile(\"{ .reg .pred p; setp.ne.b32 p, 1, 0; "
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.", type, ".", type, " {", regs,
-      "}, %64, %65, p, 1, 1, 0, 0; }\"\n                 : ", outs,
+      "wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", type, ".", type, " {", regs, "}, %",
+      regs_n, ", %", regs_n + 1, ", p, 1, 1, 0, 0; }\"\n                 : ", outs,
       "\n                 : \"l\"(da), \"l\"(db));\n");
 }
 
@@ -55,30 +57,47 @@ template <bool BF> __device__ __forceinline__ void kiln_wgmma_m64n128k16(
   (void)base;
   if (BF) {
 )KILN_WG",
-                      WgmmaAsm("bf16"), "  } else {\n", WgmmaAsm("f16"), R"KILN_WG(  }
+                      WgmmaAsm("bf16", 128), "  } else {\n", WgmmaAsm("f16", 128), R"KILN_WG(  }
 }
-// Keeps the compiler from moving uses of an accumulator across the
-// asynchronous MMA's issue and wait.
-__device__ __forceinline__ void kiln_wg_pin(float* d) {
-  for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
+template <bool BF> __device__ __forceinline__ void kiln_wgmma_m64n256k16(
+    float* d, unsigned long long da, unsigned long long db, const unsigned short* base) {
+  (void)base;
+  if (BF) {
+)KILN_WG",
+                      WgmmaAsm("bf16", 256), "  } else {\n", WgmmaAsm("f16", 256), R"KILN_WG(  }
+}
+// Keeps the compiler from moving uses of an accumulator (N registers)
+// across the asynchronous MMA's issue and wait.
+template <int N> __device__ __forceinline__ void kiln_wg_pin(float* d) {
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i]) :: "memory");
 }
 __device__ __forceinline__ void kiln_wg_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void kiln_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void kiln_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// Waits until at most N of this thread's committed MMA groups are pending.
+template <int N> __device__ __forceinline__ void kiln_wg_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+}
 // The cp.async writes (generic proxy) visible to the MMA's reads (async proxy).
 __device__ __forceinline__ void kiln_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 #else
+// The emulator queues each MMA and runs it at the wait_group that retires
+// its group, reading the operands then: a stage refilled before that wait
+// gives a wrong product (tests/cuda/emulate_host.h).
 inline unsigned kiln_wg_addr(const unsigned short* base, const unsigned short* p) {
   return (unsigned)((p - base) * 2);
 }
 template <bool BF> inline void kiln_wgmma_m64n128k16(float* d, unsigned long long da,
                                                      unsigned long long db, const unsigned short* base) {
-  kiln_emu_wgmma_m64n128k16(d, da, db, base, BF);
+  kiln_emu_wgmma(d, da, db, base, BF, 128);
 }
-inline void kiln_wg_pin(float*) {}
+template <bool BF> inline void kiln_wgmma_m64n256k16(float* d, unsigned long long da,
+                                                     unsigned long long db, const unsigned short* base) {
+  kiln_emu_wgmma(d, da, db, base, BF, 256);
+}
+template <int N> inline void kiln_wg_pin(float*) {}
 inline void kiln_wg_fence() {}
-inline void kiln_wg_commit() {}
-inline void kiln_wg_wait() {}
+inline void kiln_wg_commit() { kiln_emu_wg_commit(); }
+template <int N> inline void kiln_wg_wait() { kiln_emu_wg_wait(N); }
 inline void kiln_fence_proxy_async() {}
 #endif
 // The block's copy of one operand's 128 x 32 slice at k0 (element (r, k) at
@@ -129,14 +148,14 @@ __device__ __forceinline__ void kiln_wg_tile(float* cl, unsigned short* smem, in
     const unsigned short* s = smem + (kt % 3) * 8192;
     const unsigned a0 = kiln_wg_addr(smem, s) + (unsigned)wg * 4096u;
     const unsigned b0 = kiln_wg_addr(smem, s + 4096);
-    kiln_wg_pin(acc);
+    kiln_wg_pin<64>(acc);
     kiln_wg_fence();
     for (unsigned h = 0; h < 2; ++h) {
       kiln_wgmma_m64n128k16<BF>(acc, kiln_wg_desc(a0 + h * 256u), kiln_wg_desc(b0 + h * 256u), smem);
     }
     kiln_wg_commit();
-    kiln_wg_wait();
-    kiln_wg_pin(acc);
+    kiln_wg_wait<0>();
+    kiln_wg_pin<64>(acc);
   }
   kiln_cp_async_wait<0>();
   __syncthreads();
@@ -172,6 +191,106 @@ template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
   kiln_wg_tile<BF, 8, 8>(cl, kiln_wg_smem, ksteps, [&](unsigned short* s, int step) {
     kiln_wg_load(s, A, ar, step * 32, vec, tid, rows, kn);
     kiln_wg_load(s + 4096, B, bc, step * 32, vec, tid, cols, kn);
+  });
+}
+// The wide wgmma tile (kiln_gemm_wgw, codegen_cuda/tensor_core.h): a block's
+// 128 x 256 outputs, each thread's 8 x 16 of them in cl (rows
+// threadIdx.y*8.., columns threadIdx.x*16..). Four stages of A's 128 x 64 and
+// B's 256 x 64 slices (48 KiB each: dynamic shared memory, 192 KiB in all)
+// in the canonical k-major layout of kiln_wg_desc with 64 of k per row
+// group: element (r, k) at (r/8)*512 + (k/8)*64 + (r%8)*8 + k%8, SBO 1024
+// bytes. Warpgroup w issues four m64n256k16 per step on rows 64w.. and
+// keeps one step's group in flight: at step kt it waits for step kt - 1's
+// MMAs (wait_group 1), the copies of step kt + 2 go to the stage step kt - 2
+// read, which every warpgroup had retired before the step's barrier.
+__device__ __forceinline__ unsigned long long kiln_wg_desc_sbo(unsigned addr, unsigned sbo) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(128 >> 4) << 16) |
+         ((unsigned long long)(sbo >> 4) << 32);
+}
+__device__ __forceinline__ int kiln_wgw_index(int r, int k) {
+  return (r >> 3) * 512 + (k >> 3) * 64 + (r & 7) * 8 + (k & 7);
+}
+// The block's copy of an operand's R x 64 slice at k0 (R/32 chunks of 16
+// bytes per thread; 8 consecutive threads the rows of one core matrix).
+template <int R> __device__ __forceinline__ void kiln_wgw_load(unsigned short* s, const unsigned short* g,
+                                                               long long rs, int k0, bool vec,
+                                                               unsigned tid, int rows, int kn) {
+  for (unsigned i = 0; i < R / 32; ++i) {
+    const int q = (int)(tid + 256u * i);
+    const int r = (q >> 6) * 8 + (q & 7), c = ((q >> 3) & 7) * 8;
+    kiln_chunk_copy(s + kiln_wgw_index(r, c), g + r * rs + k0 + c, g, 1,
+                    r < rows ? kiln_chunk_len(kn, k0 + c, 8) : 0, vec);
+  }
+}
+constexpr int kKilnWgwStage = 24576;  // 16-bit words: A 128 x 64, B 256 x 64
+template <bool BF, typename Load>
+__device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, int ksteps, Load load) {
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
+  float acc[128];
+  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) load(smem + s * kKilnWgwStage, s);
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();   // this thread's copies of step kt have landed
+    kiln_fence_proxy_async();  // and are visible to the tensor cores
+    __syncthreads();           // everyone's; step kt - 2's MMAs retired
+    if (kt + 2 < ksteps) load(smem + ((kt + 2) & 3) * kKilnWgwStage, kt + 2);
+    kiln_cp_async_commit();
+    const unsigned short* s = smem + (kt & 3) * kKilnWgwStage;
+    const unsigned a0 = kiln_wg_addr(smem, s) + (unsigned)wg * 8192u;
+    const unsigned b0 = kiln_wg_addr(smem, s + 8192);
+    kiln_wg_pin<128>(acc);
+    kiln_wg_fence();
+    for (unsigned h = 0; h < 4; ++h) {
+      kiln_wgmma_m64n256k16<BF>(acc, kiln_wg_desc_sbo(a0 + h * 256u, 1024u),
+                                kiln_wg_desc_sbo(b0 + h * 256u, 1024u), smem);
+    }
+    kiln_wg_commit();
+    kiln_wg_wait<1>();  // step kt - 1's MMAs retired
+    kiln_wg_pin<128>(acc);
+  }
+  kiln_wg_wait<0>();
+  kiln_wg_pin<128>(acc);
+  kiln_cp_async_wait<0>();
+  __syncthreads();
+  float* tile = (float*)smem;  // 128 rows of 256 (+4 against bank conflicts)
+  for (int j = 0; j < 32; ++j) {
+    for (int i = 0; i < 4; ++i) {
+      const int row = wg * 64 + warp * 16 + (lane >> 2) + (i >= 2 ? 8 : 0);
+      const int col = j * 8 + (lane & 3) * 2 + (i & 1);
+      tile[row * 260 + col] = acc[j * 4 + i];
+    }
+  }
+  __syncthreads();
+  for (int ii = 0; ii < 8; ++ii) {
+    for (int jj = 0; jj < 16; ++jj) {
+      cl[ii * 16 + jj] += tile[(threadIdx.y * 8u + ii) * 260 + threadIdx.x * 16u + jj];
+    }
+  }
+  __syncthreads();
+}
+// C(row, col) = sum over k < kn of A[row * ar + k] * B[col * bc + k] for the
+// block's 128 x 256 tile (rows < rows, cols < cols; zeros past them), added
+// into cl. ksteps = ceil(kn / 64). Its shared memory is the kernel's dynamic
+// shared memory (kGemmWgwDynamicSharedBytes).
+template <bool BF> __device__ __forceinline__ void kiln_gemm_wgw(
+    float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
+    int ksteps, int rows, int cols, int kn) {
+#ifdef __CUDA_ARCH__
+  extern __shared__ __align__(128) unsigned short kiln_dyn_smem[];
+  unsigned short* smem = kiln_dyn_smem;
+#else
+  static __align__(128) unsigned short smem[4 * kKilnWgwStage];
+#endif
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
+                   (ar & 7) == 0 && (bc & 7) == 0;
+  kiln_wgw_tile<BF>(cl, smem, ksteps, [&](unsigned short* s, int step) {
+    kiln_wgw_load<128>(s, A, ar, step * 64, vec, tid, rows, kn);
+    kiln_wgw_load<256>(s + 8192, B, bc, step * 64, vec, tid, cols, kn);
   });
 }
 // An NCHW convolution (as kiln_conv_nchw_tc, 16-bit) on warpgroup MMA: both

@@ -11,7 +11,8 @@ std::string CpuTarget::ToString() const {
 }
 
 std::string GpuTarget::ToString() const {
-  return absl::StrCat(arch, ", ", threads_per_block, " threads per block", tf32 ? ", tf32" : "");
+  return absl::StrCat(arch, ", ", threads_per_block, " threads per block", tf32 ? ", tf32" : "",
+                      wgmma ? ", wgmma" : "");
 }
 
 CpuTarget CpuTarget::FromVectorLanes(int float_lanes) {

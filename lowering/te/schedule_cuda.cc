@@ -114,15 +114,15 @@ bool GemmShaped(const Stage& s) {
   return true;
 }
 
-// Tiles a GEMM-shaped output, each thread `reg` x `reg` outputs (a block
-// 16 * reg square); returns its threadIdx.x loop.
-absl::StatusOr<IterVar> TileGemm(Stage* s, int64_t reg) {
+// Tiles a GEMM-shaped output, each thread `reg` x `reg_j` outputs (a block
+// 16 * reg by 16 * reg_j); returns its threadIdx.x loop.
+absl::StatusOr<IterVar> TileGemm(Stage* s, int64_t reg, int64_t reg_j) {
   const std::vector<IterVar> axes = s->op->axis;
   const size_t n = axes.size();
   KILN_ASSIGN_OR_RETURN(SplitAxes i1, s->split(axes[n - 2], reg * kGemmThreads));
   KILN_ASSIGN_OR_RETURN(SplitAxes i2, s->split(i1.inner, reg));
-  KILN_ASSIGN_OR_RETURN(SplitAxes j1, s->split(axes[n - 1], reg * kGemmThreads));
-  KILN_ASSIGN_OR_RETURN(SplitAxes j2, s->split(j1.inner, reg));
+  KILN_ASSIGN_OR_RETURN(SplitAxes j1, s->split(axes[n - 1], reg_j * kGemmThreads));
+  KILN_ASSIGN_OR_RETURN(SplitAxes j2, s->split(j1.inner, reg_j));
   std::vector<IterVar> order = {i1.outer, j1.outer, i2.outer, j2.outer, i2.inner, j2.inner};
   if (n == 3) order.insert(order.begin(), axes[0]);
   KILN_RETURN_IF_ERROR(s->reorder(order));
@@ -261,6 +261,37 @@ bool TensorCoreGemm(const Schedule& s, const Stage& r, const Stage& out, bool tf
   if (m % kGemmTile != 0 || nn % kGemmTile != 0) return true;
   const auto up = [](int64_t x, int64_t f) { return (x + f - 1) / f * f; };
   return 4 * up(m, kTcTile) * up(nn, kTcTile) * up(k, kTcK) <= 5 * m * nn * k;
+}
+
+// The wide wgmma template (sm_90a; codegen_cuda/tensor_core.h's
+// kiln_gemm_wgw): a tensor-core GEMM (above) of 16-bit inputs that both
+// read the reduction axis as their last index (A[.., i, k], B[.., j, k]:
+// k-major, as wgmma reads them from shared memory), with at least 256
+// output columns and at most an eighth more padded columns than the
+// 128-wide tile has. Each block then computes 128 x 256 outputs, each
+// thread 8 x 16 of them: twice the arithmetic per byte the block copies.
+constexpr int64_t kWideCols = 2 * kTcReg;
+
+bool WideWgmmaGemm(const Stage& r, const Stage& out) {
+  int64_t nn = 0;
+  if (!tir::IsConstInt(out.op->axis.back()->dom.extent, &nn) || nn < kWideCols * kGemmThreads) {
+    return false;
+  }
+  const auto up = [](int64_t x, int64_t f) { return (x + f - 1) / f * f; };
+  if (8 * up(nn, kWideCols * kGemmThreads) > 9 * up(nn, kTcTile)) return false;
+  const std::vector<Tensor> ins = r.op->InputTensors();
+  if (ins.size() != 2 || ins[0].dtype().bits() != 16) return false;
+  const tir::ExprNode* k = r.op->reduce_axis[0]->var.get();
+  bool k_major = true;
+  int loads = 0;
+  for (const PrimExpr& b : r.op->body) {
+    tir::PostOrderVisit(b, [&](const tir::ExprNode* e) {
+      if (e->kind != tir::ExprKind::kProducerLoad) return;
+      ++loads;
+      k_major = k_major && !e->args.empty() && e->args.back().get() == k;
+    });
+  }
+  return k_major && loads == 2;
 }
 
 // Stages the GEMM reduction `r`'s inputs through shared memory (TVM's
@@ -690,7 +721,7 @@ absl::Status StageConv(Schedule& s, Stage* conv, const ConvPlan& p) {
 }  // namespace
 
 absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs,
-                                 int max_threads, bool tf32) {
+                                 int max_threads, bool tf32, bool wgmma) {
   if (max_threads < kWarp || max_threads > 1024 || max_threads % kWarp != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ScheduleDefaultCuda: max_threads must be a multiple of 32 in [32, 1024], got ",
@@ -751,7 +782,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
       continue;
     }
     // GEMM-shaped and reading a GEMM-like reduction: register-blocked.
-    bool gemm = false, tc = false;
+    bool gemm = false, tc = false, wide = false;
     if (GemmShaped(*out) && out_stages.size() == 1) {
       const std::vector<Stage*> all = s.stages();
       for (Stage* r : all) {
@@ -761,10 +792,12 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
         }
         gemm = true;
         tc = TensorCoreGemm(s, *r, *out, tf32);
+        wide = tc && wgmma && WideWgmmaGemm(*r, *out);
       }
     }
     if (gemm) {
-      KILN_ASSIGN_OR_RETURN(IterVar tx, TileGemm(out, tc ? kTcReg : kGemmReg));
+      const int64_t reg = tc ? kTcReg : kGemmReg;
+      KILN_ASSIGN_OR_RETURN(IterVar tx, TileGemm(out, reg, wide ? kWideCols : reg));
       if (tc) {
         // A ragged edge's guards stay inside the thread's 8x8 stores (not
         // peeled into loops of variable extent), so the block stays in

@@ -40,6 +40,19 @@ struct Fiber {
   unsigned mask;              // kWarp: the lanes it meets
   unsigned long long value;   // the value it publishes to its warp
   unsigned payload[6];        // an mma's A and B fragment registers
+  // Its issued wgmma (kiln_emu_wgmma), in order: the first wg_group_end[0]
+  // form the oldest committed group, and so on; those past the last
+  // commit, the open group.
+  struct WgOp {
+    float* d;
+    unsigned long long da, db;
+    const unsigned short* smem;
+    unsigned n;
+    bool bf;
+  } wg_ops[32];
+  unsigned wg_nops;
+  unsigned wg_group_end[8];
+  unsigned wg_ngroups;
 };
 constexpr size_t kStack = 256u << 10;  // bytes per fiber, below a guard page
 constexpr size_t kGuard = 4096;
@@ -51,8 +64,13 @@ static void (*body)(void**) = nullptr;
 static void** body_args = nullptr;
 static const char* error = nullptr;
 
+static void Fail(const char* msg);
+
 static void Entry() {
   body(body_args);
+  if (fibers[cur].wg_nops != 0) {
+    Fail("a thread ended with wgmma.mma_async operations no wgmma.wait_group retired");
+  }
   fibers[cur].state = kDone;  // uc_link returns to the scheduler
 }
 
@@ -152,6 +170,8 @@ static const char* RunBlock() {
     Fiber& f = fibers[t];
     f.tid = {t % blockDim.x, t / blockDim.x % blockDim.y, t / (blockDim.x * blockDim.y)};
     f.state = kReady;
+    f.wg_nops = 0;
+    f.wg_ngroups = 0;
     getcontext(&f.ctx);
     f.ctx.uc_stack.ss_sp = stacks + t * (kStack + kGuard) + kGuard;
     f.ctx.uc_stack.ss_size = kStack;
@@ -308,25 +328,49 @@ inline void kiln_emu_ldmatrix_x4(unsigned* r, const unsigned short* row, bool tr
   }
   Wait(kWarp);
 }
-// wgmma.mma_async.sync.aligned.m64n128k16.f32.{f16,bf16}, both operands in
-// shared memory (`smem`: the array the descriptors' addresses count from),
-// A row-major (k-major) and B column-major (k-major), not transposed, scale
-// 1: d += A(64 x 16) * B(16 x 128) for the warpgroup (128 consecutive linear
-// thread indices from a multiple of 128). The descriptors are decoded as the
-// PTX ISA's "Matrix Descriptor Format": bits 0-13 start address, 16-29
-// leading byte offset (LBO), 32-45 stride byte offset (SBO), each in units of
-// 16 bytes; bits 49-51 base offset and 62-63 swizzle mode must be 0 (the
-// unswizzled canonical layout, the only one emulated): element (r, k) of a
-// k-major operand at byte start + (r/8)*SBO + (k/8)*LBO + (r%8)*16 + (k%8)*2.
-// d[4j + i] of lane l of warp v of the warpgroup is row 16v + l/4 (+8 for
-// i >= 2), column 8j + 2(l%4) + (i&1). Each thread computes its own
-// accumulators (the instruction's result is the lockstep one: the operands
-// are in shared memory, behind the barrier the kernel has before it); the
-// MMA completes at once, so a missing wgmma.wait_group goes unseen.
-inline void kiln_emu_wgmma_m64n128k16(float* d, unsigned long long da, unsigned long long db,
-                                      const unsigned short* smem, bool bf) {
+// wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16} (N 128 or 256), both
+// operands in shared memory (`smem`: the array the descriptors' addresses
+// count from), A row-major (k-major) and B column-major (k-major), not
+// transposed, scale 1: d += A(64 x 16) * B(16 x N) for the warpgroup (128
+// consecutive linear thread indices from a multiple of 128). The
+// descriptors are decoded as the PTX ISA's "Matrix Descriptor Format": bits
+// 0-13 start address, 16-29 leading byte offset (LBO), 32-45 stride byte
+// offset (SBO), each in units of 16 bytes; bits 49-51 base offset and 62-63
+// swizzle mode must be 0 (the unswizzled canonical layout, the only one
+// emulated): element (r, k) of a k-major operand at byte start + (r/8)*SBO +
+// (k/8)*LBO + (r%8)*16 + (k%8)*2. d[4j + i] of lane l of warp v of the
+// warpgroup is row 16v + l/4 (+8 for i >= 2), column 8j + 2(l%4) + (i&1).
+//
+// Asynchronous as on the GPU: kiln_emu_wgmma only queues the operation in
+// the calling thread's open group; kiln_emu_wg_commit closes the group;
+// kiln_emu_wg_wait(n) runs the oldest committed groups until at most n are
+// pending, each thread computing its own accumulators from the shared
+// memory as it is then. So a kernel that refills a stage before the wait
+// that retires the MMAs reading it, or reads an accumulator before that
+// wait, computes a wrong value; a thread that ends with MMAs no wait
+// retired fails the launch.
+inline void kiln_emu_wgmma_run(const kiln_emu::Fiber::WgOp& op) {
   using namespace kiln_emu;
-  const unsigned base = cur & ~127u, v = (cur - base) >> 5, lane = Lane();
+  const unsigned v = (cur & 127u) >> 5, lane = Lane();
+  auto at = [&](unsigned long long desc, unsigned r, unsigned k) {
+    const unsigned long long start = (desc & 0x3fffu) << 4, lbo = ((desc >> 16) & 0x3fffu) << 4,
+                             sbo = ((desc >> 32) & 0x3fffu) << 4;
+    const unsigned long long byte = start + (r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2;
+    return kiln_emu_half(op.smem[byte / 2], op.bf);
+  };
+  for (unsigned j = 0; j < op.n / 8; ++j) {
+    for (unsigned i = 0; i < 4; ++i) {
+      const unsigned row = 16 * v + lane / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (lane % 4) + (i & 1);
+      float s = 0.0f;
+      for (unsigned k = 0; k < 16; ++k) s += at(op.da, row, k) * at(op.db, col, k);
+      op.d[4 * j + i] += s;
+    }
+  }
+}
+inline void kiln_emu_wgmma(float* d, unsigned long long da, unsigned long long db,
+                           const unsigned short* smem, bool bf, unsigned n) {
+  using namespace kiln_emu;
+  const unsigned base = cur & ~127u;
   if (base + 128 > nthreads) Fail("a wgmma needs a full warpgroup (128 threads)");
   const unsigned long long descs[2] = {da, db};
   for (unsigned long long desc : descs) {
@@ -335,19 +379,32 @@ inline void kiln_emu_wgmma_m64n128k16(float* d, unsigned long long da, unsigned 
            "emulated)");
     }
   }
-  auto at = [&](unsigned long long desc, unsigned r, unsigned k) {
-    const unsigned long long start = (desc & 0x3fffu) << 4, lbo = ((desc >> 16) & 0x3fffu) << 4,
-                             sbo = ((desc >> 32) & 0x3fffu) << 4;
-    const unsigned long long byte = start + (r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2;
-    return kiln_emu_half(smem[byte / 2], bf);
-  };
-  for (unsigned j = 0; j < 16; ++j) {
-    for (unsigned i = 0; i < 4; ++i) {
-      const unsigned row = 16 * v + lane / 4 + (i >= 2 ? 8 : 0), col = 8 * j + 2 * (lane % 4) + (i & 1);
-      float s = 0.0f;
-      for (unsigned k = 0; k < 16; ++k) s += at(da, row, k) * at(db, col, k);
-      d[4 * j + i] += s;
-    }
+  Fiber& f = fibers[cur];
+  if (f.wg_nops == sizeof f.wg_ops / sizeof f.wg_ops[0]) {
+    Fail("more wgmma.mma_async operations in flight than the emulator holds (32)");
+  }
+  f.wg_ops[f.wg_nops++] = {d, da, db, smem, n, bf};
+}
+inline void kiln_emu_wg_commit() {
+  using namespace kiln_emu;
+  Fiber& f = fibers[cur];
+  const unsigned open_from = f.wg_ngroups ? f.wg_group_end[f.wg_ngroups - 1] : 0;
+  if (f.wg_nops == open_from) return;  // an empty group: nothing to wait for
+  if (f.wg_ngroups == sizeof f.wg_group_end / sizeof f.wg_group_end[0]) {
+    Fail("more wgmma groups in flight than the emulator holds (8)");
+  }
+  f.wg_group_end[f.wg_ngroups++] = f.wg_nops;
+}
+inline void kiln_emu_wg_wait(unsigned n) {
+  using namespace kiln_emu;
+  Fiber& f = fibers[cur];
+  while (f.wg_ngroups > n) {
+    const unsigned end = f.wg_group_end[0];
+    for (unsigned i = 0; i < end; ++i) kiln_emu_wgmma_run(f.wg_ops[i]);
+    for (unsigned i = end; i < f.wg_nops; ++i) f.wg_ops[i - end] = f.wg_ops[i];
+    f.wg_nops -= end;
+    for (unsigned g = 1; g < f.wg_ngroups; ++g) f.wg_group_end[g - 1] = f.wg_group_end[g] - end;
+    --f.wg_ngroups;
   }
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu) {

@@ -32,11 +32,14 @@
 //     kiln_emu_ldmatrix_x4 on the host) likewise: the lanes publish their
 //     row addresses, and each reads its words from the others' rows;
 //     `cp.async` is a plain 16-byte copy (its groups complete at once);
-//   - `wgmma.mma_async` m64n128k16 (kiln_emu_wgmma_m64n128k16): each thread
-//     of the warpgroup decodes the two shared-memory descriptors (the
-//     unswizzled layout only) and computes its own accumulators in the PTX
-//     ISA's m64nNk16 layout; it completes at once (a missing wait goes
-//     unseen);
+//   - `wgmma.mma_async` m64n128k16 and m64n256k16 (kiln_emu_wgmma): each
+//     thread of the warpgroup decodes the two shared-memory descriptors
+//     (the unswizzled layout only) and computes its own accumulators in the
+//     PTX ISA's m64nNk16 layout, asynchronously: queued until the
+//     `wgmma.wait_group` that retires its committed group (kiln_emu_wg_commit,
+//     kiln_emu_wg_wait), reading shared memory then, so a stage refilled too
+//     early or an accumulator read before its wait gives a wrong value, and
+//     a thread ending with MMAs no wait retired fails the launch;
 //   - `__shared__` arrays are `static` (one per kernel, shared by the
 //     block's fibers; blocks run one at a time).
 //

@@ -80,11 +80,14 @@ void Check(const std::string& text, Expect want) {
     // The thread's 8x8 block in registers, the whole reduction one call of
     // the pipelined tile (its shared stages and barriers in the prelude),
     // cp.async, ldmatrix and mma.sync in the PTX.
-    EXPECT_NE(k.source.find("[64];"), std::string::npos) << k.source;
+    // (8x16 and the stages in dynamic shared memory for the wide wgmma tile.)
+    const bool wide = absl::StartsWith(want.tc, "kiln_gemm_wgw<");
+    EXPECT_NE(k.source.find(wide ? "[128];" : "[64];"), std::string::npos) << k.source;
     EXPECT_NE(k.source.find(want.tc), std::string::npos) << k.source;
     EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
-    EXPECT_EQ(k.shared_bytes, codegen_cuda::kGemmTcSharedBytes);
-    const bool wg = absl::StartsWith(want.tc, "kiln_gemm_wg<");
+    EXPECT_EQ(k.shared_bytes, wide ? 0 : codegen_cuda::kGemmTcSharedBytes);
+    EXPECT_EQ(k.dynamic_shared_bytes, wide ? codegen_cuda::kGemmWgwDynamicSharedBytes : 0);
+    const bool wg = wide || absl::StartsWith(want.tc, "kiln_gemm_wg<");
     const bool tf32 = absl::StartsWith(want.tc, "kiln_gemm_tf32<");
     std::vector<const char*> instructions = {
         "cp.async.cg.shared.global", "cp.async.wait_group", "ldmatrix.sync.aligned.m8n8.x4",
@@ -95,6 +98,12 @@ void Check(const std::string& text, Expect want) {
                       "fence.proxy.async.shared::cta", "wgmma.fence.sync.aligned",
                       "wgmma.mma_async.sync.aligned.m64n128k16.f32.", "wgmma.commit_group.sync.aligned",
                       "wgmma.wait_group.sync.aligned"};
+    }
+    if (wide) {
+      // One step's MMAs in flight while the next step's are issued.
+      instructions = {"cp.async.cg.shared.global", "fence.proxy.async.shared::cta",
+                      "wgmma.mma_async.sync.aligned.m64n256k16.f32.",
+                      "wgmma.wait_group.sync.aligned 1;", "wgmma.wait_group.sync.aligned 0;"};
     }
     if (wg && !c->cuda.ptx.empty()) {
       EXPECT_NE(c->cuda.ptx.find(".target sm_90a"), std::string::npos);
@@ -292,8 +301,25 @@ TEST(GemmEmulateTest, DenseFloat16WarpgroupMma) {
         {1, 2, 1, 2e-2, nullptr, "kiln_gemm_wg<false>(", "cuda -arch=sm_90a"});
 }
 TEST(GemmEmulateTest, DenseBiasReluBFloat16WarpgroupMma) {
-  Check(Dense(128, 256, 64, "bfloat16", true),
-        {2, 1, 1, 5e-2, nullptr, "kiln_gemm_wg<true>(", "cuda -arch=sm_90a"});
+  Check(Dense(128, 384, 64, "bfloat16", true),
+        {3, 1, 1, 5e-2, nullptr, "kiln_gemm_wg<true>(", "cuda -arch=sm_90a"});
+}
+// (384 columns: a third more padded columns in 256-wide tiles, so the
+// 128-wide one.) At least 256 columns: the wide tile (128 x 256 per block,
+// kiln_gemm_wgw),
+// with a fused epilogue, ragged in M, N and K (K inside its second step of
+// 64), and batched.
+TEST(GemmEmulateTest, DenseBiasReluFloat16WideWarpgroupMma) {
+  Check(Dense(128, 512, 128, "float16", true),
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_wgw<false>(", "cuda -arch=sm_90a"});
+}
+TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMma) {
+  Check(Dense(130, 1000, 104, "bfloat16", false),
+        {4, 2, 1, 5e-2, nullptr, "kiln_gemm_wgw<true>(", "cuda -arch=sm_90a"});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16WideWarpgroupMma) {
+  Check(BatchMatmul(2, 100, 256, 64, "float16"),
+        {1, 1, 2, 2e-2, nullptr, "kiln_gemm_wgw<false>(", "cuda -arch=sm_90a"});
 }
 TEST(GemmEmulateTest, BatchMatmulFloat16WarpgroupMma) {
   Check(BatchMatmul(2, 128, 128, 64, "float16"),

@@ -56,6 +56,24 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
 }
 )";
 
+// Hopper's wide form (kiln_gemm_wgw: a 128 x 256 tile, 8 x 16 outputs per
+// thread, steps of 64, four stages in what is dynamic shared memory on a
+// GPU, one step's MMAs in flight), with the same parameters.
+const char kKernelWgw[] = R"(
+extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B, float* C,
+                                long long ar, long long ak, long long bc, long long bk, int steps,
+                                int rows, int cols, int kn) {
+  float cl[128];
+  for (int i = 0; i < 128; ++i) cl[i] = 1.0f;
+  (void)ak;
+  (void)bk;
+  kiln_gemm_wgw<BF>(cl, A, ar, B, bc, steps, rows, cols, kn);
+  for (int ii = 0; ii < 8; ++ii) {
+    for (int jj = 0; jj < 16; ++jj) C[(threadIdx.y * 8 + ii) * 256 + threadIdx.x * 16 + jj] = cl[ii * 16 + jj];
+  }
+}
+)";
+
 // The TF32 form (kiln_gemm_tf32: float32 operands, steps of 16).
 const char kKernelTf32[] = R"(
 extern "C" __global__ void NAME(const float* A, const float* B, float* C,
@@ -75,6 +93,7 @@ struct Variant {
   bool bf, ak, bk;
   bool wg = false;
   bool f32 = false;
+  bool wide = false;  // kiln_gemm_wgw
 };
 constexpr Variant kVariants[] = {
     {"tc_f16_kk", false, true, true},  {"tc_f16_kn", false, true, false},
@@ -83,8 +102,10 @@ constexpr Variant kVariants[] = {
     {"wg_bf16", true, true, true, true},
     {"tf32_kk", false, true, true, false, true},   {"tf32_kn", false, true, false, false, true},
     {"tf32_mk", false, false, true, false, true},  {"tf32_mn", false, false, false, false, true},
+    {"wgw_f16", false, true, true, true, false, true},
+    {"wgw_bf16", true, true, true, true, false, true},
 };
-constexpr size_t kWgF16 = 5, kWgBF16 = 6, kTf32 = 7;
+constexpr size_t kWgF16 = 5, kWgBF16 = 6, kTf32 = 7, kWgwF16 = 11, kWgwBF16 = 12;
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
@@ -94,7 +115,7 @@ std::unique_ptr<HostKernels>& Kernels() {
     std::vector<HostKernel> ks;
     for (const Variant& v : kVariants) {
       src += absl::StrReplaceAll(
-          v.f32 ? kKernelTf32 : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}});
+          v.f32 ? kKernelTf32 : v.wide ? kKernelWgw : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}});
       ks.push_back({v.name,
                     {v.f32 ? "const float*" : "const unsigned short*",
                      v.f32 ? "const float*" : "const unsigned short*", "float*", "long long",
@@ -132,23 +153,29 @@ struct Limits {
   int rows = 128, cols = 128, kn = -1;
 };
 
-// Runs variant `vi` on a 128 x 128 x (32 * steps) product; `pad` is added to
-// the operands' non-unit strides, `shift` elements to their base pointers.
+// Runs variant `vi` on a 128 x N x (kstep * steps) product (N 256 for the
+// wide form, else 128; kstep 16 for TF32, 64 for the wide form, else 32);
+// `pad` is added to the operands' non-unit strides, `shift` elements to
+// their base pointers.
 void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
   std::unique_ptr<HostKernels>& h = Kernels();
   if (h == nullptr) GTEST_SKIP() << "g++ is not available to build the emulated kernels";
   const Variant& v = kVariants[vi];
-  const int K = (v.f32 ? 16 : 32) * steps;
+  const int N = v.wide ? 256 : 128;
+  if (lim.cols == 128) lim.cols = N;
+  const int K = (v.f32 ? 16 : v.wide ? 64 : 32) * steps;
   const int kn = lim.kn < 0 ? K : lim.kn;
   // A(r, k) = A[r * ar + k * ak]; B(k, c) = B[c * bc + k * bk].
   const long long ar = v.ak ? K + pad : 1, ak = v.ak ? 1 : 128 + pad;
-  const long long bc = v.bk ? K + pad : 1, bk = v.bk ? 1 : 128 + pad;
+  const long long bc = v.bk ? K + pad : 1, bk = v.bk ? 1 : N + pad;
   const size_t a_len = static_cast<size_t>(127 * ar + (K - 1) * ak + 1 + shift);
-  const size_t b_len = static_cast<size_t>(127 * bc + (K - 1) * bk + 1 + shift);
-  std::vector<float> a(128 * K), b(128 * K);
-  for (int r = 0; r < 128; ++r) {
+  const size_t b_len = static_cast<size_t>((N - 1) * bc + (K - 1) * bk + 1 + shift);
+  std::vector<float> a(128 * K), b(N * K);
+  for (int r = 0; r < N; ++r) {
     for (int k = 0; k < K; ++k) {
-      a[r * K + k] = r < lim.rows && k < kn ? static_cast<float>((r * 7 + k * 3) % 7 - 3) : 1000.0f;
+      if (r < 128) {
+        a[r * K + k] = r < lim.rows && k < kn ? static_cast<float>((r * 7 + k * 3) % 7 - 3) : 1000.0f;
+      }
       b[r * K + k] = r < lim.cols && k < kn ? static_cast<float>((r * 5 + k * 11) % 5 - 2) : 1000.0f;
     }
   }
@@ -160,15 +187,17 @@ void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
   std::fill(bbuf, bbuf + b_len, Bits(1000.0f, v.bf));
   std::fill(afbuf, afbuf + a_len, 1000.0f);
   std::fill(bfbuf, bfbuf + b_len, 1000.0f);
-  for (int r = 0; r < 128; ++r) {
+  for (int r = 0; r < N; ++r) {
     for (int k = 0; k < K; ++k) {
-      abuf[shift + r * ar + k * ak] = Bits(a[r * K + k], v.bf);
+      if (r < 128) {
+        abuf[shift + r * ar + k * ak] = Bits(a[r * K + k], v.bf);
+        afbuf[shift + r * ar + k * ak] = a[r * K + k];
+      }
       bbuf[shift + r * bc + k * bk] = Bits(b[r * K + k], v.bf);
-      afbuf[shift + r * ar + k * ak] = a[r * K + k];
       bfbuf[shift + r * bc + k * bk] = b[r * K + k];
     }
   }
-  std::vector<float> c(128 * 128, -1.0f);
+  std::vector<float> c(128 * N, -1.0f);
   void* ap = v.f32 ? static_cast<void*>(afbuf + shift) : static_cast<void*>(abuf + shift);
   void* bp = v.f32 ? static_cast<void*>(bfbuf + shift) : static_cast<void*>(bbuf + shift);
   long long s[4] = {ar, ak, bc, bk};
@@ -178,15 +207,15 @@ void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
   ASSERT_TRUE(launched.ok()) << launched;
   int wrong = 0;
   for (int r = 0; r < 128; ++r) {
-    for (int col = 0; col < 128; ++col) {
+    for (int col = 0; col < N; ++col) {
       float want = 1.0f;
       if (r < lim.rows && col < lim.cols) {
         for (int k = 0; k < kn; ++k) want += a[r * K + k] * b[col * K + k];
       }
-      if (c[r * 128 + col] != want && ++wrong <= 5) {
+      if (c[r * N + col] != want && ++wrong <= 5) {
         ADD_FAILURE() << v.name << " steps=" << steps << " pad=" << pad << " shift=" << shift
                       << " rows=" << lim.rows << " cols=" << lim.cols << " kn=" << kn
-                      << ": C(" << r << ", " << col << ") = " << c[r * 128 + col] << ", want "
+                      << ": C(" << r << ", " << col << ") = " << c[r * N + col] << ", want "
                       << want;
       }
     }
@@ -239,6 +268,19 @@ TEST(GemmTileEmulateTest, WarpgroupMmaForm) {
   RunTile(kWgBF16, 2, 0, 1);
 }
 
+// kiln_gemm_wgw: the four-stage pipeline with one step's MMAs in flight over
+// 1, 2, 3, 4, 5 and 9 steps (fewer steps than stages, and wrapping around
+// them twice; the emulator runs each MMA only at the wait that retires it,
+// so a stage refilled before then shows), bfloat16, padded and unaligned
+// strides.
+TEST(GemmTileEmulateTest, WideWarpgroupMmaForm) {
+  for (int steps : {1, 2, 3, 4, 5, 9}) RunTile(kWgwF16, steps, 0, 0);
+  for (int steps : {1, 3}) RunTile(kWgwBF16, steps, 0, 0);
+  RunTile(kWgwF16, 2, 8, 0);
+  RunTile(kWgwF16, 3, 4, 0);
+  RunTile(kWgwBF16, 2, 0, 1);
+}
+
 // A ragged edge tile: rows of A, columns of B or k past the limits are read
 // as zeros (cp.async with a source size of 0, or short of 16 bytes, where a
 // 16-byte chunk straddles a limit; zeros in the word-by-word copies), for
@@ -255,6 +297,9 @@ TEST(GemmTileEmulateTest, RaggedEdgeTiles) {
     RunTile(vi, 2, 4, 0, {97, 13, f32 ? 21 : 43});          // word by word, k not of a chunk
     RunTile(vi, 5, 0, 0, {128, 128, f32 ? 8 : 16});         // steps past k's end: zeros
   }
+  // The wide form's columns past 128 and k inside its second step of 64.
+  RunTile(kWgwF16, 3, 0, 0, {100, 200, 136});
+  RunTile(kWgwBF16, 2, 4, 0, {128, 131, 100});
 }
 
 }  // namespace
