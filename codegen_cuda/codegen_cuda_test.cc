@@ -55,6 +55,14 @@ TEST(CudaTargetTest, Parses) {
   EXPECT_TRUE(t->wgmma());
   EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a");
   EXPECT_FALSE(t->tf32);
+  EXPECT_TRUE(t->gpu().wgmma);
+  EXPECT_TRUE(t->gpu().wide_wgmma);
+  t = ParseCudaTarget("cuda -arch=sm_90a -wgmma-n=128");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->wgmma_n, 128);
+  EXPECT_TRUE(t->gpu().wgmma);
+  EXPECT_FALSE(t->gpu().wide_wgmma);
+  EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a -wgmma-n=128");
   t = ParseCudaTarget("cuda -arch=sm_80 -tf32");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_TRUE(t->tf32);
@@ -69,6 +77,10 @@ TEST(CudaTargetTest, ErrorsNameWhatIsWrong) {
               HasSubstr("unknown option '-mcpu=x'"));
   EXPECT_THAT(std::string(ParseCudaTarget("llvm").status().message()),
               HasSubstr("must start with 'cuda'"));
+  EXPECT_THAT(std::string(ParseCudaTarget("cuda -arch=sm_90a -wgmma-n=64").status().message()),
+              HasSubstr("-wgmma-n must be 128 or 256, got '64'"));
+  EXPECT_THAT(std::string(ParseCudaTarget("cuda -arch=sm_90 -wgmma-n=128").status().message()),
+              HasSubstr("-wgmma-n applies to -arch=sm_90a"));
 }
 
 TEST(CodegenCudaTest, ThreadBindingParametersAndLaunchDims) {

@@ -32,11 +32,13 @@ lowering::GpuTarget CudaTarget::gpu() const {
   g.arch = arch;
   g.tf32 = tf32;
   g.wgmma = wgmma();
+  g.wide_wgmma = wgmma() && wgmma_n == 256;
   return g;
 }
 
 std::string CudaTarget::ToString() const {
-  return absl::StrCat("cuda -arch=", arch, tf32 ? " -tf32" : "");
+  return absl::StrCat("cuda -arch=", arch, tf32 ? " -tf32" : "",
+                      wgmma_n != 256 ? absl::StrCat(" -wgmma-n=", wgmma_n) : "");
 }
 
 absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
@@ -52,9 +54,18 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
       t.tf32 = true;
       continue;
     }
+    if (absl::ConsumePrefix(&w, "-wgmma-n=")) {
+      if (w != "128" && w != "256") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "CUDA target '", target, "': -wgmma-n must be 128 or 256, got '", w, "'"));
+      }
+      t.wgmma_n = w == "128" ? 128 : 256;
+      continue;
+    }
     if (!absl::ConsumePrefix(&w, "-arch=")) {
-      return absl::InvalidArgumentError(absl::StrCat("CUDA target '", target, "': unknown option '",
-                                                     words[i], "' (options: -arch=sm_XY, -tf32)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("CUDA target '", target, "': unknown option '", words[i],
+                       "' (options: -arch=sm_XY, -tf32, -wgmma-n=128|256)"));
     }
     static const char* const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
     bool known = false;
@@ -67,6 +78,10 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
     t.arch = std::string(w);
     t.arch_specific = absl::ConsumeSuffix(&w, "a");
     (void)absl::SimpleAtoi(w.substr(3), &t.sm);
+  }
+  if (t.wgmma_n != 256 && !t.wgmma()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CUDA target '", target, "': -wgmma-n applies to -arch=sm_90a (Hopper's wgmma) only"));
   }
   return t;
 }

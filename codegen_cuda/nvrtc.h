@@ -34,6 +34,10 @@ struct CudaTarget {
   // `-tf32`: float32 GEMM tiles on tensor cores with TF32 inputs (rounded to
   // 10-bit mantissas, float32 accumulation), as cuBLAS/cuDNN's TF32 mode.
   bool tf32 = false;
+  // `-wgmma-n=128|256` (sm_90a only): the widest wgmma GEMM tile's columns,
+  // 256 (the wide 128 x 256 tile where a GEMM has the columns) or 128 (the
+  // 128 x 128 one always; for comparing the two).
+  int wgmma_n = 256;
 
   // Whether GEMM tiles use Hopper's wgmma (codegen_cuda/tensor_core.h).
   bool wgmma() const { return arch_specific && sm == 90; }

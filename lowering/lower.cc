@@ -311,7 +311,7 @@ class Lowerer {
       if (options_.gpu) {
         KILN_RETURN_IF_ERROR(
             te::ScheduleDefaultCuda(sched, outputs, options_.gpu->threads_per_block,
-                                    options_.gpu->tf32, options_.gpu->wgmma));
+                                    options_.gpu->tf32, options_.gpu->wide_wgmma));
       } else {
         KILN_RETURN_IF_ERROR(te::ScheduleDefaultX86(sched, outputs, lanes()));
       }

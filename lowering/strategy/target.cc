@@ -12,7 +12,8 @@ std::string CpuTarget::ToString() const {
 
 std::string GpuTarget::ToString() const {
   return absl::StrCat(arch, ", ", threads_per_block, " threads per block", tf32 ? ", tf32" : "",
-                      wgmma ? ", wgmma" : "");
+                      wgmma ? ", wgmma" : "",
+                      wgmma && !wide_wgmma ? " (128 wide)" : "");
 }
 
 CpuTarget CpuTarget::FromVectorLanes(int float_lanes) {

@@ -52,9 +52,11 @@ struct GpuTarget {
   // float32 GEMMs on tensor cores with TF32 inputs (10-bit mantissas; float32
   // accumulation): opted in by `cuda ... -tf32`.
   bool tf32 = false;
-  // Hopper's warpgroup MMA (sm_90a): k-major 16-bit GEMMs may take the wide
-  // 128 x 256 wgmma tile (lowering/te/schedule_cuda.h).
+  // Hopper's warpgroup MMA (sm_90a); with wide_wgmma (the default there,
+  // `-wgmma-n=256`) k-major 16-bit GEMMs may take the wide 128 x 256 wgmma
+  // tile (lowering/te/schedule_cuda.h).
   bool wgmma = false;
+  bool wide_wgmma = false;
 
   // "sm_80, 256 threads per block"
   std::string ToString() const;

@@ -721,7 +721,7 @@ absl::Status StageConv(Schedule& s, Stage* conv, const ConvPlan& p) {
 }  // namespace
 
 absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs,
-                                 int max_threads, bool tf32, bool wgmma) {
+                                 int max_threads, bool tf32, bool wide_wgmma) {
   if (max_threads < kWarp || max_threads > 1024 || max_threads % kWarp != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "ScheduleDefaultCuda: max_threads must be a multiple of 32 in [32, 1024], got ",
@@ -792,7 +792,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
         }
         gemm = true;
         tc = TensorCoreGemm(s, *r, *out, tf32);
-        wide = tc && wgmma && WideWgmmaGemm(*r, *out);
+        wide = tc && wide_wgmma && WideWgmmaGemm(*r, *out);
       }
     }
     if (gemm) {

@@ -108,12 +108,13 @@ namespace kiln::te {
 
 // `max_threads` is the block size (threads per block), a multiple of 32 in
 // [32, 1024]. `tf32`: float32 GEMMs of 128x128x32 multiples take the
-// tensor-core template too (their inputs rounded to TF32 there). `wgmma`
+// tensor-core template too (their inputs rounded to TF32 there). `wide_wgmma`
 // (sm_90a): 16-bit GEMMs with both operands k-major and at least 256
 // columns take the wide template, 128 x 256 per block, 8 x 16 outputs per
 // thread (codegen_cuda/tensor_core.h, kiln_gemm_wgw).
 absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs,
-                                 int max_threads = 256, bool tf32 = false, bool wgmma = false);
+                                 int max_threads = 256, bool tf32 = false,
+                                 bool wide_wgmma = false);
 
 }  // namespace kiln::te
 

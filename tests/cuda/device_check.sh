@@ -87,7 +87,7 @@ for dir in "$carry"/cases/*/; do
   [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
 done
 
-say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma m64n128k16), fp16/bf16 convs as implicit GEMMs on the same tile, other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
+say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma, the 128x256 tile with m64n256k16 where a GEMM has 256+ columns, the _n128 ones the 128x128 tile with m64n128k16), fp16/bf16 convs as implicit GEMMs on the same tile, other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
   if [[ "$name" == dense_4096_* ]]; then
@@ -186,14 +186,19 @@ else
   say "python3: not found"
 fi
 # The issue's GEMM figure: dense 4096^3 fp16 against cuBLAS (PyTorch, this
-# run) and the tensor-core peak (989 TFLOP/s: NVIDIA's dense FP16 figure for
-# the H200 SXM, an assumption of this script, not measured).
+# run) and the tensor-core peak: NVIDIA's dense FP16 figure for the GPU
+# nvidia-smi names (H100 PCIe 756, H100 NVL 835, else 989 TFLOP/s: H100 SXM
+# and H200), an assumption of this script, not measured.
 torch_tf="$(grep -o 'fp16 4096^3 matmul .* ms, [0-9.]* TFLOP/s' "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
-say "## figure: dense 4096^3 fp16"
-for case in dense_4096_fp16 dense_4096_fp16_sm90a; do
+gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+peak=989
+[[ "$gpu_name" == *PCIe* ]] && peak=756
+[[ "$gpu_name" == *NVL* ]] && peak=835
+say "## figure: dense 4096^3 fp16 ($gpu_name; peak taken as $peak TFLOP/s)"
+for case in dense_4096_fp16 dense_4096_fp16_sm90a dense_4096_fp16_sm90a_n128; do
   kiln_tf="$(grep -o "$case/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
   if [[ -n "$kiln_tf" ]]; then
-    say "kiln $case: $kiln_tf TFLOP/s; $(awk -v k="$kiln_tf" 'BEGIN { printf "%.1f%% of 989 TFLOP/s (tensor-core peak, assumed)", 100 * k / 989 }')"
+    say "kiln $case: $kiln_tf TFLOP/s; $(awk -v k="$kiln_tf" -v p="$peak" 'BEGIN { printf "%.1f%% of %d TFLOP/s (tensor-core peak, assumed)", 100 * k / p, p }')"
     [[ -n "$torch_tf" ]] && say "  cuBLAS (torch): $torch_tf TFLOP/s; kiln/cuBLAS $(awk -v k="$kiln_tf" -v t="$torch_tf" 'BEGIN { printf "%.1f%%", 100 * k / t }')"
   else
     say "no kiln figure for $case (the bench failed or did not run)"

@@ -317,6 +317,11 @@ TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMma) {
   Check(Dense(130, 1000, 104, "bfloat16", false),
         {4, 2, 1, 5e-2, nullptr, "kiln_gemm_wgw<true>(", "cuda -arch=sm_90a"});
 }
+// -wgmma-n=128: the 128 x 128 wgmma tile however many columns.
+TEST(GemmEmulateTest, DenseFloat16NarrowWarpgroupMmaOnRequest) {
+  Check(Dense(128, 512, 64, "float16", false),
+        {4, 1, 1, 2e-2, nullptr, "kiln_gemm_wg<false>(", "cuda -arch=sm_90a -wgmma-n=128"});
+}
 TEST(GemmEmulateTest, BatchMatmulFloat16WideWarpgroupMma) {
   Check(BatchMatmul(2, 100, 256, 64, "float16"),
         {1, 1, 2, 2e-2, nullptr, "kiln_gemm_wgw<false>(", "cuda -arch=sm_90a"});

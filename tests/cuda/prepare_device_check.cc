@@ -206,6 +206,12 @@ int Main(int argc, char** argv) {
       {"dense_256_fp16_sm90a", Dense(256, 256, 256, "float16"), true, "cuda -arch=sm_90a"},
       {"dense_4096_fp16_sm90a", Dense(4096, 4096, 4096, "float16"), false, "cuda -arch=sm_90a",
        int64_t{2} * 4096 * 4096 * 4096},
+      // sm_90a's two wgmma tiles side by side: the wide 128 x 256 one (the
+      // default above) and the 128 x 128 one (-wgmma-n=128).
+      {"dense_256_fp16_sm90a_n128", Dense(256, 256, 256, "float16"), true,
+       "cuda -arch=sm_90a -wgmma-n=128"},
+      {"dense_4096_fp16_sm90a_n128", Dense(4096, 4096, 4096, "float16"), false,
+       "cuda -arch=sm_90a -wgmma-n=128", int64_t{2} * 4096 * 4096 * 4096},
       {"dense_256_fp32_tf32", Dense(256, 256, 256, "float32"), true, "cuda -arch=sm_90 -tf32"},
       {"dense_4096_fp32_tf32", Dense(4096, 4096, 4096, "float32"), false,
        "cuda -arch=sm_90 -tf32", int64_t{2} * 4096 * 4096 * 4096},
