@@ -174,9 +174,10 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   }
 
   std::string strings;
-  std::vector<KilnDeviceKernel> kernels;
+  std::vector<KilnDeviceKernelV3> kernels;  // .dynamic_shared_bytes: version 3
   std::vector<KilnDeviceParam> params;
   std::vector<int64_t> words;  // symbolic launches (version 2)
+  bool dynamic_shared = false;  // some kernel's (version 3)
   std::set<std::string> names;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const CudaKernel& k = m.kernels[i];
@@ -192,8 +193,9 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     if (k.num_buffers != f->params.size()) {
       return absl::InternalError(absl::StrCat("device code: kernel ", k.name, " parameters"));
     }
-    KilnDeviceKernel e;
-    std::memset(&e, 0, sizeof e);
+    KilnDeviceKernelV3 e3;
+    std::memset(&e3, 0, sizeof e3);
+    KilnDeviceKernel& e = e3.base;
     e.name_offset = static_cast<uint32_t>(strings.size());
     e.name_size = static_cast<uint32_t>(k.name.size());
     strings += k.name;
@@ -211,7 +213,20 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
       e.grid[d] = static_cast<uint32_t>(g);
       e.block[d] = static_cast<uint32_t>(b);
     }
+    // Above 48 KiB a block's shared memory is dynamic (extern __shared__),
+    // requested at every launch; the runtime opts the function in.
+    if (k.shared_bytes < 0 || k.shared_bytes > KILN_DEVICE_MAX_STATIC_SHARED ||
+        k.dynamic_shared_bytes < 0 || k.dynamic_shared_bytes > KILN_DEVICE_MAX_DYNAMIC_SHARED ||
+        k.shared_bytes + k.dynamic_shared_bytes > KILN_DEVICE_MAX_DYNAMIC_SHARED) {
+      return absl::UnimplementedError(absl::StrCat(
+          "device code: kernel ", k.name, " takes ", k.shared_bytes, " bytes of static and ",
+          k.dynamic_shared_bytes, " of dynamic shared memory per block; CUDA allows at most ",
+          KILN_DEVICE_MAX_STATIC_SHARED, " static and ", KILN_DEVICE_MAX_DYNAMIC_SHARED,
+          " in all (Hopper's opt-in maximum)"));
+    }
     e.shared_bytes = static_cast<uint32_t>(k.shared_bytes);
+    e3.dynamic_shared_bytes = static_cast<uint32_t>(k.dynamic_shared_bytes);
+    dynamic_shared = dynamic_shared || k.dynamic_shared_bytes > 0;
     e.first_param = static_cast<uint32_t>(params.size());
     e.num_params = static_cast<uint32_t>(k.num_buffers);
     // The last num_outputs parameters are the kernel's outputs: never
@@ -230,13 +245,19 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
                      : 0;
       params.push_back(dp);
     }
-    kernels.push_back(e);
+    kernels.push_back(e3);
   }
 
   // Layout: header, images, kernels, params, strings, image bytes.
   const size_t images_off = KILN_DEVICE_CODE_HEADER_SIZE;
   const size_t kernels_off = Align8(images_off + images.size() * sizeof(KilnDeviceImage));
-  const size_t params_off = Align8(kernels_off + kernels.size() * sizeof(KilnDeviceKernel));
+  // The lowest version that holds the kernels (older runtimes read it): 3
+  // when one has dynamic shared memory (its records 56 bytes), else 2 when
+  // a launch is symbolic, else 1.
+  const uint32_t version = dynamic_shared ? 3u : !words.empty() ? 2u : 1u;
+  static_assert(KILN_DEVICE_CODE_VERSION == 3, "the writer's versions");
+  const size_t kernel_entry = version >= 3 ? sizeof(KilnDeviceKernelV3) : sizeof(KilnDeviceKernel);
+  const size_t params_off = Align8(kernels_off + kernels.size() * kernel_entry);
   const size_t strings_off = Align8(params_off + params.size() * sizeof(KilnDeviceParam));
   const size_t words_off = Align8(strings_off + strings.size());
   size_t end = Align8(words_off + words.size() * sizeof(int64_t));
@@ -250,8 +271,7 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   }
   std::string s(end, '\0');
   std::memcpy(s.data(), KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE);
-  // Version 1 unless a launch is symbolic (readable by older runtimes).
-  Put32(&s, 8, words.empty() ? 1 : KILN_DEVICE_CODE_VERSION);
+  Put32(&s, 8, version);
   Put32(&s, 12, 2);  // kDLCUDA
   Put32(&s, 16, static_cast<uint32_t>(images.size()));
   Put32(&s, 20, static_cast<uint32_t>(kernels.size()));
@@ -277,8 +297,8 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     std::memcpy(s.data() + image_off[i], images[i].bytes->data(), images[i].bytes->size());
   }
   for (size_t i = 0; i < kernels.size(); ++i) {
-    const KilnDeviceKernel& e = kernels[i];
-    const size_t at = kernels_off + i * sizeof(KilnDeviceKernel);
+    const KilnDeviceKernel& e = kernels[i].base;
+    const size_t at = kernels_off + i * kernel_entry;
     Put32(&s, at, e.name_offset);
     Put32(&s, at + 4, e.name_size);
     for (int d = 0; d < 3; ++d) {
@@ -289,6 +309,7 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     Put32(&s, at + 36, e.first_param);
     Put32(&s, at + 40, e.num_params);
     Put32(&s, at + 44, e.launch);
+    if (version >= 3) Put32(&s, at + 48, kernels[i].dynamic_shared_bytes);  // reserved: 0
   }
   for (size_t i = 0; i < params.size(); ++i) {
     const size_t at = params_off + i * sizeof(KilnDeviceParam);

@@ -15,6 +15,11 @@
 // expressions of the variables (an extent such as N * 12 too). One whose
 // variables are not all some argument's extent, or whose extents or grid
 // are other expressions, is refused, naming it (EncodeLaunch tells first).
+// A kernel with dynamic shared memory (CudaKernel::dynamic_shared_bytes > 0:
+// a block's shared memory above CUDA's 48 KiB static limit) makes the
+// section version 3 (56-byte kernel records holding those bytes); the
+// encoder otherwise emits version 2 when a launch is symbolic, else 1, so
+// older runtimes still read what they can run.
 #ifndef KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 #define KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 

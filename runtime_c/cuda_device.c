@@ -22,7 +22,11 @@ enum {
   kAttrMultiprocessorCount = 16,
   kAttrComputeMajor = 75,
   kAttrComputeMinor = 76,
+  kAttrMaxSharedPerBlockOptin = 97, /* CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
 };
+
+/* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+enum { kFuncAttrMaxDynamicShared = 8 };
 
 typedef struct Driver {
   CUresult (*cuInit)(unsigned);
@@ -44,6 +48,7 @@ typedef struct Driver {
   CUresult (*cuModuleLoadData)(CUmodule*, const void*);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void**, void**);
   CUresult (*cuGetErrorName)(CUresult, const char**);
@@ -107,6 +112,7 @@ static void open_driver(void) {
   LOAD(cuModuleLoadData);
   LOAD(cuModuleUnload);
   LOAD(cuModuleGetFunction);
+  LOAD(cuFuncSetAttribute); /* CUDA 9 and newer */
   LOAD(cuLaunchKernel);
 #undef LOAD
   CUresult r = g_driver.cuInit(0);
@@ -208,6 +214,7 @@ KilnStatus* kiln_cuda_device_info(const KilnCudaDevice* device, KilnCudaDeviceIn
   if (st == NULL) st = check(g_driver.cuDeviceGetAttribute(&out_info->compute_minor, kAttrComputeMinor, device->dev), "cuDeviceGetAttribute", "compute minor");
   if (st == NULL) st = check(g_driver.cuDeviceGetAttribute(&out_info->multiprocessors, kAttrMultiprocessorCount, device->dev), "cuDeviceGetAttribute", "multiprocessors");
   if (st == NULL) st = check(g_driver.cuDeviceGetAttribute(&out_info->max_threads_per_block, kAttrMaxThreadsPerBlock, device->dev), "cuDeviceGetAttribute", "threads per block");
+  if (st == NULL) st = check(g_driver.cuDeviceGetAttribute(&out_info->max_shared_per_block_optin, kAttrMaxSharedPerBlockOptin, device->dev), "cuDeviceGetAttribute", "shared memory per block (opt-in)");
   size_t mem = 0;
   if (st == NULL) st = check(g_driver.cuDeviceTotalMem_v2(&mem, device->dev), "cuDeviceTotalMem", NULL);
   out_info->total_memory = mem;
@@ -336,6 +343,22 @@ KilnStatus* kiln_cuda_launch_async(KilnCudaDevice* device, KilnCudaFunction* fun
   return check(g_driver.cuLaunchKernel((CUfunction)function, grid[0], grid[1], grid[2], block[0],
                                        block[1], block[2], shared_bytes, NULL, args, NULL),
                "cuLaunchKernel", name);
+}
+
+KilnStatus* kiln_cuda_function_set_max_dynamic_shared(KilnCudaDevice* device,
+                                                      KilnCudaFunction* function, const char* name,
+                                                      unsigned bytes) {
+  if (function == NULL) return kiln_status_create(KILN_INVALID_ARGUMENT, "set attribute: NULL function");
+  if (bytes > 0x7fffffffu) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "%u bytes of dynamic shared memory", bytes);
+  }
+  KilnStatus* st = make_current(device);
+  if (st != NULL) return st;
+  char what[320];
+  (void)snprintf(what, sizeof what, "%.200s, MAX_DYNAMIC_SHARED_SIZE_BYTES %u", name ? name : "?",
+                 bytes);
+  return check(g_driver.cuFuncSetAttribute((CUfunction)function, kFuncAttrMaxDynamicShared, (int)bytes),
+               "cuFuncSetAttribute", what);
 }
 
 KilnStatus* kiln_cuda_synchronize(KilnCudaDevice* device, const char* what) {

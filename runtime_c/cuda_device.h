@@ -55,6 +55,7 @@ typedef struct KilnCudaDeviceInfo {
   int compute_major, compute_minor; /* 9, 0 for an H200 */
   int multiprocessors;
   int max_threads_per_block;
+  int max_shared_per_block_optin; /* bytes a block may opt into (232448 on an H100) */
   uint64_t total_memory; /* bytes */
   int driver_version;    /* 13000 for CUDA 13.0 */
 } KilnCudaDeviceInfo;
@@ -105,6 +106,16 @@ KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_launch_async(KilnCudaDevice* device,
                                                     const unsigned grid[3], const unsigned block[3],
                                                     unsigned shared_bytes, void** args);
 KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_synchronize(KilnCudaDevice* device, const char* what);
+
+/* Lets `function` (named `name` in messages) be launched with up to `bytes`
+ * of dynamic shared memory (cuFuncSetAttribute
+ * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES): needed before a launch
+ * that requests more than 48 KiB; at most the device's
+ * max_shared_per_block_optin less the function's static shared memory. */
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_function_set_max_dynamic_shared(KilnCudaDevice* device,
+                                                                       KilnCudaFunction* function,
+                                                                       const char* name,
+                                                                       unsigned bytes);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
  * are fine to close. With libcuda.so.1 and a device (a lent GPU machine:
  * tests/cuda/device_check.sh) it also copies a buffer there and back and
  * launches kiln's generated fused_add (testdata/cuda_fused_add.ptx), checking
- * every output; otherwise that part prints why it is skipped.
+ * every output, and a kernel with 100 KiB of dynamic shared memory (refused
+ * by the driver until kiln_cuda_function_set_max_dynamic_shared opts it in);
+ * otherwise that part prints why it is skipped.
  *
  *   cuda_device_test [PTX]     (default: the testdata file beside the test)
  */
@@ -50,6 +52,76 @@ static char* read_text(const char* path) {
   }
   fclose(f);
   return buf;
+}
+
+/* Each thread copies its float through the block's dynamic shared memory,
+ * `offset` bytes in (extern __shared__; checked by ptxas for sm_80 and
+ * sm_90). */
+static const char kDynamicSharedPtx[] =
+    ".version 7.0\n.target sm_80\n.address_size 64\n"
+    ".extern .shared .align 16 .b8 kiln_dynamic_smem[];\n"
+    ".visible .entry kiln_dynamic_shared_copy(.param .u64 in, .param .u64 out, .param .u32 offset)\n"
+    "{\n"
+    "  .reg .b32 %r<6>;\n  .reg .b64 %rd<8>;\n  .reg .f32 %f<2>;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n  ld.param.u32 %r1, [offset];\n"
+    "  cvta.to.global.u64 %rd3, %rd1;\n  cvta.to.global.u64 %rd4, %rd2;\n"
+    "  mov.u32 %r2, %tid.x;\n  mul.wide.u32 %rd5, %r2, 4;\n  add.s64 %rd6, %rd3, %rd5;\n"
+    "  ld.global.f32 %f1, [%rd6];\n  shl.b32 %r3, %r2, 2;\n  add.s32 %r4, %r3, %r1;\n"
+    "  mov.u32 %r5, kiln_dynamic_smem;\n  add.s32 %r5, %r5, %r4;\n"
+    "  st.shared.f32 [%r5], %f1;\n  bar.sync 0;\n  ld.shared.f32 %f1, [%r5];\n"
+    "  add.s64 %rd7, %rd4, %rd5;\n  st.global.f32 [%rd7], %f1;\n  ret;\n"
+    "}\n";
+
+/* More than the 48 KiB of shared memory a function may use by default:
+ * the launch fails until the function opts in, then runs; more than the
+ * device's opt-in limit is refused by the driver. */
+static void dynamic_shared(KilnCudaDevice* dev, const KilnCudaDeviceInfo* info) {
+  enum { kThreads = 96, kBytes = 100 * 1024 };
+  printf("shared memory per block (opt-in): %d bytes\n", info->max_shared_per_block_optin);
+  CHECK(info->max_shared_per_block_optin >= 48 * 1024);
+  if (info->max_shared_per_block_optin < kBytes) {
+    printf("SKIP (dynamic shared memory): the device allows less than %d bytes\n", kBytes);
+    return;
+  }
+  const char* name = "kiln_dynamic_shared_copy";
+  KilnCudaModule* mod = NULL;
+  KilnCudaFunction* fn = NULL;
+  if (!CHECK_OK(kiln_cuda_module_load(dev, kDynamicSharedPtx, sizeof kDynamicSharedPtx, &mod))) return;
+  if (!CHECK_OK(kiln_cuda_module_function(mod, name, &fn))) {
+    kiln_cuda_module_unload(mod);
+    return;
+  }
+  float x[kThreads], out[kThreads];
+  for (int i = 0; i < kThreads; ++i) {
+    x[i] = 0.25f * (float)i - 7.0f;
+    out[i] = 0.0f;
+  }
+  uint64_t dx = 0, dout = 0;
+  CHECK_OK(kiln_cuda_malloc(dev, sizeof x, &dx));
+  CHECK_OK(kiln_cuda_malloc(dev, sizeof out, &dout));
+  CHECK_OK(kiln_cuda_copy_to_device(dev, dx, x, sizeof x));
+  unsigned offset = kBytes - kThreads * 4; /* the last bytes of the block's */
+  void* args[] = {&dx, &dout, &offset};
+  const unsigned grid[3] = {1, 1, 1}, block[3] = {kThreads, 1, 1};
+  KilnStatus* st = kiln_cuda_launch_async(dev, fn, name, grid, block, kBytes, args);
+  CHECK(st != NULL); /* not opted in: CUDA_ERROR_INVALID_VALUE */
+  if (st != NULL) printf("without the opt-in: %s\n", kiln_status_message(st));
+  kiln_status_free(st);
+  CHECK_STATUS(kiln_cuda_function_set_max_dynamic_shared(
+                   dev, fn, name, (unsigned)info->max_shared_per_block_optin + 1),
+               KILN_INTERNAL, "cuFuncSetAttribute(kiln_dynamic_shared_copy, MAX_DYNAMIC_SHARED_SIZE_BYTES");
+  CHECK_OK(kiln_cuda_function_set_max_dynamic_shared(dev, fn, name, kBytes));
+  CHECK_OK(kiln_cuda_launch_async(dev, fn, name, grid, block, kBytes, args));
+  CHECK_OK(kiln_cuda_synchronize(dev, name));
+  CHECK_OK(kiln_cuda_copy_to_host(dev, out, dout, sizeof out));
+  int wrong = 0;
+  for (int i = 0; i < kThreads; ++i) wrong += out[i] != x[i];
+  CHECK(wrong == 0);
+  printf("%d bytes of dynamic shared memory on the device: %d of %d outputs wrong\n", kBytes, wrong,
+         kThreads);
+  CHECK_OK(kiln_cuda_free(dev, dx));
+  CHECK_OK(kiln_cuda_free(dev, dout));
+  kiln_cuda_module_unload(mod);
 }
 
 static void on_device(KilnCudaDevice* dev, const char* ptx_path) {
@@ -116,6 +188,7 @@ static void on_device(KilnCudaDevice* dev, const char* ptx_path) {
   CHECK(kiln_cuda_free(dev, dx) == NULL);
   CHECK(kiln_cuda_free(dev, dy) == NULL);
   CHECK(kiln_cuda_free(dev, dout) == NULL);
+  dynamic_shared(dev, &info);
 }
 
 int main(int argc, char** argv) {

@@ -11,6 +11,8 @@
  *   - the module: the cubin when it was compiled for this GPU's architecture,
  *     else the PTX (compiled by the driver; a GPU older than the PTX's
  *     architecture is refused), and each step's function and launch dims;
+ *     a kernel with dynamic shared memory (DEVICE_CODE version 3) checked
+ *     against the GPU's per-block limit and, above 48 KiB, opted into it;
  *   - a run: every step's arguments (device addresses, + byte_offset) into
  *     the argument slots, the launches queued, one synchronization at the end;
  *   - for a GPU VM artifact (format version 4) the VM's device
@@ -161,6 +163,45 @@ static KilnStatus* load_module(KilnSession* s) {
   return NULL;
 }
 
+/* Every kernel of the module with dynamic shared memory (DEVICE_CODE
+ * version 3): refused when a block of it needs more shared memory than this
+ * GPU lets a block opt into (an sm_90a artifact's GEMM tile on a smaller
+ * GPU), and, when static + dynamic is above the 48 KiB every function may
+ * use, its function opted into that much (its launches request it). */
+static KilnStatus* prepare_kernels(KilnSession* s) {
+  const KilnArtifact* art = s->artifact;
+  KilnCudaSession* c = s->cuda;
+  const KilnDeviceCode* dc = art->device_code;
+  for (uint32_t k = 0; k < dc->num_kernels; ++k) {
+    const KilnDeviceKernelDesc* kd = &dc->kernels[k];
+    if (kd->dynamic_shared_bytes == 0) continue;
+    const uint64_t total = (uint64_t)kd->shared_bytes + kd->dynamic_shared_bytes;
+    const int limit = c->info.max_shared_per_block_optin;
+    if (limit < 0 || total > (uint64_t)limit) {
+      return kiln_status_create(
+          KILN_UNIMPLEMENTED,
+          "%s: kernel '%.200s' needs %llu bytes of shared memory per block (%u static + %u "
+          "dynamic), but CUDA device %d (%s, sm_%d%d) lets a block have at most %d: compile the "
+          "model for this GPU (--target \"cuda -arch=sm_%d%d\")",
+          art->path, kd->name, (unsigned long long)total, kd->shared_bytes,
+          kd->dynamic_shared_bytes, kiln_cuda_device_ordinal(c->dev), c->info.name,
+          c->info.compute_major, c->info.compute_minor, limit, c->info.compute_major, c->info.compute_minor);
+    }
+    if (total <= KILN_DEVICE_MAX_STATIC_SHARED) continue;
+    KilnCudaFunction* fn = NULL;
+    KilnStatus* st = kiln_cuda_module_function(c->mod, kd->name, &fn);
+    if (st == NULL) {
+      st = kiln_cuda_function_set_max_dynamic_shared(c->dev, fn, kd->name, kd->dynamic_shared_bytes);
+    }
+    if (st != NULL) {
+      char what[320];
+      (void)snprintf(what, sizeof what, "kernel '%.200s' (the %s image)", kd->name, c->image);
+      return wrap(art, what, st);
+    }
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------------ the GPU VM */
 
 /* Per kernel of the VM program: its function when DEVICE_CODE holds it. */
@@ -255,7 +296,8 @@ static KilnStatus* vmdev_launch(void* self, uint32_t k, const DLTensor* const* a
     if (empty) return NULL;
     for (uint32_t v = 0; v < kd->num_vars; ++v) c->vm_arg_values[n + v] = (uint64_t)vars[v];
   }
-  return kiln_cuda_launch_async(c->dev, c->vm_fns[k], kd->name, grid, kd->block, 0, c->vm_arg_ptrs);
+  return kiln_cuda_launch_async(c->dev, c->vm_fns[k], kd->name, grid, kd->block,
+                                kd->dynamic_shared_bytes, c->vm_arg_ptrs);
 }
 
 KilnStatus* kiln_cuda_session_attach_vm(KilnSession* s) {
@@ -285,6 +327,7 @@ KilnStatus* kiln_cuda_session_init(KilnSession* s, int32_t device_id) {
   if (st == NULL) st = kiln_cuda_device_info(c->dev, &c->info);
   if (st != NULL) return wrap(art, what, st);
   st = load_module(s);
+  if (st == NULL) st = prepare_kernels(s);
   if (st != NULL) return st;
 
   /* Device memory: the session's storages, then the parameters. */
@@ -364,8 +407,8 @@ static KilnStatus* launch_step(KilnSession* s, int32_t k, size_t slot) {
     c->arg_values[slot + (size_t)a] = (uint64_t)(uintptr_t)t->data + t->byte_offset;
   }
   const KilnDeviceKernelDesc* kd = c->kernels[k];
-  KilnStatus* st = kiln_cuda_launch_async(c->dev, c->fns[k], kd->name, kd->grid, kd->block, 0,
-                                          &c->arg_ptrs[slot]);
+  KilnStatus* st = kiln_cuda_launch_async(c->dev, c->fns[k], kd->name, kd->grid, kd->block,
+                                          kd->dynamic_shared_bytes, &c->arg_ptrs[slot]);
   if (st == NULL) return NULL;
   char node[320];
   (void)snprintf(node, sizeof node, "node '%.200s'", s->artifact->nodes[step->node_id].name);

@@ -13,6 +13,7 @@ typedef unsigned long long kiln_ull;
 _Static_assert(sizeof(KilnDeviceCodeHeader) == KILN_DEVICE_CODE_HEADER_SIZE, "header layout");
 _Static_assert(sizeof(KilnDeviceImage) == 32, "image entry layout");
 _Static_assert(sizeof(KilnDeviceKernel) == 48, "kernel entry layout");
+_Static_assert(sizeof(KilnDeviceKernelV3) == 56, "version 3 kernel entry layout");
 _Static_assert(sizeof(KilnDeviceParam) == 8, "parameter entry layout");
 
 static uint32_t rd32(const uint8_t* p) {
@@ -440,6 +441,31 @@ static KilnStatus* check_images(const uint8_t* s, uint64_t size, const char* wha
   return NULL;
 }
 
+/* Version 3: kernel kd's dynamic shared memory (its record `e` at offset
+ * `at`): within the per-block opt-in maximum, static + dynamic too, and the
+ * reserved word 0. */
+static KilnStatus* check_dynamic_shared(const char* what, KilnDeviceKernelDesc* kd,
+                                        const uint8_t* e, uint64_t at) {
+  kd->dynamic_shared_bytes = rd32(e + 48);
+  if (kd->dynamic_shared_bytes > KILN_DEVICE_MAX_DYNAMIC_SHARED) {
+    return corrupt(what, "kernel '%s' (offset %llu): %u bytes of dynamic shared memory, more than "
+                   "%u (the most any GPU lets a block opt into)",
+                   kd->name, (kiln_ull)(at + 48), kd->dynamic_shared_bytes,
+                   KILN_DEVICE_MAX_DYNAMIC_SHARED);
+  }
+  if ((uint64_t)kd->shared_bytes + kd->dynamic_shared_bytes > KILN_DEVICE_MAX_DYNAMIC_SHARED) {
+    return corrupt(what, "kernel '%s' (offset %llu): %u bytes of static and %u of dynamic shared "
+                   "memory, more than %u in all",
+                   kd->name, (kiln_ull)(at + 48), kd->shared_bytes, kd->dynamic_shared_bytes,
+                   KILN_DEVICE_MAX_DYNAMIC_SHARED);
+  }
+  if (rd32(e + 52) != 0) {
+    return corrupt(what, "kernel '%s' (offset %llu): reserved field is not 0", kd->name,
+                   (kiln_ull)(at + 52));
+  }
+  return NULL;
+}
+
 static KilnStatus* describe(KilnDeviceCode* dc) {
   Text t = {NULL, 0, 0, 0};
   text_add(&t, "{\"device\": \"cuda\", \"ptx_arch\": \"compute_%u\", \"ptx_bytes\": %llu", dc->ptx.arch,
@@ -453,9 +479,9 @@ static KilnStatus* describe(KilnDeviceCode* dc) {
   for (uint32_t k = 0; k < dc->num_kernels; ++k) {
     const KilnDeviceKernelDesc* kd = &dc->kernels[k];
     text_add(&t, "%s{\"name\": \"%s\", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u], "
-             "\"shared_bytes\": %u, ",
+             "\"shared_bytes\": %u, \"dynamic_shared_bytes\": %u, ",
              k ? ", " : "", kd->name, kd->grid[0], kd->grid[1], kd->grid[2], kd->block[0],
-             kd->block[1], kd->block[2], kd->shared_bytes);
+             kd->block[1], kd->block[2], kd->shared_bytes, kd->dynamic_shared_bytes);
     /* A symbolic launch: its grid comes from the shapes, and the kernel
      * takes that many `long long` shape variables after its buffers. */
     if (kd->num_vars != 0) text_add(&t, "\"symbolic_launch\": true, \"shape_vars\": %u, ", kd->num_vars);
@@ -487,7 +513,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     return corrupt(what, "has no \"KILNDEV\" magic at its offset 0");
   }
   uint32_t version = rd32(s + 8);
-  if (version != KILN_DEVICE_CODE_VERSION && version != 1) {
+  if (version < 1 || version > KILN_DEVICE_CODE_VERSION) {
     if (version > KILN_DEVICE_CODE_VERSION) {
       return kiln_status_create(KILN_UNIMPLEMENTED,
                                 "%s: made by a newer kiln: DEVICE_CODE version %u, this runtime "
@@ -496,6 +522,8 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     }
     return corrupt(what, "version (offset 8) is %u", version);
   }
+  /* Version 3's kernel records add the dynamic shared memory. */
+  const uint64_t kernel_entry = version >= 3 ? sizeof(KilnDeviceKernelV3) : sizeof(KilnDeviceKernel);
   uint32_t device_type = rd32(s + 12);
   if (device_type != kDLCUDA) {
     return kiln_status_create(KILN_UNIMPLEMENTED,
@@ -530,7 +558,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
   KilnStatus* st = check_table(what, "the image table", images_off, num_images,
                                sizeof(KilnDeviceImage), size);
   if (st == NULL) {
-    st = check_table(what, "the kernel table", kernels_off, num_kernels, sizeof(KilnDeviceKernel), size);
+    st = check_table(what, "the kernel table", kernels_off, num_kernels, kernel_entry, size);
   }
   if (st == NULL) {
     st = check_table(what, "the parameter table", params_off, num_params, sizeof(KilnDeviceParam), size);
@@ -550,7 +578,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
   /* The names' bytes (each in range: checked again below), NUL-terminated. */
   uint64_t names_bytes = 1;
   for (uint32_t k = 0; k < num_kernels; ++k) {
-    uint32_t n = rd32(s + kernels_off + (uint64_t)k * sizeof(KilnDeviceKernel) + 4);
+    uint32_t n = rd32(s + kernels_off + (uint64_t)k * kernel_entry + 4);
     names_bytes += (n <= KILN_DEVICE_MAX_NAME ? n : 0) + 1;
   }
   dc->names = (char*)malloc((size_t)names_bytes);
@@ -594,7 +622,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
   /* Kernels. */
   size_t names_used = 0;
   for (uint32_t k = 0; st == NULL && k < num_kernels; ++k) {
-    const uint64_t at = kernels_off + (uint64_t)k * sizeof(KilnDeviceKernel);
+    const uint64_t at = kernels_off + (uint64_t)k * kernel_entry;
     const uint8_t* e = s + at;
     KilnDeviceKernelDesc* kd = &dc->kernels[k];
     uint32_t name_off = rd32(e), name_size = rd32(e + 4);
@@ -635,6 +663,8 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     } else if ((kd->shared_bytes = rd32(e + 32)) > KILN_DEVICE_MAX_STATIC_SHARED) {
       st = corrupt(what, "kernel '%s' (offset %llu): %u bytes of shared memory, more than %u",
                    kd->name, (kiln_ull)(at + 32), kd->shared_bytes, KILN_DEVICE_MAX_STATIC_SHARED);
+    } else if (version >= 3 && (st = check_dynamic_shared(what, kd, e, at)) != NULL) {
+      /* st says what is wrong. */
     } else {
       uint32_t first = rd32(e + 36), count = rd32(e + 40), launch = rd32(e + 44);
       if (launch != 0 && (version == 1 || launch > num_words)) {

@@ -41,7 +41,8 @@ typedef struct KilnDeviceKernelDesc {
   const char* name; /* NUL-terminated, owned by the KilnDeviceCode */
   unsigned grid[3];
   unsigned block[3];
-  uint32_t shared_bytes;
+  uint32_t shared_bytes;         /* static __shared__ (informational) */
+  uint32_t dynamic_shared_bytes; /* version 3: every launch requests this many (0 before) */
   uint32_t num_params;
   const KilnDeviceParamDesc* params;
   /* A symbolic launch (DEVICE_CODE version 2; num_vars 0 for a static one):
@@ -74,7 +75,7 @@ typedef struct KilnDeviceCode {
   char* json;                /* the description kiln_artifact_device_code_json returns */
 } KilnDeviceCode;
 
-/* Validates `size` bytes of a DEVICE_CODE section. `what` names the file in
+/* Validates `size` bytes of a DEVICE_CODE section (versions 1 .. 3). `what` names the file in
  * messages. Errors: KILN_DATA_LOSS "<what>: corrupted artifact: DEVICE_CODE
  * ..." naming the field and its offset in the section;
  * KILN_UNIMPLEMENTED for a newer section version or another device type. */

@@ -9,9 +9,16 @@
  * kiln_fake_<kernel>(grid, block, args), which runs every block and thread
  * of that launch in turn. Knobs: $KILN_FAKE_CUDA_SM (the compute capability,
  * default 90), $KILN_FAKE_CUDA_DEVICES (default 1), $KILN_FAKE_CUDA_MEMORY
- * (bytes one allocation may have at most; more is CUDA_ERROR_OUT_OF_MEMORY).
+ * (bytes one allocation may have at most; more is CUDA_ERROR_OUT_OF_MEMORY),
+ * $KILN_FAKE_CUDA_SMEM_OPTIN (the shared memory a block may opt into,
+ * attribute 97; default 232448 as on an H100).
+ * Dynamic shared memory as CUDA checks it: a function (one per module and
+ * name, as the driver's) launches with at most 48 KiB of it unless
+ * cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) raised its limit (up to
+ * the opt-in limit); a launch asking for more is CUDA_ERROR_INVALID_VALUE.
  * kiln_fake_cuda_stats() tells the test what happened (the last image kind
- * loaded, launches, bytes live). Test-only; never installed. */
+ * loaded, launches, bytes live, the last launch's dynamic shared memory,
+ * the attributes set). Test-only; never installed. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,9 +35,31 @@ typedef struct {
   long long launches;
   long long live_allocations;
   unsigned last_grid[3], last_block[3];
+  unsigned last_shared_bytes;   /* the last launch's dynamic shared memory */
+  int max_dynamic_shared_set;   /* the last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
+  long long attributes_set;     /* cuFuncSetAttribute calls that succeeded */
+  long long launches_refused;   /* launches asking more shared memory than allowed */
 } KilnFakeCudaStats;
 
-static KilnFakeCudaStats g_stats = {-1, 0, 0, 0, {0, 0, 0}, {0, 0, 0}};
+static KilnFakeCudaStats g_stats = {-1, 0, 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0};
+
+/* CUDA's default limit of a function's shared memory per block; the longest
+ * kernel name (kiln's KILN_DEVICE_MAX_NAME) and its NUL. */
+enum { kDefaultSharedLimit = 48 * 1024 };
+#define KILN_FAKE_MAX_NAME 1025
+
+/* A module: the host kernels' library and the functions taken from it. */
+typedef struct FakeFunction {
+  FakeKernel kernel;
+  int max_dynamic_shared; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+  char name[KILN_FAKE_MAX_NAME];
+  struct FakeFunction* next;
+} FakeFunction;
+
+typedef struct {
+  void* library;
+  FakeFunction* functions;
+} FakeModule;
 static int g_context;
 
 KilnFakeCudaStats* kiln_fake_cuda_stats(void) { return &g_stats; }
@@ -42,11 +71,13 @@ static int env_int(const char* name, int fallback) {
 
 CUresult cuGetErrorName(CUresult r, const char** s) {
   *s = r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : r == 500 ? "CUDA_ERROR_NOT_FOUND"
-     : r == 100 ? "CUDA_ERROR_NO_DEVICE" : r == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
+     : r == 100 ? "CUDA_ERROR_NO_DEVICE" : r == 719 ? "CUDA_ERROR_LAUNCH_FAILED"
+     : r == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuGetErrorString(CUresult r, const char** s) {
-  *s = r == 2 ? "out of memory" : r == 500 ? "named symbol not found" : "fake driver error";
+  *s = r == 2 ? "out of memory" : r == 500 ? "named symbol not found"
+     : r == 1 ? "invalid argument" : "fake driver error";
   return 0;
 }
 CUresult cuInit(unsigned flags) { return flags == 0 ? 0 : 1; }
@@ -65,6 +96,7 @@ CUresult cuDeviceGetAttribute(int* v, int attr, int dev) {
     case 16: *v = 4; return 0;        /* multiprocessors */
     case 75: *v = sm / 10; return 0;  /* compute major */
     case 76: *v = sm % 10; return 0;  /* compute minor */
+    case 97: *v = env_int("KILN_FAKE_CUDA_SMEM_OPTIN", 232448); return 0; /* shared per block, opt-in */
     default: *v = 0; return 0;
   }
 }
@@ -96,7 +128,6 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
   return 0;
 }
 
-/* A module: the host kernels' library. */
 CUresult cuModuleLoadData(void** mod, const void* image) {
   const unsigned char* b = (const unsigned char*)image;
   const int cubin = b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F';
@@ -105,32 +136,79 @@ CUresult cuModuleLoadData(void** mod, const void* image) {
   if (path == NULL) return 500;
   void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) return 500;
+  FakeModule* m = (FakeModule*)calloc(1, sizeof *m);
+  if (m == NULL) {
+    dlclose(h);
+    return 2;
+  }
+  m->library = h;
   g_stats.last_image_is_cubin = cubin;
   g_stats.modules_loaded += 1;
-  *mod = h;
+  *mod = m;
   return 0;
 }
 CUresult cuModuleUnload(void* mod) {
-  dlclose(mod);
+  FakeModule* m = (FakeModule*)mod;
+  if (m == NULL) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+  for (FakeFunction* f = m->functions; f != NULL;) {
+    FakeFunction* next = f->next;
+    free(f);
+    f = next;
+  }
+  dlclose(m->library);
+  free(m);
   return 0;
 }
-CUresult cuModuleGetFunction(void** f, void* mod, const char* name) {
+/* The module's function `name` (the same handle for the same name). */
+CUresult cuModuleGetFunction(void** out, void* mod, const char* name) {
+  FakeModule* m = (FakeModule*)mod;
+  *out = NULL;
+  if (m == NULL || name == NULL || strlen(name) >= sizeof(((FakeFunction*)0)->name)) return 1;
+  for (FakeFunction* f = m->functions; f != NULL; f = f->next) {
+    if (strcmp(f->name, name) == 0) {
+      *out = f;
+      return 0;
+    }
+  }
   char sym[1200];
   snprintf(sym, sizeof sym, "kiln_fake_%s", name);
-  *f = dlsym(mod, sym);
-  return *f != NULL ? 0 : 500;
+  void* k = dlsym(m->library, sym);
+  if (k == NULL) return 500;
+  FakeFunction* f = (FakeFunction*)calloc(1, sizeof *f);
+  if (f == NULL) return 2;
+  memcpy(&f->kernel, &k, sizeof f->kernel);
+  f->max_dynamic_shared = kDefaultSharedLimit;
+  snprintf(f->name, sizeof f->name, "%s", name);
+  f->next = m->functions;
+  m->functions = f;
+  *out = f;
+  return 0;
+}
+/* Only MAX_DYNAMIC_SHARED_SIZE_BYTES (8), up to the opt-in limit: the one
+ * attribute the runtime sets. */
+CUresult cuFuncSetAttribute(void* func, int attr, int value) {
+  FakeFunction* f = (FakeFunction*)func;
+  if (f == NULL) return 400; /* CUDA_ERROR_INVALID_HANDLE */
+  if (attr != 8 || value < 0 || value > env_int("KILN_FAKE_CUDA_SMEM_OPTIN", 232448)) return 1;
+  f->max_dynamic_shared = value;
+  g_stats.max_dynamic_shared_set = value;
+  g_stats.attributes_set += 1;
+  return 0;
 }
 CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shared, void* stream, void** args, void** extra) {
-  (void)shared;
   (void)stream;
-  if (extra != NULL || f == NULL) return 1;
+  FakeFunction* fn = (FakeFunction*)f;
+  if (extra != NULL || fn == NULL) return 1;
+  if (shared > (unsigned)fn->max_dynamic_shared) {
+    g_stats.launches_refused += 1;
+    return 1; /* CUDA_ERROR_INVALID_VALUE, as CUDA without the attribute */
+  }
+  g_stats.last_shared_bytes = shared;
   const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
   memcpy(g_stats.last_grid, grid, sizeof grid);
   memcpy(g_stats.last_block, block, sizeof block);
-  FakeKernel k;
-  memcpy(&k, &f, sizeof k);
-  k(grid, block, args);
+  fn->kernel(grid, block, args);
   g_stats.launches += 1;
   return 0;
 }

@@ -12,16 +12,17 @@
  *
  *   KilnDeviceCodeHeader                    80 bytes
  *   KilnDeviceImage[num_images]             at images_offset  (PTX, cubin, CUDA C)
- *   KilnDeviceKernel[num_kernels]           at kernels_offset (one per GRAPH func_name)
+ *   KilnDeviceKernel[num_kernels]           at kernels_offset (one per GRAPH func_name;
+ *                                           KilnDeviceKernelV3 in version 3)
  *   KilnDeviceParam[num_params]             at params_offset  (every kernel's, in order)
  *   strings                                 at strings_offset (kernel names)
- *   int64 launch words (version 2)          at launch_offset  (symbolic launches)
+ *   int64 launch words (versions 2, 3)      at launch_offset  (symbolic launches)
  *   image bytes                             at each image's offset
  *
  * Every image holds every kernel (one module per artifact). A kernel's
  * parameters are its buffers in the GRAPH node's (or the VM call's)
  * argument order (inputs, then outputs), each a device pointer; the launch
- * is grid x block threads with no dynamic shared memory.
+ * is grid x block threads with no dynamic shared memory (before version 3).
  *
  * Version 2 adds kernels whose grid and trailing scalar parameters depend on
  * their arguments' shapes (a GPU VM artifact's kernels with symbolic shapes):
@@ -41,6 +42,18 @@
  * `long long` parameters after its buffers; its grid fields hold 1 and its
  * block is static. A grid of 0 blocks in some dimension is no launch.
  * A writer emits version 1 when no kernel's launch is symbolic.
+ *
+ * Version 3 adds dynamic shared memory (`extern __shared__`): its kernel
+ * records are KilnDeviceKernelV3, 56 bytes, the 48 of versions 1 and 2
+ * followed by the bytes every launch of the kernel requests
+ * (cuLaunchKernel's sharedMemBytes) and a reserved 0. CUDA allows at most
+ * 48 KiB of static shared memory per block; a kernel that needs more (a
+ * Hopper GEMM tile's 96 .. 192 KiB) takes it as dynamic shared memory, which
+ * above 48 KiB the runtime opts into per function
+ * (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) after checking the
+ * device's opt-in limit. Static + dynamic <= KILN_DEVICE_MAX_DYNAMIC_SHARED.
+ * Symbolic launches are as in version 2. A writer emits the lowest version
+ * that holds its kernels: 3 only when some kernel has dynamic shared memory.
  */
 #ifndef KILN_DEVICE_CODE_FORMAT_H_
 #define KILN_DEVICE_CODE_FORMAT_H_
@@ -54,7 +67,7 @@ extern "C" {
 /* "KILNDEV" + NUL. */
 #define KILN_DEVICE_CODE_MAGIC "KILNDEV"
 #define KILN_DEVICE_CODE_MAGIC_SIZE 8
-#define KILN_DEVICE_CODE_VERSION 2u
+#define KILN_DEVICE_CODE_VERSION 3u
 #define KILN_DEVICE_CODE_HEADER_SIZE 80u
 
 /* Limits the loader enforces. */
@@ -68,6 +81,10 @@ extern "C" {
 #define KILN_DEVICE_MAX_GRID_X 2147483647u
 #define KILN_DEVICE_MAX_GRID_YZ 65535u
 #define KILN_DEVICE_MAX_STATIC_SHARED (48u * 1024u)
+/* Version 3: a block's shared memory, static + dynamic, at most Hopper's
+ * per-block opt-in maximum (227 KiB); a device with a smaller opt-in limit
+ * refuses the kernel when a session loads it. */
+#define KILN_DEVICE_MAX_DYNAMIC_SHARED (227u * 1024u)
 /* Version 2's symbolic launches. */
 #define KILN_DEVICE_MAX_LAUNCH_VARS 64u
 #define KILN_DEVICE_MAX_LAUNCH_OPS 256u
@@ -106,13 +123,13 @@ typedef struct {
   uint32_t num_images;
   uint32_t num_kernels;
   uint32_t num_params;  /* entries of the parameter table (all kernels) */
-  uint32_t num_launch_words; /* version 2: int64 words at launch_offset; 0 in version 1 */
+  uint32_t num_launch_words; /* versions 2, 3: int64 words at launch_offset; 0 in version 1 */
   uint64_t images_offset;
   uint64_t kernels_offset;
   uint64_t params_offset;
   uint64_t strings_offset;
   uint64_t strings_size;
-  uint64_t launch_offset; /* version 2: the launch words (a multiple of 8); 0 in version 1 */
+  uint64_t launch_offset; /* versions 2, 3: the launch words (a multiple of 8); 0 in version 1 */
 } KilnDeviceCodeHeader;
 
 typedef struct {
@@ -133,6 +150,13 @@ typedef struct {
   uint32_t num_params;
   uint32_t launch;       /* version 2: 0 static, else 1 + its program's first launch word; 0 in version 1 */
 } KilnDeviceKernel;
+
+/* A kernel record of version 3 (56 bytes; the table's stride). */
+typedef struct {
+  KilnDeviceKernel base;         /* as in versions 1 and 2 */
+  uint32_t dynamic_shared_bytes; /* extern __shared__ bytes every launch requests, per block */
+  uint32_t reserved;             /* 0 */
+} KilnDeviceKernelV3;
 
 typedef struct {
   uint8_t kind;       /* KILN_DEVICE_PARAM_* */

@@ -118,8 +118,10 @@ const char* kiln_artifact_graph_json(const KilnArtifact* artifact);/* GRAPH sect
  * format version 3, docs/cuda.md) as a JSON object: {"device": "cuda",
  * "ptx_arch": "compute_90", "ptx_bytes": N, "cubin_arch": "sm_90",
  * "cubin_bytes": N, "source_bytes": N, "kernels": [{"name", "grid": [x, y,
- * z], "block": [x, y, z], "shared_bytes", "params": ["const float32*",
- * ...]}, ...]} (cubin and source only when present). "" for a CPU artifact.
+ * z], "block": [x, y, z], "shared_bytes", "dynamic_shared_bytes",
+ * "params": ["const float32*", ...]}, ...]} (cubin and source only when
+ * present; dynamic_shared_bytes: what each launch requests, DEVICE_CODE
+ * version 3). "" for a CPU artifact.
  * Owned by the artifact. C ABI version 5. */
 const char* kiln_artifact_device_code_json(const KilnArtifact* artifact);
 
