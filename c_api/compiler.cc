@@ -84,6 +84,7 @@ absl::StatusOr<CompileReport> CompileCudaVm(const Module& fused, const CompileOp
   codegen_cuda::KernelOptions ko;
   ko.wgmma = cuda.wgmma();
   ko.tf32 = cuda.tf32;
+  ko.wgmma_swizzle = cuda.wgmma_swizzle;
   codegen_cuda::CudaModule cm;
   std::vector<tir::PrimFunc> host_kernels;
   // A lowering the device code can take: the constants the program passes

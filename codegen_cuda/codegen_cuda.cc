@@ -641,18 +641,26 @@ absl::Status Emitter::EmitConvTc(const PrimExpr& call) {
 // b_col_stride, steps, rows, cols, k) (both k strides 1), or the wide
 // tile's kiln_gemm_wgw<bf16>(...), whose stages are dynamic shared memory.
 absl::Status Emitter::EmitGemmWg(const PrimExpr& call) {
-  if (call->args.size() != 11) {
+  const bool wide = call->name == kGemmWgwF16 || call->name == kGemmWgwBF16;
+  const bool bf = call->name == kGemmWgBF16 || call->name == kGemmWgwBF16;
+  if (call->args.size() != (wide ? 12u : 11u)) {
     return absl::InvalidArgumentError(
         absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
   }
-  const bool wide = call->name == kGemmWgwF16 || call->name == kGemmWgwBF16;
-  const bool bf = call->name == kGemmWgBF16 || call->name == kGemmWgwBF16;
+  int64_t swizzle = 0;
+  if (wide && (!tir::IsConstInt(call->args[11], &swizzle) || (swizzle != 0 && swizzle != 128))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("call '", call->name, "': the swizzle must be a constant 0 or 128"));
+  }
   KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
-  Line(absl::StrCat(wide ? "kiln_gemm_wgw<" : "kiln_gemm_wg<", bf ? "true" : "false", ">(", a[0],
-                    ", ", a[1], " + (", a[2], "), ", a[3], ", ", a[4], " + (", a[5], "), ", a[6],
-                    ", ", a[7], ", ", a[8], ", ", a[9], ", ", a[10], ");"));
+  Line(absl::StrCat(wide ? "kiln_gemm_wgw<" : "kiln_gemm_wg<", bf ? "true" : "false",
+                    wide ? (swizzle ? ", true" : ", false") : "", ">(", a[0], ", ", a[1], " + (",
+                    a[2], "), ", a[3], ", ", a[4], " + (", a[5], "), ", a[6], ", ", a[7], ", ",
+                    a[8], ", ", a[9], ", ", a[10], ");"));
   if (wide) {
-    dynamic_shared_bytes_ = std::max(dynamic_shared_bytes_, kGemmWgwDynamicSharedBytes);
+    dynamic_shared_bytes_ =
+        std::max(dynamic_shared_bytes_,
+                 kGemmWgwDynamicSharedBytes + (swizzle ? kGemmWgwSwizzleAlignBytes : 0));
     return absl::OkStatus();
   }
   if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
@@ -782,7 +790,7 @@ template <> __device__ __forceinline__ double kiln_max<double>(double a, double 
 }
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f, const KernelOptions& options) {
-  absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(f, {options.wgmma, options.tf32});
+  absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(f, {options.wgmma, options.tf32, options.wgmma_swizzle});
   absl::StatusOr<tir::PrimFunc> shuffled = mma.ok() ? LowerWarpReduce(*mma) : mma.status();
   absl::StatusOr<tir::PrimFunc> synced =
       shuffled.ok() ? InsertThreadSync(*shuffled) : shuffled.status();

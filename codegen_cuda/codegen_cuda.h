@@ -94,6 +94,9 @@ struct KernelOptions {
   // Float32 GEMM tiles on tensor cores in TF32 (kiln_gemm_tf32): a target
   // with -tf32 (CudaTarget::tf32).
   bool tf32 = false;
+  // The wide wgmma tile's shared layout: 0 unswizzled, 128 the 128-byte
+  // swizzle (CudaTarget::wgmma_swizzle).
+  int wgmma_swizzle = 0;
 };
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f,

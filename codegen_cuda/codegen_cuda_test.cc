@@ -63,6 +63,10 @@ TEST(CudaTargetTest, Parses) {
   EXPECT_TRUE(t->gpu().wgmma);
   EXPECT_FALSE(t->gpu().wide_wgmma);
   EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a -wgmma-n=128");
+  t = ParseCudaTarget("cuda -arch=sm_90a -wgmma-swizzle=128");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->wgmma_swizzle, 128);
+  EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a -wgmma-swizzle=128");
   t = ParseCudaTarget("cuda -arch=sm_80 -tf32");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_TRUE(t->tf32);
@@ -81,6 +85,10 @@ TEST(CudaTargetTest, ErrorsNameWhatIsWrong) {
               HasSubstr("-wgmma-n must be 128 or 256, got '64'"));
   EXPECT_THAT(std::string(ParseCudaTarget("cuda -arch=sm_90 -wgmma-n=128").status().message()),
               HasSubstr("-wgmma-n applies to -arch=sm_90a"));
+  EXPECT_THAT(std::string(ParseCudaTarget("cuda -arch=sm_90a -wgmma-swizzle=64").status().message()),
+              HasSubstr("-wgmma-swizzle must be 0 or 128, got '64'"));
+  EXPECT_THAT(std::string(ParseCudaTarget("cuda -wgmma-swizzle=128").status().message()),
+              HasSubstr("-wgmma-swizzle applies to -arch=sm_90a"));
 }
 
 TEST(CodegenCudaTest, ThreadBindingParametersAndLaunchDims) {

@@ -15,6 +15,7 @@ absl::StatusOr<CudaModule> CompileModuleCuda(const Module& fused, const CudaTarg
     KernelOptions ko;
     ko.wgmma = target.wgmma();
     ko.tf32 = target.tf32;
+    ko.wgmma_swizzle = target.wgmma_swizzle;
     KILN_ASSIGN_OR_RETURN(CudaKernel ck, GenerateKernel(k.func, ko));
     m.kernels.push_back(std::move(ck));
   }

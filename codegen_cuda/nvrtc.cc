@@ -38,7 +38,8 @@ lowering::GpuTarget CudaTarget::gpu() const {
 
 std::string CudaTarget::ToString() const {
   return absl::StrCat("cuda -arch=", arch, tf32 ? " -tf32" : "",
-                      wgmma_n != 256 ? absl::StrCat(" -wgmma-n=", wgmma_n) : "");
+                      wgmma_n != 256 ? absl::StrCat(" -wgmma-n=", wgmma_n) : "",
+                      wgmma_swizzle != 0 ? absl::StrCat(" -wgmma-swizzle=", wgmma_swizzle) : "");
 }
 
 absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
@@ -62,10 +63,19 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
       t.wgmma_n = w == "128" ? 128 : 256;
       continue;
     }
+    if (absl::ConsumePrefix(&w, "-wgmma-swizzle=")) {
+      if (w != "0" && w != "128") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "CUDA target '", target, "': -wgmma-swizzle must be 0 or 128, got '", w, "'"));
+      }
+      t.wgmma_swizzle = w == "128" ? 128 : 0;
+      continue;
+    }
     if (!absl::ConsumePrefix(&w, "-arch=")) {
       return absl::InvalidArgumentError(
           absl::StrCat("CUDA target '", target, "': unknown option '", words[i],
-                       "' (options: -arch=sm_XY, -tf32, -wgmma-n=128|256)"));
+                       "' (options: -arch=sm_XY, -tf32, -wgmma-n=128|256, "
+                       "-wgmma-swizzle=0|128)"));
     }
     static const char* const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
     bool known = false;
@@ -79,9 +89,11 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
     t.arch_specific = absl::ConsumeSuffix(&w, "a");
     (void)absl::SimpleAtoi(w.substr(3), &t.sm);
   }
-  if (t.wgmma_n != 256 && !t.wgmma()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "CUDA target '", target, "': -wgmma-n applies to -arch=sm_90a (Hopper's wgmma) only"));
+  if ((t.wgmma_n != 256 || t.wgmma_swizzle != 0) && !t.wgmma()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("CUDA target '", target, "': ",
+                     t.wgmma_n != 256 ? "-wgmma-n" : "-wgmma-swizzle",
+                     " applies to -arch=sm_90a (Hopper's wgmma) only"));
   }
   return t;
 }

@@ -38,6 +38,9 @@ struct CudaTarget {
   // 256 (the wide 128 x 256 tile where a GEMM has the columns) or 128 (the
   // 128 x 128 one always; for comparing the two).
   int wgmma_n = 256;
+  // `-wgmma-swizzle=0|128` (sm_90a only): the wide tile's shared layout,
+  // unswizzled (0, the default) or with the 128-byte swizzle.
+  int wgmma_swizzle = 0;
 
   // Whether GEMM tiles use Hopper's wgmma (codegen_cuda/tensor_core.h).
   bool wgmma() const { return arch_specific && sm == 90; }

@@ -125,14 +125,17 @@ inline constexpr char kGemmWgBF16[] = "kiln.gemm_wg_bf16";
 // The wide wgmma tile (sm_90a; both operands k-major): the schedule's
 // 128 x 256 block tile of 16x16 threads, 8 x 16 outputs each (Cl indexed
 // ii*16 + jj, B's column tx*16 + jj), the same loop otherwise. Arguments as
-// kGemmWg*'s with ceil(k / 64) steps and cols up to 256, printed as
-// kiln_gemm_wgw<bf16>(...): four stages of A's 128 x 64 and B's 256 x 64
+// kGemmWg*'s with ceil(k / 64) steps and cols up to 256, then the shared
+// layout's swizzle (0 or 128 bytes), printed as kiln_gemm_wgw<bf16,
+// swizzle == 128>(...): four stages of A's 128 x 64 and B's 256 x 64
 // slices (192 KiB of dynamic shared memory, kGemmWgwDynamicSharedBytes),
 // each warpgroup four wgmma m64n256k16 per step with one step's group in
 // flight (wait_group 1), the epilogue through shared memory into Cl.
 inline constexpr char kGemmWgwF16[] = "kiln.gemm_wgw_f16";
 inline constexpr char kGemmWgwBF16[] = "kiln.gemm_wgw_bf16";
 inline constexpr int64_t kGemmWgwDynamicSharedBytes = 4 * (128 + 256) * 64 * 2;
+// With the 128-byte swizzle, 1 KiB more: the stages start on 1024 bytes.
+inline constexpr int64_t kGemmWgwSwizzleAlignBytes = 1024;
 
 // The TF32 form of the 128x128 template (float32 A and B, a target with
 // -tf32): (cl, A, a_base, a_row_stride, a_k_stride, B, b_base, b_col_stride,
@@ -175,6 +178,9 @@ struct TensorCoreOptions {
   // Float32 GEMMs in the template become kGemmTf32 calls (else they keep the
   // loop the schedule left, a slow scalar product).
   bool tf32 = false;
+  // The kGemmWgw* calls' shared layout (their last argument): 0 unswizzled,
+  // 128 the 128-byte swizzle.
+  int wgmma_swizzle = 0;
 };
 absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f,
                                                   const TensorCoreOptions& options = {});

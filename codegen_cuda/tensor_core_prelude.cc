@@ -196,34 +196,46 @@ template <bool BF> __device__ __forceinline__ void kiln_gemm_wg(
 // The wide wgmma tile (kiln_gemm_wgw, codegen_cuda/tensor_core.h): a block's
 // 128 x 256 outputs, each thread's 8 x 16 of them in cl (rows
 // threadIdx.y*8.., columns threadIdx.x*16..). Four stages of A's 128 x 64 and
-// B's 256 x 64 slices (48 KiB each: dynamic shared memory, 192 KiB in all)
-// in the canonical k-major layout of kiln_wg_desc with 64 of k per row
-// group: element (r, k) at (r/8)*512 + (k/8)*64 + (r%8)*8 + k%8, SBO 1024
-// bytes. Warpgroup w issues four m64n256k16 per step on rows 64w.. and
-// keeps one step's group in flight: at step kt it waits for step kt - 1's
-// MMAs (wait_group 1), the copies of step kt + 2 go to the stage step kt - 2
+// B's 256 x 64 slices (48 KiB each: dynamic shared memory, 192 KiB in all),
+// k-major in one of two canonical layouts (SW):
+//   - unswizzled: core matrices of 8 rows x 16 bytes, element (r, k) at
+//     word (r/8)*512 + (k/8)*64 + (r%8)*8 + k%8; LBO 128, SBO 1024 bytes;
+//   - 128-byte swizzle: row r's 64 k in 128 contiguous bytes, its 16-byte
+//     chunk c stored at chunk c ^ (r%8): word (r/8)*512 + (r%8)*64 +
+//     ((k/8) ^ (r%8))*8 + k%8; SBO 1024, the 16 of k of MMA h at byte 32h
+//     of the row (the swizzle is applied to the address bits, so each stage
+//     starts on 1024 bytes).
+// Warpgroup w issues four m64n256k16 per step on rows 64w.. and keeps one
+// step's group in flight: at step kt it waits for step kt - 1's MMAs
+// (wait_group 1), the copies of step kt + 2 go to the stage step kt - 2
 // read, which every warpgroup had retired before the step's barrier.
-__device__ __forceinline__ unsigned long long kiln_wg_desc_sbo(unsigned addr, unsigned sbo) {
-  return (unsigned long long)((addr & 0x3FFFFu) >> 4) | ((unsigned long long)(128 >> 4) << 16) |
-         ((unsigned long long)(sbo >> 4) << 32);
+template <bool SW> __device__ __forceinline__ unsigned long long kiln_wgw_desc(unsigned addr) {
+  return (unsigned long long)((addr & 0x3FFFFu) >> 4) |
+         ((unsigned long long)((SW ? 16 : 128) >> 4) << 16) | ((unsigned long long)(1024 >> 4) << 32) |
+         (SW ? 1ull << 62 : 0ull);
 }
-__device__ __forceinline__ int kiln_wgw_index(int r, int k) {
-  return (r >> 3) * 512 + (k >> 3) * 64 + (r & 7) * 8 + (k & 7);
+template <bool SW> __device__ __forceinline__ int kiln_wgw_index(int r, int k) {
+  return SW ? (r >> 3) * 512 + (r & 7) * 64 + (((k >> 3) ^ (r & 7)) << 3) + (k & 7)
+            : (r >> 3) * 512 + (k >> 3) * 64 + (r & 7) * 8 + (k & 7);
 }
 // The block's copy of an operand's R x 64 slice at k0 (R/32 chunks of 16
-// bytes per thread; 8 consecutive threads the rows of one core matrix).
-template <int R> __device__ __forceinline__ void kiln_wgw_load(unsigned short* s, const unsigned short* g,
-                                                               long long rs, int k0, bool vec,
-                                                               unsigned tid, int rows, int kn) {
+// bytes per thread). Unswizzled: 8 consecutive threads the 8 rows of one
+// core matrix (128 consecutive bytes of shared memory); swizzled: the 8
+// chunks of one row (128 consecutive bytes of global memory, 8 different
+// bank groups).
+template <int R, bool SW> __device__ __forceinline__ void kiln_wgw_load(
+    unsigned short* s, const unsigned short* g, long long rs, int k0, bool vec, unsigned tid,
+    int rows, int kn) {
   for (unsigned i = 0; i < R / 32; ++i) {
     const int q = (int)(tid + 256u * i);
-    const int r = (q >> 6) * 8 + (q & 7), c = ((q >> 3) & 7) * 8;
-    kiln_chunk_copy(s + kiln_wgw_index(r, c), g + r * rs + k0 + c, g, 1,
+    const int r = SW ? q >> 3 : (q >> 6) * 8 + (q & 7);
+    const int c = SW ? (q & 7) * 8 : ((q >> 3) & 7) * 8;
+    kiln_chunk_copy(s + kiln_wgw_index<SW>(r, c), g + r * rs + k0 + c, g, 1,
                     r < rows ? kiln_chunk_len(kn, k0 + c, 8) : 0, vec);
   }
 }
 constexpr int kKilnWgwStage = 24576;  // 16-bit words: A 128 x 64, B 256 x 64
-template <bool BF, typename Load>
+template <bool BF, bool SW, typename Load>
 __device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, int ksteps, Load load) {
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
@@ -245,8 +257,8 @@ __device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, i
     kiln_wg_pin<128>(acc);
     kiln_wg_fence();
     for (unsigned h = 0; h < 4; ++h) {
-      kiln_wgmma_m64n256k16<BF>(acc, kiln_wg_desc_sbo(a0 + h * 256u, 1024u),
-                                kiln_wg_desc_sbo(b0 + h * 256u, 1024u), smem);
+      const unsigned dk = h * (SW ? 32u : 256u);
+      kiln_wgmma_m64n256k16<BF>(acc, kiln_wgw_desc<SW>(a0 + dk), kiln_wgw_desc<SW>(b0 + dk), smem);
     }
     kiln_wg_commit();
     kiln_wg_wait<1>();  // step kt - 1's MMAs retired
@@ -275,22 +287,24 @@ __device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, i
 // C(row, col) = sum over k < kn of A[row * ar + k] * B[col * bc + k] for the
 // block's 128 x 256 tile (rows < rows, cols < cols; zeros past them), added
 // into cl. ksteps = ceil(kn / 64). Its shared memory is the kernel's dynamic
-// shared memory (kGemmWgwDynamicSharedBytes).
-template <bool BF> __device__ __forceinline__ void kiln_gemm_wgw(
+// shared memory (kGemmWgwDynamicSharedBytes; 1 KiB more with SW, to start
+// the stages on 1024 bytes).
+template <bool BF, bool SW> __device__ __forceinline__ void kiln_gemm_wgw(
     float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
     int ksteps, int rows, int cols, int kn) {
 #ifdef __CUDA_ARCH__
   extern __shared__ __align__(128) unsigned short kiln_dyn_smem[];
   unsigned short* smem = kiln_dyn_smem;
+  if (SW) smem += ((1024u - (kiln_smem_addr(kiln_dyn_smem) & 1023u)) & 1023u) / 2u;
 #else
-  static __align__(128) unsigned short smem[4 * kKilnWgwStage];
+  static __align__(1024) unsigned short smem[4 * kKilnWgwStage];
 #endif
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
                    (ar & 7) == 0 && (bc & 7) == 0;
-  kiln_wgw_tile<BF>(cl, smem, ksteps, [&](unsigned short* s, int step) {
-    kiln_wgw_load<128>(s, A, ar, step * 64, vec, tid, rows, kn);
-    kiln_wgw_load<256>(s + 8192, B, bc, step * 64, vec, tid, cols, kn);
+  kiln_wgw_tile<BF, SW>(cl, smem, ksteps, [&](unsigned short* s, int step) {
+    kiln_wgw_load<128, SW>(s, A, ar, step * 64, vec, tid, rows, kn);
+    kiln_wgw_load<256, SW>(s + 8192, B, bc, step * 64, vec, tid, cols, kn);
   });
 }
 // An NCHW convolution (as kiln_conv_nchw_tc, 16-bit) on warpgroup MMA: both

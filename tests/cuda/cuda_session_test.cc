@@ -454,7 +454,7 @@ TEST(CudaSessionFp16Test, TensorCoreGemmRunsLikeTheCpuArtifact) {
 // whose 192 KiB of stages are dynamic shared memory (the fake driver refuses
 // its launch unless the session raised the function's limit first).
 TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
-  GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90a", "kiln_gemm_wgw<false>(", "gemm_wg");
+  GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90a", "kiln_gemm_wgw<false, false>(", "gemm_wg");
   // On any GPU but an sm_90 one the sm_90a artifact is refused, naming both
   // (its PTX is not forward compatible as compute_90's is).
   KilnArtifact* a = nullptr;
@@ -490,7 +490,7 @@ def @main(%x: Tensor[(128, 96), float16], %b: Tensor[(256), float16]) {
 #[metadata]
 meta[Constant][0] = Tensor[(96, 256), float16] b64")",
                                         b64, "\";\n");
-  RunsLikeTheCpuArtifact(text, "cuda -arch=sm_90a", "kiln_gemm_wgw<false>(", "matmul_wg",
+  RunsLikeTheCpuArtifact(text, "cuda -arch=sm_90a", "kiln_gemm_wgw<false, false>(", "matmul_wg",
                          {{"x", {128, 96}, Wave(128 * 96, 1.0f, 0.37f)}, {"b", {256}, Bias(256)}},
                          {128, 256}, 1000);
 }

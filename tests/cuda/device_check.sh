@@ -87,7 +87,7 @@ for dir in "$carry"/cases/*/; do
   [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
 done
 
-say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma, the 128x256 tile with m64n256k16 where a GEMM has 256+ columns, the _n128 ones the 128x128 tile with m64n128k16), fp16/bf16 convs as implicit GEMMs on the same tile, other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
+say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma, the 128x256 tile with m64n256k16 where a GEMM has 256+ columns, the _n128 ones the 128x128 tile with m64n128k16, the _sw128 ones the wide tile in the 128-byte swizzled layout), fp16/bf16 convs as implicit GEMMs on the same tile, other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
   if [[ "$name" == dense_4096_* ]]; then
@@ -195,7 +195,8 @@ peak=989
 [[ "$gpu_name" == *PCIe* ]] && peak=756
 [[ "$gpu_name" == *NVL* ]] && peak=835
 say "## figure: dense 4096^3 fp16 ($gpu_name; peak taken as $peak TFLOP/s)"
-for case in dense_4096_fp16 dense_4096_fp16_sm90a dense_4096_fp16_sm90a_n128; do
+for case in dense_4096_fp16 dense_4096_fp16_sm90a dense_4096_fp16_sm90a_n128 \
+            dense_4096_fp16_sm90a_sw128; do
   kiln_tf="$(grep -o "$case/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
   if [[ -n "$kiln_tf" ]]; then
     say "kiln $case: $kiln_tf TFLOP/s; $(awk -v k="$kiln_tf" -v p="$peak" 'BEGIN { printf "%.1f%% of %d TFLOP/s (tensor-core peak, assumed)", 100 * k / p, p }')"

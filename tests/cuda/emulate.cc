@@ -319,8 +319,10 @@ template <auto F> static void kiln_body(void** a) { kiln_invoke(F, a); }
   const uint32_t num_kernels = Field<uint32_t>(bytes, dc + 20);
   const uint64_t kernels = Field<uint64_t>(bytes, dc + 40);
   const uint64_t strings = Field<uint64_t>(bytes, dc + 56);
+  // Kernel records of 48 bytes, 56 from version 3 (dynamic shared memory).
+  const size_t record = Field<uint32_t>(bytes, dc + 8) >= 3 ? 56 : 48;
   for (uint32_t k = 0; k < num_kernels; ++k) {
-    const size_t e = dc + kernels + 48 * k;
+    const size_t e = dc + kernels + record * k;
     const size_t at = dc + strings + Field<uint32_t>(bytes, e);
     const size_t len = Field<uint32_t>(bytes, e + 4);
     if (at + len > bytes.size()) return absl::DataLossError("a kernel name past the artifact's end");

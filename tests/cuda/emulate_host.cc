@@ -335,11 +335,15 @@ inline void kiln_emu_ldmatrix_x4(unsigned* r, const unsigned short* row, bool tr
 // consecutive linear thread indices from a multiple of 128). The
 // descriptors are decoded as the PTX ISA's "Matrix Descriptor Format": bits
 // 0-13 start address, 16-29 leading byte offset (LBO), 32-45 stride byte
-// offset (SBO), each in units of 16 bytes; bits 49-51 base offset and 62-63
-// swizzle mode must be 0 (the unswizzled canonical layout, the only one
-// emulated): element (r, k) of a k-major operand at byte start + (r/8)*SBO +
-// (k/8)*LBO + (r%8)*16 + (k%8)*2. d[4j + i] of lane l of warp v of the
-// warpgroup is row 16v + l/4 (+8 for i >= 2), column 8j + 2(l%4) + (i&1).
+// offset (SBO), each in units of 16 bytes; bits 49-51 base offset (must be
+// 0) and 62-63 the layout: 0, the unswizzled canonical layout, element
+// (r, k) of a k-major operand at byte start + (r/8)*SBO + (k/8)*LBO +
+// (r%8)*16 + (k%8)*2; or 1, the 128-byte swizzle, element (r, k) at
+// a = start + (r/8)*SBO + (r%8)*128 + k*2 with the address's 16-byte chunk
+// bits (4-6) XORed with its bits 7-9: a ^ ((a >> 7) & 7) << 4 (LBO unused;
+// the 64- and 32-byte swizzles are not emulated). d[4j + i] of lane l of
+// warp v of the warpgroup is row 16v + l/4 (+8 for i >= 2), column 8j +
+// 2(l%4) + (i&1).
 //
 // Asynchronous as on the GPU: kiln_emu_wgmma only queues the operation in
 // the calling thread's open group; kiln_emu_wg_commit closes the group;
@@ -355,7 +359,13 @@ inline void kiln_emu_wgmma_run(const kiln_emu::Fiber::WgOp& op) {
   auto at = [&](unsigned long long desc, unsigned r, unsigned k) {
     const unsigned long long start = (desc & 0x3fffu) << 4, lbo = ((desc >> 16) & 0x3fffu) << 4,
                              sbo = ((desc >> 32) & 0x3fffu) << 4;
-    const unsigned long long byte = start + (r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2;
+    unsigned long long byte;
+    if ((desc >> 62) == 1) {
+      byte = start + (r / 8) * sbo + (r % 8) * 128 + k * 2;
+      byte ^= ((byte >> 7) & 7u) << 4;
+    } else {
+      byte = start + (r / 8) * sbo + (k / 8) * lbo + (r % 8) * 16 + (k % 8) * 2;
+    }
     return kiln_emu_half(op.smem[byte / 2], op.bf);
   };
   for (unsigned j = 0; j < op.n / 8; ++j) {
@@ -374,9 +384,9 @@ inline void kiln_emu_wgmma(float* d, unsigned long long da, unsigned long long d
   if (base + 128 > nthreads) Fail("a wgmma needs a full warpgroup (128 threads)");
   const unsigned long long descs[2] = {da, db};
   for (unsigned long long desc : descs) {
-    if ((desc >> 62) != 0 || ((desc >> 49) & 7u) != 0) {
-      Fail("a wgmma descriptor with a swizzle mode or base offset (only the unswizzled layout is "
-           "emulated)");
+    if ((desc >> 62) > 1 || ((desc >> 49) & 7u) != 0) {
+      Fail("a wgmma descriptor with a 64- or 32-byte swizzle or a base offset (only the "
+           "unswizzled layout and the 128-byte swizzle are emulated)");
     }
   }
   Fiber& f = fibers[cur];

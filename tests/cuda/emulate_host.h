@@ -34,7 +34,7 @@
 //     `cp.async` is a plain 16-byte copy (its groups complete at once);
 //   - `wgmma.mma_async` m64n128k16 and m64n256k16 (kiln_emu_wgmma): each
 //     thread of the warpgroup decodes the two shared-memory descriptors
-//     (the unswizzled layout only) and computes its own accumulators in the
+//     (the unswizzled layout or the 128-byte swizzle) and computes its own accumulators in the
 //     PTX ISA's m64nNk16 layout, asynchronously: queued until the
 //     `wgmma.wait_group` that retires its committed group (kiln_emu_wg_commit,
 //     kiln_emu_wg_wait), reading shared memory then, so a stage refilled too

@@ -86,7 +86,11 @@ void Check(const std::string& text, Expect want) {
     EXPECT_NE(k.source.find(want.tc), std::string::npos) << k.source;
     EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
     EXPECT_EQ(k.shared_bytes, wide ? 0 : codegen_cuda::kGemmTcSharedBytes);
-    EXPECT_EQ(k.dynamic_shared_bytes, wide ? codegen_cuda::kGemmWgwDynamicSharedBytes : 0);
+    const bool swizzled = absl::StrContains(want.tc, ", true>(");
+    EXPECT_EQ(k.dynamic_shared_bytes,
+              wide ? codegen_cuda::kGemmWgwDynamicSharedBytes +
+                         (swizzled ? codegen_cuda::kGemmWgwSwizzleAlignBytes : 0)
+                   : 0);
     const bool wg = wide || absl::StartsWith(want.tc, "kiln_gemm_wg<");
     const bool tf32 = absl::StartsWith(want.tc, "kiln_gemm_tf32<");
     std::vector<const char*> instructions = {
@@ -311,11 +315,17 @@ TEST(GemmEmulateTest, DenseBiasReluBFloat16WarpgroupMma) {
 // 64), and batched.
 TEST(GemmEmulateTest, DenseBiasReluFloat16WideWarpgroupMma) {
   Check(Dense(128, 512, 128, "float16", true),
-        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_wgw<false>(", "cuda -arch=sm_90a"});
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_wgw<false, false>(", "cuda -arch=sm_90a"});
+}
+// -wgmma-swizzle=128: its stages in the 128-byte swizzled layout.
+TEST(GemmEmulateTest, DenseFloat16RaggedWideWarpgroupMmaSwizzled) {
+  Check(Dense(130, 512, 200, "float16", false),
+        {2, 2, 1, 2e-2, nullptr, "kiln_gemm_wgw<false, true>(",
+         "cuda -arch=sm_90a -wgmma-swizzle=128"});
 }
 TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMma) {
   Check(Dense(130, 1000, 104, "bfloat16", false),
-        {4, 2, 1, 5e-2, nullptr, "kiln_gemm_wgw<true>(", "cuda -arch=sm_90a"});
+        {4, 2, 1, 5e-2, nullptr, "kiln_gemm_wgw<true, false>(", "cuda -arch=sm_90a"});
 }
 // -wgmma-n=128: the 128 x 128 wgmma tile however many columns.
 TEST(GemmEmulateTest, DenseFloat16NarrowWarpgroupMmaOnRequest) {
@@ -324,7 +334,7 @@ TEST(GemmEmulateTest, DenseFloat16NarrowWarpgroupMmaOnRequest) {
 }
 TEST(GemmEmulateTest, BatchMatmulFloat16WideWarpgroupMma) {
   Check(BatchMatmul(2, 100, 256, 64, "float16"),
-        {1, 1, 2, 2e-2, nullptr, "kiln_gemm_wgw<false>(", "cuda -arch=sm_90a"});
+        {1, 1, 2, 2e-2, nullptr, "kiln_gemm_wgw<false, false>(", "cuda -arch=sm_90a"});
 }
 TEST(GemmEmulateTest, BatchMatmulFloat16WarpgroupMma) {
   Check(BatchMatmul(2, 128, 128, 64, "float16"),

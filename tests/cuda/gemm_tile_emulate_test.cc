@@ -67,7 +67,7 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
   for (int i = 0; i < 128; ++i) cl[i] = 1.0f;
   (void)ak;
   (void)bk;
-  kiln_gemm_wgw<BF>(cl, A, ar, B, bc, steps, rows, cols, kn);
+  kiln_gemm_wgw<BF, SW>(cl, A, ar, B, bc, steps, rows, cols, kn);
   for (int ii = 0; ii < 8; ++ii) {
     for (int jj = 0; jj < 16; ++jj) C[(threadIdx.y * 8 + ii) * 256 + threadIdx.x * 16 + jj] = cl[ii * 16 + jj];
   }
@@ -94,6 +94,7 @@ struct Variant {
   bool wg = false;
   bool f32 = false;
   bool wide = false;  // kiln_gemm_wgw
+  bool sw = false;    // its 128-byte swizzled layout
 };
 constexpr Variant kVariants[] = {
     {"tc_f16_kk", false, true, true},  {"tc_f16_kn", false, true, false},
@@ -104,8 +105,11 @@ constexpr Variant kVariants[] = {
     {"tf32_mk", false, false, true, false, true},  {"tf32_mn", false, false, false, false, true},
     {"wgw_f16", false, true, true, true, false, true},
     {"wgw_bf16", true, true, true, true, false, true},
+    {"wgw_sw_f16", false, true, true, true, false, true, true},
+    {"wgw_sw_bf16", true, true, true, true, false, true, true},
 };
-constexpr size_t kWgF16 = 5, kWgBF16 = 6, kTf32 = 7, kWgwF16 = 11, kWgwBF16 = 12;
+constexpr size_t kWgF16 = 5, kWgBF16 = 6, kTf32 = 7, kWgwF16 = 11, kWgwBF16 = 12, kWgwSwF16 = 13,
+                 kWgwSwBF16 = 14;
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
@@ -115,7 +119,7 @@ std::unique_ptr<HostKernels>& Kernels() {
     std::vector<HostKernel> ks;
     for (const Variant& v : kVariants) {
       src += absl::StrReplaceAll(
-          v.f32 ? kKernelTf32 : v.wide ? kKernelWgw : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}});
+          v.f32 ? kKernelTf32 : v.wide ? kKernelWgw : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}, {"SW", Bool(v.sw)}});
       ks.push_back({v.name,
                     {v.f32 ? "const float*" : "const unsigned short*",
                      v.f32 ? "const float*" : "const unsigned short*", "float*", "long long",
@@ -281,6 +285,16 @@ TEST(GemmTileEmulateTest, WideWarpgroupMmaForm) {
   RunTile(kWgwBF16, 2, 0, 1);
 }
 
+// The same with the 128-byte swizzled layout (the emulator decodes the
+// descriptors' swizzle mode).
+TEST(GemmTileEmulateTest, WideWarpgroupMmaSwizzledForm) {
+  for (int steps : {1, 2, 5, 9}) RunTile(kWgwSwF16, steps, 0, 0);
+  RunTile(kWgwSwBF16, 3, 0, 0);
+  RunTile(kWgwSwF16, 2, 8, 0);
+  RunTile(kWgwSwF16, 3, 4, 0);
+  RunTile(kWgwSwBF16, 2, 0, 1);
+}
+
 // A ragged edge tile: rows of A, columns of B or k past the limits are read
 // as zeros (cp.async with a source size of 0, or short of 16 bytes, where a
 // 16-byte chunk straddles a limit; zeros in the word-by-word copies), for
@@ -300,6 +314,8 @@ TEST(GemmTileEmulateTest, RaggedEdgeTiles) {
   // The wide form's columns past 128 and k inside its second step of 64.
   RunTile(kWgwF16, 3, 0, 0, {100, 200, 136});
   RunTile(kWgwBF16, 2, 4, 0, {128, 131, 100});
+  RunTile(kWgwSwF16, 3, 0, 0, {100, 200, 136});
+  RunTile(kWgwSwBF16, 2, 4, 0, {128, 131, 100});
 }
 
 }  // namespace

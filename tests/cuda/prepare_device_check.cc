@@ -212,6 +212,11 @@ int Main(int argc, char** argv) {
        "cuda -arch=sm_90a -wgmma-n=128"},
       {"dense_4096_fp16_sm90a_n128", Dense(4096, 4096, 4096, "float16"), false,
        "cuda -arch=sm_90a -wgmma-n=128", int64_t{2} * 4096 * 4096 * 4096},
+      // And the wide one with its stages in the 128-byte swizzled layout.
+      {"dense_512_fp16_sm90a_sw128", Dense(512, 512, 512, "float16"), true,
+       "cuda -arch=sm_90a -wgmma-swizzle=128"},
+      {"dense_4096_fp16_sm90a_sw128", Dense(4096, 4096, 4096, "float16"), false,
+       "cuda -arch=sm_90a -wgmma-swizzle=128", int64_t{2} * 4096 * 4096 * 4096},
       {"dense_256_fp32_tf32", Dense(256, 256, 256, "float32"), true, "cuda -arch=sm_90 -tf32"},
       {"dense_4096_fp32_tf32", Dense(4096, 4096, 4096, "float32"), false,
        "cuda -arch=sm_90 -tf32", int64_t{2} * 4096 * 4096 * 4096},
