@@ -25,45 +25,19 @@
 #include "kiln/artifact_writer.h"
 #include "kiln/device_code_format.h"
 #include "kiln/runtime.h"
+#include "tests/cuda/session_test_util.h"
 #include "types/infer_type.h"
 
 namespace kiln {
 namespace {
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
+using testing::DenseAddReluSoftmaxText;
+using testing::TakeStatus;
+using testing::TempPath;
 
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
-                               kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
-}
-
-// dense(x, W) + y -> relu -> softmax; W a constant (a PARAMS entry).
-std::string ModelText() {
-  std::vector<float> w(8 * 6);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
-  std::string b64 = absl::Base64Escape(
-      absl::string_view(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
-  return absl::StrCat(R"(#[version = "0.1"]
-def @main(%x: Tensor[(4, 6), float32], %y: Tensor[(4, 8), float32]) {
-  %0 = nn.dense(%x, meta[Constant][0], units=8);
-  %1 = add(%0, %y);
-  %2 = nn.relu(%1);
-  nn.softmax(%2, axis=1)
-}
-
-#[metadata]
-meta[Constant][0] = Tensor[(8, 6), float32] b64")",
-                      b64, "\";\n");
-}
-
-absl::StatusOr<compiler::CompileReport> CompileFor(const std::string& target, const std::string& path,
-                                                   const std::string& text = ModelText()) {
+absl::StatusOr<compiler::CompileReport> CompileFor(
+    const std::string& target, const std::string& path,
+    const std::string& text = DenseAddReluSoftmaxText()) {
   KILN_ASSIGN_OR_RETURN(Module m, ParseModule(text, "cuda_artifact_test"));
   KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(m));
   compiler::CompileOptions o;

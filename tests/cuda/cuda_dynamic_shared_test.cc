@@ -40,10 +40,15 @@
 #include "kiln/runtime.h"
 #include "lowering/graph_plan.h"
 #include "tests/cuda/emulate.h"
+#include "tests/cuda/session_test_util.h"
 #include "types/infer_type.h"
 
 namespace kiln {
 namespace {
+
+using testing::DenseAddReluSoftmaxText;
+using testing::TakeStatus;
+using testing::TempPath;
 
 // tests/cuda/fake_driver.c's KilnFakeCudaStats.
 struct FakeStats {
@@ -61,38 +66,6 @@ struct FakeStats {
 constexpr uint32_t kBig = 100 * 1024;  // above 48 KiB: the function must opt in
 constexpr uint32_t kSmall = 4096;      // within 48 KiB: requested, no opt-in
 
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
-
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
-                               kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
-}
-
-// dense(x, W) + y -> relu -> softmax: two kernels.
-std::string ModelText() {
-  std::vector<float> w(8 * 6);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
-  std::string b64 = absl::Base64Escape(
-      absl::string_view(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
-  return absl::StrCat(R"(#[version = "0.1"]
-def @main(%x: Tensor[(4, 6), float32], %y: Tensor[(4, 8), float32]) {
-  %0 = nn.dense(%x, meta[Constant][0], units=8);
-  %1 = add(%0, %y);
-  %2 = nn.relu(%1);
-  nn.softmax(%2, axis=1)
-}
-
-#[metadata]
-meta[Constant][0] = Tensor[(8, 6), float32] b64")",
-                      b64, "\";\n");
-}
-
 absl::StatusOr<Module> Typed(const std::string& text) {
   KILN_ASSIGN_OR_RETURN(Module m, ParseModule(text, "cuda_dynamic_shared_test"));
   return types::InferType(m);
@@ -103,7 +76,7 @@ absl::StatusOr<Module> Typed(const std::string& text) {
 // and static shared memory).
 absl::StatusOr<std::vector<codegen_cuda::CudaKernel>> CompileWithDynamicShared(
     const std::string& path, const std::vector<int64_t>& dynamic) {
-  KILN_ASSIGN_OR_RETURN(Module typed, Typed(ModelText()));
+  KILN_ASSIGN_OR_RETURN(Module typed, Typed(DenseAddReluSoftmaxText()));
   compiler::CompileOptions o;
   o.target = "cuda -arch=sm_90";
   KILN_ASSIGN_OR_RETURN(Module fused, compiler::OptimizeForLowering(typed, o));
@@ -122,7 +95,7 @@ absl::StatusOr<std::vector<codegen_cuda::CudaKernel>> CompileWithDynamicShared(
 }
 
 absl::Status CompileFor(const std::string& target, const std::string& path,
-                        const std::string& text = ModelText()) {
+                        const std::string& text = DenseAddReluSoftmaxText()) {
   KILN_ASSIGN_OR_RETURN(Module typed, Typed(text));
   compiler::CompileOptions o;
   o.target = target;

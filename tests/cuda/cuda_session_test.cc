@@ -31,10 +31,14 @@
 #include "kiln/device_code_format.h"
 #include "kiln/runtime.h"
 #include "tests/cuda/emulate.h"
+#include "tests/cuda/session_test_util.h"
 #include "types/infer_type.h"
 
 namespace kiln {
 namespace {
+
+using testing::TakeStatus;
+using testing::TempPath;
 
 struct FakeStats {
   int last_image_is_cubin;
@@ -43,19 +47,6 @@ struct FakeStats {
   long long live_allocations;
   unsigned last_grid[3], last_block[3];
 };
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
-
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
-                               kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
-}
 
 std::string ModelText() {
   std::vector<float> w(8 * 6);

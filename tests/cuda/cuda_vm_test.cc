@@ -28,10 +28,14 @@
 #include "ir/status_macros.h"
 #include "kiln/runtime.h"
 #include "tests/cuda/emulate.h"
+#include "tests/cuda/session_test_util.h"
 #include "types/infer_type.h"
 
 namespace kiln {
 namespace {
+
+using testing::TakeStatus;
+using testing::TempPath;
 
 struct FakeStats {
   int last_image_is_cubin;
@@ -46,19 +50,6 @@ FakeStats* Stats() {
   if (h == nullptr) return nullptr;
   auto f = reinterpret_cast<FakeStats* (*)()>(dlsym(h, "kiln_fake_cuda_stats"));
   return f != nullptr ? f() : nullptr;
-}
-
-std::string TempPath(const std::string& name) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
-}
-
-std::string TakeStatus(KilnStatus* st) {
-  if (st == nullptr) return "";
-  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
-                               kiln_status_message(st));
-  kiln_status_free(st);
-  return m;
 }
 
 absl::Status CompileFor(const std::string& text, const std::string& target, const std::string& path) {
@@ -213,10 +204,11 @@ class CudaVmTest : public ::testing::Test {
 
   // Compiles `text` for the GPU and the CPU; the GPU artifact's kernels
   // built for the fake driver. False (after a skip or a failure) otherwise.
-  bool Compile(const std::string& text, const std::string& stem) {
+  bool Compile(const std::string& text, const std::string& stem,
+               const char* target = "cuda -arch=sm_90") {
     gpu_ = TempPath(stem + "_gpu.so");
     cpu_ = TempPath(stem + "_cpu.so");
-    absl::Status st = CompileFor(text, "cuda -arch=sm_90", gpu_);
+    absl::Status st = CompileFor(text, target, gpu_);
     EXPECT_TRUE(st.ok()) << st;
     absl::Status cst = CompileFor(text, "llvm", cpu_);
     EXPECT_TRUE(cst.ok()) << cst;
@@ -363,6 +355,34 @@ def @main(%x: Tensor[(N, 16, 14, 14), float16], %w: Tensor[(24, 16, 3, 3), float
     for (Value& v : in) ToHalf(&v);
     // The softmax of float16 logits: one rounding of a logit apart.
     EXPECT_GT(Compare(in, 1e-3, 1e-2), 0);
+  }
+}
+
+// The same on sm_90a with 256 columns: the batch rows' GEMM on the wide
+// wgmma tile, whose stages are dynamic shared memory (DEVICE_CODE version
+// 3), launched through the VM's path (the fake driver refuses a launch above
+// 48 KiB unless the session raised the function's limit).
+TEST_F(CudaVmTest, SymbolicBatchRunsTheWideWgmmaTilePerRow) {
+  const std::string text = R"(#[version = "0.1"]
+def @main(%a: Tensor[(N, 128, 64), float16], %v: Tensor[(256, 64), float16]) {
+  nn.relu(nn.dense(%a, %v, units=256))
+}
+)";
+  if (!Compile(text, "batch_rows_wide", "cuda -arch=sm_90a")) {
+    if (skip_) GTEST_SKIP() << "no host compiler for the kernels";
+    return;
+  }
+  const std::string bytes = [&] {
+    std::ifstream f(gpu_, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  EXPECT_NE(bytes.find("kiln_gemm_wgw<"), std::string::npos);
+  EXPECT_NE(bytes.find("+= (long long)blockIdx.z * 8192LL;"), std::string::npos);  // a: 128*64
+  for (int64_t n : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat("n=", n));
+    std::vector<Value> in = {F32({n, 128, 64}, 1.0f), F32({256, 64}, 0.2f)};
+    for (Value& v : in) ToHalf(&v);
+    EXPECT_GT(Compare(in, 1e-2, 1e-2), 0);
   }
 }
 

@@ -1,0 +1,58 @@
+// File: tests/cuda/session_test_util.h
+//
+// Small helpers the CUDA artifact and session tests share (cuda_artifact_test,
+// cuda_session_test, cuda_vm_test, cuda_dynamic_shared_test): a path in the
+// test's temporary directory, a runtime status as "CODE: message" (freed),
+// and the two-kernel model most of them compile.
+#ifndef KILN_TESTS_CUDA_SESSION_TEST_UTIL_H_
+#define KILN_TESTS_CUDA_SESSION_TEST_UTIL_H_
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "kiln/runtime.h"
+
+namespace kiln::testing {
+
+// `name` under $TEST_TMPDIR (or /tmp).
+inline std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/", name);
+}
+
+// "" for success, else "CODE_NAME: message"; frees `st`.
+inline std::string TakeStatus(KilnStatus* st) {
+  if (st == nullptr) return "";
+  std::string m = absl::StrCat(kiln_status_code_name(kiln_status_code(st)), ": ",
+                               kiln_status_message(st));
+  kiln_status_free(st);
+  return m;
+}
+
+// dense(x, W) + y -> relu -> softmax (two kernels); W [8, 6] a constant (a
+// PARAMS entry); x [4, 6], y [4, 8] float32.
+inline std::string DenseAddReluSoftmaxText() {
+  std::vector<float> w(8 * 6);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(i % 7) - 0.1f;
+  std::string b64 = absl::Base64Escape(
+      absl::string_view(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float)));
+  return absl::StrCat(R"(#[version = "0.1"]
+def @main(%x: Tensor[(4, 6), float32], %y: Tensor[(4, 8), float32]) {
+  %0 = nn.dense(%x, meta[Constant][0], units=8);
+  %1 = add(%0, %y);
+  %2 = nn.relu(%1);
+  nn.softmax(%2, axis=1)
+}
+
+#[metadata]
+meta[Constant][0] = Tensor[(8, 6), float32] b64")",
+                      b64, "\";\n");
+}
+
+}  // namespace kiln::testing
+
+#endif  // KILN_TESTS_CUDA_SESSION_TEST_UTIL_H_
