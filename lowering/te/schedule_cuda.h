@@ -37,7 +37,9 @@
 //     threads, each thread 8x8 outputs, nothing staged by the schedule: the
 //     code generator replaces the whole reduction loop by a pipelined tile
 //     (cp.async stages, ldmatrix, mma.sync or wgmma) that reads A and B
-//     itself. Extents that are not multiples of the tile (M, N of 128, K of
+//     itself; with `wide_wgmma` a k-major 16-bit one of 256 columns or more
+//     is tiled 128 x 256 (8 x 16 outputs per thread) for the wide wgmma
+//     tile. Extents that are not multiples of the tile (M, N of 128, K of
 //     32) keep their guards inside that loop (pragma "loop_partition" = 0),
 //     and the tile reads zeros past them; each input's innermost extent
 //     must then be a multiple of 16 bytes, and a shape whose M and N are

@@ -16,7 +16,8 @@
 #   3. device_run check on every prepared case (tests/cuda/prepare_device_check.cc:
 #      the ResNet, MobileNet and BERT-style example blocks, dense 256 in fp32
 #      and fp16, compiled for sm_90; dense fp16 also for sm_90a, whose GEMM tile
-#      is on wgmma): sessions on cuda:0 through the public
+#      is on wgmma: the wide 128x256 tile, and with -wgmma-n=128 and
+#      -wgmma-swizzle=128 its two alternatives): sessions on cuda:0 through the public
 #      runtime API, every output against the interpreter's;
 #   4. device_run bench: each case's time on cuda:0, and dense 4096^3 fp16 in
 #      TFLOP/s (the GEMM target; its tile products on tensor cores);
