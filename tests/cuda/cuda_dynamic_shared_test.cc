@@ -50,18 +50,7 @@ using testing::DenseAddReluSoftmaxText;
 using testing::TakeStatus;
 using testing::TempPath;
 
-// tests/cuda/fake_driver.c's KilnFakeCudaStats.
-struct FakeStats {
-  int last_image_is_cubin;
-  int modules_loaded;
-  long long launches;
-  long long live_allocations;
-  unsigned last_grid[3], last_block[3];
-  unsigned last_shared_bytes;
-  int max_dynamic_shared_set;
-  long long attributes_set;
-  long long launches_refused;
-};
+using FakeStats = KilnFakeCudaStats;
 
 constexpr uint32_t kBig = 100 * 1024;  // above 48 KiB: the function must opt in
 constexpr uint32_t kSmall = 4096;      // within 48 KiB: requested, no opt-in
@@ -188,12 +177,7 @@ std::string LoadMutant(const std::string& bytes) {
 
 void* FakeDriver() { return dlopen(std::getenv("KILN_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL); }
 
-FakeStats* Stats() {
-  void* h = FakeDriver();
-  if (h == nullptr) return nullptr;
-  auto f = reinterpret_cast<FakeStats* (*)()>(dlsym(h, "kiln_fake_cuda_stats"));
-  return f != nullptr ? f() : nullptr;
-}
+FakeStats* Stats() { return testing::FakeDriverStats(); }
 
 DLTensor Tensor(float* data, int64_t* shape) {
   DLTensor t{};

@@ -40,13 +40,7 @@ namespace {
 using testing::TakeStatus;
 using testing::TempPath;
 
-struct FakeStats {
-  int last_image_is_cubin;
-  int modules_loaded;
-  long long launches;
-  long long live_allocations;
-  unsigned last_grid[3], last_block[3];
-};
+using FakeStats = KilnFakeCudaStats;
 
 std::string ModelText() {
   std::vector<float> w(8 * 6);
@@ -89,12 +83,7 @@ absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact,
   return so;
 }
 
-FakeStats* Stats() {
-  void* h = dlopen(std::getenv("KILN_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return nullptr;
-  auto f = reinterpret_cast<FakeStats* (*)()>(dlsym(h, "kiln_fake_cuda_stats"));
-  return f != nullptr ? f() : nullptr;
-}
+FakeStats* Stats() { return testing::FakeDriverStats(); }
 
 DLTensor Tensor(float* data, int64_t* shape, DLDeviceType device = kDLCPU, int id = 0) {
   DLTensor t{};

@@ -37,20 +37,9 @@ namespace {
 using testing::TakeStatus;
 using testing::TempPath;
 
-struct FakeStats {
-  int last_image_is_cubin;
-  int modules_loaded;
-  long long launches;
-  long long live_allocations;
-  unsigned last_grid[3], last_block[3];
-};
+using FakeStats = KilnFakeCudaStats;
 
-FakeStats* Stats() {
-  void* h = dlopen(std::getenv("KILN_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return nullptr;
-  auto f = reinterpret_cast<FakeStats* (*)()>(dlsym(h, "kiln_fake_cuda_stats"));
-  return f != nullptr ? f() : nullptr;
-}
+FakeStats* Stats() { return testing::FakeDriverStats(); }
 
 absl::Status CompileFor(const std::string& text, const std::string& target, const std::string& path) {
   KILN_ASSIGN_OR_RETURN(Module m, ParseModule(text, "cuda_vm_test"));

@@ -25,21 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/cuda/fake_driver_stats.h"
+
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 typedef void (*FakeKernel)(const unsigned* grid, const unsigned* block, void** args);
-
-typedef struct {
-  int last_image_is_cubin; /* 1 cubin, 0 PTX, -1 none yet */
-  int modules_loaded;
-  long long launches;
-  long long live_allocations;
-  unsigned last_grid[3], last_block[3];
-  unsigned last_shared_bytes;   /* the last launch's dynamic shared memory */
-  int max_dynamic_shared_set;   /* the last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
-  long long attributes_set;     /* cuFuncSetAttribute calls that succeeded */
-  long long launches_refused;   /* launches asking more shared memory than allowed */
-} KilnFakeCudaStats;
 
 static KilnFakeCudaStats g_stats = {-1, 0, 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0};
 

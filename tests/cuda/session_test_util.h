@@ -3,9 +3,11 @@
 // Small helpers the CUDA artifact and session tests share (cuda_artifact_test,
 // cuda_session_test, cuda_vm_test, cuda_dynamic_shared_test): a path in the
 // test's temporary directory, a runtime status as "CODE: message" (freed),
-// and the two-kernel model most of them compile.
+// the fake driver's counters and the two-kernel model most of them compile.
 #ifndef KILN_TESTS_CUDA_SESSION_TEST_UTIL_H_
 #define KILN_TESTS_CUDA_SESSION_TEST_UTIL_H_
+
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <string>
@@ -15,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "kiln/runtime.h"
+#include "tests/cuda/fake_driver_stats.h"
 
 namespace kiln::testing {
 
@@ -31,6 +34,17 @@ inline std::string TakeStatus(KilnStatus* st) {
                                kiln_status_message(st));
   kiln_status_free(st);
   return m;
+}
+
+// The counters of the fake driver $KILN_CUDA_DRIVER names
+// (tests/cuda/fake_driver.c); null when it is not loaded or not the fake.
+inline KilnFakeCudaStats* FakeDriverStats() {
+  const char* path = std::getenv("KILN_CUDA_DRIVER");
+  if (path == nullptr) return nullptr;
+  void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return nullptr;
+  auto f = reinterpret_cast<KilnFakeCudaStats* (*)()>(dlsym(h, "kiln_fake_cuda_stats"));
+  return f != nullptr ? f() : nullptr;
 }
 
 // dense(x, W) + y -> relu -> softmax (two kernels); W [8, 6] a constant (a
