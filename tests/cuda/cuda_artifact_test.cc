@@ -32,8 +32,12 @@ namespace kiln {
 namespace {
 
 using testing::DenseAddReluSoftmaxText;
+using testing::Rd32;
+using testing::Rd64;
 using testing::TakeStatus;
 using testing::TempPath;
+using testing::Wr32;
+using testing::Wr64;
 
 absl::StatusOr<compiler::CompileReport> CompileFor(
     const std::string& target, const std::string& path,
@@ -60,18 +64,6 @@ void WriteAll(const std::string& path, const std::string& bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-uint32_t Rd32(const std::string& s, size_t at) {
-  uint32_t v;
-  std::memcpy(&v, s.data() + at, 4);
-  return v;
-}
-uint64_t Rd64(const std::string& s, size_t at) {
-  uint64_t v;
-  std::memcpy(&v, s.data() + at, 8);
-  return v;
-}
-void Wr32(std::string* s, size_t at, uint32_t v) { std::memcpy(s->data() + at, &v, 4); }
-void Wr64(std::string* s, size_t at, uint64_t v) { std::memcpy(s->data() + at, &v, 8); }
 
 // Loads `bytes` (written to a file and re-sealed, so the checksum passes):
 // "" when it loads, else the status.

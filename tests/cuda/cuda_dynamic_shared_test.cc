@@ -47,8 +47,13 @@ namespace kiln {
 namespace {
 
 using testing::DenseAddReluSoftmaxText;
+using testing::Rd32;
+using testing::Rd64;
+using testing::Tensor;
 using testing::TakeStatus;
 using testing::TempPath;
+using testing::Wr32;
+using testing::Wr64;
 
 using FakeStats = KilnFakeCudaStats;
 
@@ -96,18 +101,6 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-uint32_t Rd32(const std::string& s, size_t at) {
-  uint32_t v;
-  std::memcpy(&v, s.data() + at, 4);
-  return v;
-}
-uint64_t Rd64(const std::string& s, size_t at) {
-  uint64_t v;
-  std::memcpy(&v, s.data() + at, 8);
-  return v;
-}
-void Wr32(std::string* s, size_t at, uint32_t v) { std::memcpy(s->data() + at, &v, 4); }
-void Wr64(std::string* s, size_t at, uint64_t v) { std::memcpy(s->data() + at, &v, 8); }
 
 // The DEVICE_CODE section's offset in the file, and its bytes (to the end
 // of its last image).
@@ -179,15 +172,6 @@ void* FakeDriver() { return dlopen(std::getenv("KILN_CUDA_DRIVER"), RTLD_NOW | R
 
 FakeStats* Stats() { return testing::FakeDriverStats(); }
 
-DLTensor Tensor(float* data, int64_t* shape) {
-  DLTensor t{};
-  t.data = data;
-  t.device = {kDLCPU, 0};
-  t.ndim = 2;
-  t.dtype = {kDLFloat, 32, 1};
-  t.shape = shape;
-  return t;
-}
 
 class DynamicSharedTest : public ::testing::Test {
  protected:

@@ -37,6 +37,7 @@
 namespace kiln {
 namespace {
 
+using testing::Tensor;
 using testing::TakeStatus;
 using testing::TempPath;
 
@@ -85,15 +86,6 @@ absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact,
 
 FakeStats* Stats() { return testing::FakeDriverStats(); }
 
-DLTensor Tensor(float* data, int64_t* shape, DLDeviceType device = kDLCPU, int id = 0) {
-  DLTensor t{};
-  t.data = data;
-  t.device = {device, id};
-  t.ndim = 2;
-  t.dtype = {kDLFloat, 32, 1};
-  t.shape = shape;
-  return t;
-}
 
 class CudaSessionTest : public ::testing::Test {
  protected:

@@ -9,13 +9,16 @@
 
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include <dlpack/dlpack.h>
 #include "kiln/runtime.h"
 #include "tests/cuda/fake_driver_stats.h"
 
@@ -34,6 +37,31 @@ inline std::string TakeStatus(KilnStatus* st) {
                                kiln_status_message(st));
   kiln_status_free(st);
   return m;
+}
+
+// Little-endian words of an artifact's bytes (the tests corrupt fields).
+inline uint32_t Rd32(const std::string& s, size_t at) {
+  uint32_t v;
+  std::memcpy(&v, s.data() + at, 4);
+  return v;
+}
+inline uint64_t Rd64(const std::string& s, size_t at) {
+  uint64_t v;
+  std::memcpy(&v, s.data() + at, 8);
+  return v;
+}
+inline void Wr32(std::string* s, size_t at, uint32_t v) { std::memcpy(s->data() + at, &v, 4); }
+inline void Wr64(std::string* s, size_t at, uint64_t v) { std::memcpy(s->data() + at, &v, 8); }
+
+// A 2-D float32 DLTensor over `data` on `device` (shape not copied).
+inline DLTensor Tensor(float* data, int64_t* shape, DLDeviceType device = kDLCPU, int id = 0) {
+  DLTensor t{};
+  t.data = data;
+  t.device = {device, id};
+  t.ndim = 2;
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = shape;
+  return t;
 }
 
 // The counters of the fake driver $KILN_CUDA_DRIVER names
