@@ -81,10 +81,7 @@ absl::StatusOr<CompileReport> CompileCudaVm(const Module& fused, const CompileOp
   // The device kernels: the fused kernels the GPU path takes.
   lowering::LowerOptions gpu_lower;
   gpu_lower.gpu = cuda.gpu();
-  codegen_cuda::KernelOptions ko;
-  ko.wgmma = cuda.wgmma();
-  ko.tf32 = cuda.tf32;
-  ko.wgmma_swizzle = cuda.wgmma_swizzle;
+  const codegen_cuda::KernelOptions ko = codegen_cuda::KernelOptionsFor(cuda);
   codegen_cuda::CudaModule cm;
   std::vector<tir::PrimFunc> host_kernels;
   // A lowering the device code can take: the constants the program passes

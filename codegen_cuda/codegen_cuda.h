@@ -51,9 +51,23 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "codegen_cuda/nvrtc.h"
 #include "ir/tir.h"
 
 namespace kiln::codegen_cuda {
+
+// One TMA tensor map of a kernel (CudaKernel::tensor_maps): a tiled view
+// of buffer parameter `buffer` (its first element the view's origin, its
+// element type the view's) that cp.async.bulk.tensor copies boxes of into
+// shared memory, zeros past `dims`.
+struct CudaTensorMap {
+  size_t param = 0;              // its position in param_names / param_types
+  size_t buffer = 0;             // the buffer parameter (< num_buffers) it views
+  std::vector<int64_t> dims;     // elements, innermost first; rank 1 .. 5
+  std::vector<int64_t> strides;  // bytes from one index of dims[1..] to the next (rank - 1)
+  std::vector<int64_t> box;      // elements a copy moves, innermost first (each 1 .. 256)
+  int64_t swizzle = 0;           // the shared layout's swizzle span: 0, 32, 64 or 128 bytes
+};
 
 struct CudaKernel {
   std::string name;    // the __global__ function's (and PTX entry's) name
@@ -76,6 +90,12 @@ struct CudaKernel {
   // request, per block; above 48 KiB the function needs the opt-in
   // attribute (cuFuncSetAttribute MAX_DYNAMIC_SHARED_SIZE_BYTES) first.
   int64_t dynamic_shared_bytes = 0;
+  // TMA tensor maps (sm_90: CUtensorMap, 128 bytes passed by value as
+  // `const __grid_constant__ kiln_tmap`), each a parameter after the
+  // buffers (param_types "kiln_tmap"); only in kernels with a static launch
+  // (no shape_vars). The runtime encodes each at launch for its buffer's
+  // device address (cuTensorMapEncodeTiled; DEVICE_CODE version 4).
+  std::vector<CudaTensorMap> tensor_maps;
 };
 
 // Helper functions every kernel's source uses (float16 conversions, floor
@@ -97,7 +117,14 @@ struct KernelOptions {
   // The wide wgmma tile's shared layout: 0 unswizzled, 128 the 128-byte
   // swizzle (CudaTarget::wgmma_swizzle).
   int wgmma_swizzle = 0;
+  // The wide wgmma tile's stages filled by TMA (kiln_gemm_wgt; the 128-byte
+  // swizzle; CudaTarget::wgmma_tma): its operands become tensor-map
+  // parameters (CudaKernel::tensor_maps).
+  bool wgmma_tma = false;
 };
+
+// The options a target implies (its wgmma, TF32 and tile forms).
+KernelOptions KernelOptionsFor(const CudaTarget& target);
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f,
                                           const KernelOptions& options = {});

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -102,6 +103,12 @@ class Emitter {
   absl::Status EmitGemmTc(const PrimExpr& call);
   absl::Status EmitConvTc(const PrimExpr& call);
   absl::Status EmitGemmWg(const PrimExpr& call);
+  // The tensor map (its parameter's name) of a GEMM operand read as rows of
+  // `k` elements `row_stride` apart from kernel parameter `data`, boxes of
+  // 64 x `box_rows`, 128-byte swizzle; nullopt where TMA cannot read it
+  // (not a parameter, a symbolic shape, rows not whole 16-byte chunks).
+  std::optional<std::string> GemmTensorMap(const PrimExpr& data, int64_t row_stride, int64_t k,
+                                           int64_t box_rows);
   absl::Status EmitBound(const PrimExpr& var, absl::string_view tag, const PrimExpr& extent,
                          const Stmt& body);
   absl::Status EmitFor(const Stmt& s);
@@ -130,6 +137,10 @@ class Emitter {
   bool gemm_tc_ = false;      // kiln_gemm_tc's stages counted
   int64_t shared_bytes_ = 0;
   int64_t dynamic_shared_bytes_ = 0;  // the wide wgmma tile's stages (kiln_gemm_wgw)
+  bool static_launch_ = false;        // no shape variables: tensor maps allowed
+  std::vector<CudaTensorMap> tensor_maps_;  // param: index into tensor_map_names_
+  std::vector<std::string> tensor_map_names_;
+  bool wgt_barriers_ = false;         // kiln_gemm_wgt's mbarriers counted
 };
 
 }  // namespace kiln::codegen_cuda::internal

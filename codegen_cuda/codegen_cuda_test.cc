@@ -67,6 +67,13 @@ TEST(CudaTargetTest, Parses) {
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->wgmma_swizzle, 128);
   EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a -wgmma-swizzle=128");
+  t = ParseCudaTarget("cuda -arch=sm_90a -wgmma-tma");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->wgmma_tma);
+  EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a -wgmma-tma");
+  // TMA fills the 128-byte swizzled layout, whatever -wgmma-swizzle says.
+  EXPECT_TRUE(KernelOptionsFor(*t).wgmma_tma);
+  EXPECT_EQ(KernelOptionsFor(*t).wgmma_swizzle, 128);
   t = ParseCudaTarget("cuda -arch=sm_80 -tf32");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_TRUE(t->tf32);
@@ -89,6 +96,11 @@ TEST(CudaTargetTest, ErrorsNameWhatIsWrong) {
               HasSubstr("-wgmma-swizzle must be 0 or 128, got '64'"));
   EXPECT_THAT(std::string(ParseCudaTarget("cuda -wgmma-swizzle=128").status().message()),
               HasSubstr("-wgmma-swizzle applies to -arch=sm_90a"));
+  EXPECT_THAT(std::string(ParseCudaTarget("cuda -arch=sm_90 -wgmma-tma").status().message()),
+              HasSubstr("-wgmma-tma applies to -arch=sm_90a"));
+  EXPECT_THAT(
+      std::string(ParseCudaTarget("cuda -arch=sm_90a -wgmma-tma -wgmma-n=128").status().message()),
+      HasSubstr("-wgmma-tma fills the wide tile's stages, which -wgmma-n=128 turns off"));
 }
 
 TEST(CodegenCudaTest, ThreadBindingParametersAndLaunchDims) {

@@ -12,11 +12,7 @@ absl::StatusOr<CudaModule> CompileModuleCuda(const Module& fused, const CudaTarg
   lo.gpu = target.gpu();
   KILN_ASSIGN_OR_RETURN(m.lowered, lowering::LowerModule(fused, lo));
   for (const lowering::LoweredFunc& k : m.lowered.kernels) {
-    KernelOptions ko;
-    ko.wgmma = target.wgmma();
-    ko.tf32 = target.tf32;
-    ko.wgmma_swizzle = target.wgmma_swizzle;
-    KILN_ASSIGN_OR_RETURN(CudaKernel ck, GenerateKernel(k.func, ko));
+    KILN_ASSIGN_OR_RETURN(CudaKernel ck, GenerateKernel(k.func, KernelOptionsFor(target)));
     m.kernels.push_back(std::move(ck));
   }
   m.source = ModuleSource(m.kernels);

@@ -39,7 +39,8 @@ lowering::GpuTarget CudaTarget::gpu() const {
 std::string CudaTarget::ToString() const {
   return absl::StrCat("cuda -arch=", arch, tf32 ? " -tf32" : "",
                       wgmma_n != 256 ? absl::StrCat(" -wgmma-n=", wgmma_n) : "",
-                      wgmma_swizzle != 0 ? absl::StrCat(" -wgmma-swizzle=", wgmma_swizzle) : "");
+                      wgmma_swizzle != 0 ? absl::StrCat(" -wgmma-swizzle=", wgmma_swizzle) : "",
+                      wgmma_tma ? " -wgmma-tma" : "");
 }
 
 absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
@@ -53,6 +54,10 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
     absl::string_view w = words[i];
     if (w == "-tf32") {
       t.tf32 = true;
+      continue;
+    }
+    if (w == "-wgmma-tma") {
+      t.wgmma_tma = true;
       continue;
     }
     if (absl::ConsumePrefix(&w, "-wgmma-n=")) {
@@ -75,7 +80,7 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
       return absl::InvalidArgumentError(
           absl::StrCat("CUDA target '", target, "': unknown option '", words[i],
                        "' (options: -arch=sm_XY, -tf32, -wgmma-n=128|256, "
-                       "-wgmma-swizzle=0|128)"));
+                       "-wgmma-swizzle=0|128, -wgmma-tma)"));
     }
     static const char* const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
     bool known = false;
@@ -89,11 +94,15 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
     t.arch_specific = absl::ConsumeSuffix(&w, "a");
     (void)absl::SimpleAtoi(w.substr(3), &t.sm);
   }
-  if ((t.wgmma_n != 256 || t.wgmma_swizzle != 0) && !t.wgmma()) {
+  if ((t.wgmma_n != 256 || t.wgmma_swizzle != 0 || t.wgmma_tma) && !t.wgmma()) {
     return absl::InvalidArgumentError(
         absl::StrCat("CUDA target '", target, "': ",
-                     t.wgmma_n != 256 ? "-wgmma-n" : "-wgmma-swizzle",
+                     t.wgmma_n != 256 ? "-wgmma-n" : t.wgmma_tma ? "-wgmma-tma" : "-wgmma-swizzle",
                      " applies to -arch=sm_90a (Hopper's wgmma) only"));
+  }
+  if (t.wgmma_tma && t.wgmma_n != 256) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "CUDA target '", target, "': -wgmma-tma fills the wide tile's stages, which -wgmma-n=128 turns off"));
   }
   return t;
 }

@@ -41,6 +41,11 @@ struct CudaTarget {
   // `-wgmma-swizzle=0|128` (sm_90a only): the wide tile's shared layout,
   // unswizzled (0, the default) or with the 128-byte swizzle.
   int wgmma_swizzle = 0;
+  // `-wgmma-tma` (sm_90a only): the wide tile's stages filled by the Tensor
+  // Memory Accelerator (cp.async.bulk.tensor through tensor maps the runtime
+  // encodes at launch, mbarrier completion) in the 128-byte swizzled layout,
+  // instead of every thread's cp.async.
+  bool wgmma_tma = false;
 
   // Whether GEMM tiles use Hopper's wgmma (codegen_cuda/tensor_core.h).
   bool wgmma() const { return arch_specific && sm == 90; }

@@ -469,8 +469,9 @@ class Rewriter {
                     {lb->buffer->data, base(lb->args[0], x, jj->var.get()), i64(b->c[1])});
         if (!wg) args.push_back(i64(b->c[2]));
         args.insert(args.end(), {i64((kext + kstep - 1) / kstep), rows, cols, i64(kext)});
-        if (wide) args.push_back(i64(options_.wgmma_swizzle));
+        if (wide) args.push_back(i64(options_.wgmma_tma ? 128 : options_.wgmma_swizzle));
         const char* name = tf32   ? kGemmTf32
+                           : wide && options_.wgmma_tma ? (IsBF16(t) ? kGemmWgtBF16 : kGemmWgtF16)
                            : wide ? (IsBF16(t) ? kGemmWgwBF16 : kGemmWgwF16)
                            : wg   ? (IsBF16(t) ? kGemmWgBF16 : kGemmWgF16)
                                   : (IsBF16(t) ? kGemmTcBF16 : kGemmTcF16);

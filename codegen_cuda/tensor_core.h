@@ -137,6 +137,29 @@ inline constexpr int64_t kGemmWgwDynamicSharedBytes = 4 * (128 + 256) * 64 * 2;
 // With the 128-byte swizzle, 1 KiB more: the stages start on 1024 bytes.
 inline constexpr int64_t kGemmWgwSwizzleAlignBytes = 1024;
 
+// The wide tile with TMA-filled stages (TensorCoreOptions::wgmma_tma): the
+// kGemmWgw* arguments (swizzle 128), printed as kiln_gemm_wgt<bf16>(cl,
+// &tm_a, &tm_b, A, a_base, a_row_stride, B, b_base, b_col_stride, steps,
+// rows, cols, k) when A and B are kernel parameters with static shapes, row
+// strides of whole 16-byte chunks and rows at least k long: the code
+// generator then gives the kernel a tensor map of each (CudaKernel::
+// tensor_maps: the buffer as rows of k elements, (k, rows) innermost
+// first, boxes of 64 x 128 for A and 64 x 256 for B, the 128-byte swizzle).
+// Thread 0 of the block issues each step's two cp.async.bulk.tensor copies
+// into the stage three steps ahead, both completing on the stage's mbarrier
+// (expect_tx 48 KiB); the warpgroups wait on it (try_wait.parity) instead
+// of on cp.async groups. The boxes' coordinates are the tile origin's row
+// (a_base / a_row_stride); a base that is not a whole row at run time runs
+// kiln_gemm_wgw's copies instead. The tensor map's bounds zero-fill k past
+// the end; rows and columns past the tile's limits read whatever rows
+// follow (or zeros past the buffer), which only outputs the epilogue does
+// not store depend on. Otherwise (A or B not such a parameter) the call is
+// printed as kiln_gemm_wgw<bf16, true>. Dynamic shared memory as kGemmWgw*
+// with the swizzle, plus kGemmWgtBarrierBytes of static shared memory.
+inline constexpr char kGemmWgtF16[] = "kiln.gemm_wgt_f16";
+inline constexpr char kGemmWgtBF16[] = "kiln.gemm_wgt_bf16";
+inline constexpr int64_t kGemmWgtBarrierBytes = 4 * 8;
+
 // The TF32 form of the 128x128 template (float32 A and B, a target with
 // -tf32): (cl, A, a_base, a_row_stride, a_k_stride, B, b_base, b_col_stride,
 // b_k_stride, ceil(k / 16), rows, cols, k), printed as
@@ -181,12 +204,18 @@ struct TensorCoreOptions {
   // The kGemmWgw* calls' shared layout (their last argument): 0 unswizzled,
   // 128 the 128-byte swizzle.
   int wgmma_swizzle = 0;
+  // The kGemmWgw* calls become kGemmWgt* (TMA-filled stages, the 128-byte
+  // swizzle).
+  bool wgmma_tma = false;
 };
 absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f,
                                                   const TensorCoreOptions& options = {});
 
 // The device functions the rewrite's calls name (part of CudaPrelude()).
 const std::string& TensorCorePrelude();
+// Its TMA part (kiln_gemm_wgt and the mbarrier and cp.async.bulk.tensor
+// wrappers; tensor_core_tma.cc), which TensorCorePrelude() includes.
+std::string WgmmaTmaPrelude();
 
 }  // namespace kiln::codegen_cuda
 

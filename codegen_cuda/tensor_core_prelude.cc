@@ -235,38 +235,26 @@ template <int R, bool SW> __device__ __forceinline__ void kiln_wgw_load(
   }
 }
 constexpr int kKilnWgwStage = 24576;  // 16-bit words: A 128 x 64, B 256 x 64
-template <bool BF, bool SW, typename Load>
-__device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, int ksteps, Load load) {
+// Warpgroup wg's MMAs of the stage at s: four m64n256k16 on its 64 rows,
+// committed as one group.
+template <bool BF, bool SW>
+__device__ __forceinline__ void kiln_wgw_step(float* acc, unsigned short* smem, const unsigned short* s,
+                                              int wg) {
+  const unsigned a0 = kiln_wg_addr(smem, s) + (unsigned)wg * 8192u;
+  const unsigned b0 = kiln_wg_addr(smem, s + 8192);
+  kiln_wg_pin<128>(acc);
+  kiln_wg_fence();
+  for (unsigned h = 0; h < 4; ++h) {
+    const unsigned dk = h * (SW ? 32u : 256u);
+    kiln_wgmma_m64n256k16<BF>(acc, kiln_wgw_desc<SW>(a0 + dk), kiln_wgw_desc<SW>(b0 + dk), smem);
+  }
+  kiln_wg_commit();
+}
+// The accumulators (every MMA retired, the stages no longer read) through
+// shared memory into each thread's 8 x 16 block of cl.
+__device__ __forceinline__ void kiln_wgw_epilogue(const float* acc, float* cl, unsigned short* smem) {
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
-  float acc[128];
-  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-  for (int s = 0; s < 2; ++s) {
-    if (s < ksteps) load(smem + s * kKilnWgwStage, s);
-    kiln_cp_async_commit();
-  }
-  for (int kt = 0; kt < ksteps; ++kt) {
-    kiln_cp_async_wait<1>();   // this thread's copies of step kt have landed
-    kiln_fence_proxy_async();  // and are visible to the tensor cores
-    __syncthreads();           // everyone's; step kt - 2's MMAs retired
-    if (kt + 2 < ksteps) load(smem + ((kt + 2) & 3) * kKilnWgwStage, kt + 2);
-    kiln_cp_async_commit();
-    const unsigned short* s = smem + (kt & 3) * kKilnWgwStage;
-    const unsigned a0 = kiln_wg_addr(smem, s) + (unsigned)wg * 8192u;
-    const unsigned b0 = kiln_wg_addr(smem, s + 8192);
-    kiln_wg_pin<128>(acc);
-    kiln_wg_fence();
-    for (unsigned h = 0; h < 4; ++h) {
-      const unsigned dk = h * (SW ? 32u : 256u);
-      kiln_wgmma_m64n256k16<BF>(acc, kiln_wgw_desc<SW>(a0 + dk), kiln_wgw_desc<SW>(b0 + dk), smem);
-    }
-    kiln_wg_commit();
-    kiln_wg_wait<1>();  // step kt - 1's MMAs retired
-    kiln_wg_pin<128>(acc);
-  }
-  kiln_wg_wait<0>();
-  kiln_wg_pin<128>(acc);
-  kiln_cp_async_wait<0>();
   __syncthreads();
   float* tile = (float*)smem;  // 128 rows of 256 (+4 against bank conflicts)
   for (int j = 0; j < 32; ++j) {
@@ -284,6 +272,44 @@ __device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, i
   }
   __syncthreads();
 }
+template <bool BF, bool SW, typename Load>
+__device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, int ksteps, Load load) {
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int wg = (int)(tid >> 7);
+  float acc[128];
+  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+  for (int s = 0; s < 2; ++s) {
+    if (s < ksteps) load(smem + s * kKilnWgwStage, s);
+    kiln_cp_async_commit();
+  }
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_cp_async_wait<1>();   // this thread's copies of step kt have landed
+    kiln_fence_proxy_async();  // and are visible to the tensor cores
+    __syncthreads();           // everyone's; step kt - 2's MMAs retired
+    if (kt + 2 < ksteps) load(smem + ((kt + 2) & 3) * kKilnWgwStage, kt + 2);
+    kiln_cp_async_commit();
+    kiln_wgw_step<BF, SW>(acc, smem, smem + (kt & 3) * kKilnWgwStage, wg);
+    kiln_wg_wait<1>();  // step kt - 1's MMAs retired
+    kiln_wg_pin<128>(acc);
+  }
+  kiln_wg_wait<0>();
+  kiln_wg_pin<128>(acc);
+  kiln_cp_async_wait<0>();
+  kiln_wgw_epilogue(acc, cl, smem);
+}
+// The four stages: the kernel's dynamic shared memory, from its first 1024-
+// byte boundary with SW.
+template <bool SW> __device__ __forceinline__ unsigned short* kiln_wgw_smem() {
+#ifdef __CUDA_ARCH__
+  extern __shared__ __align__(128) unsigned short kiln_dyn_smem[];
+  unsigned short* smem = kiln_dyn_smem;
+  if (SW) smem += ((1024u - (kiln_smem_addr(kiln_dyn_smem) & 1023u)) & 1023u) / 2u;
+  return smem;
+#else
+  static __align__(1024) unsigned short smem[4 * kKilnWgwStage];
+  return smem;
+#endif
+}
 // C(row, col) = sum over k < kn of A[row * ar + k] * B[col * bc + k] for the
 // block's 128 x 256 tile (rows < rows, cols < cols; zeros past them), added
 // into cl. ksteps = ceil(kn / 64). Its shared memory is the kernel's dynamic
@@ -292,13 +318,7 @@ __device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, i
 template <bool BF, bool SW> __device__ __forceinline__ void kiln_gemm_wgw(
     float* cl, const unsigned short* A, long long ar, const unsigned short* B, long long bc,
     int ksteps, int rows, int cols, int kn) {
-#ifdef __CUDA_ARCH__
-  extern __shared__ __align__(128) unsigned short kiln_dyn_smem[];
-  unsigned short* smem = kiln_dyn_smem;
-  if (SW) smem += ((1024u - (kiln_smem_addr(kiln_dyn_smem) & 1023u)) & 1023u) / 2u;
-#else
-  static __align__(1024) unsigned short smem[4 * kKilnWgwStage];
-#endif
+  unsigned short* smem = kiln_wgw_smem<SW>();
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const bool vec = ((unsigned long long)A & 15u) == 0 && ((unsigned long long)B & 15u) == 0 &&
                    (ar & 7) == 0 && (bc & 7) == 0;
@@ -335,7 +355,8 @@ __device__ __forceinline__ void kiln_conv_nchw_wg(float* cl, const unsigned shor
   });
 }
 #endif
-)KILN_WG");
+)KILN_WG",
+                      WgmmaTmaPrelude());
 }
 
 }  // namespace

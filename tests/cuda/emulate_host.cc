@@ -14,6 +14,7 @@ const std::string& EmulatorHostShim() {
 #define __device__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __grid_constant__
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 struct kiln_dim3 { unsigned x, y, z; };
@@ -416,6 +417,90 @@ inline void kiln_emu_wg_wait(unsigned n) {
     for (unsigned g = 1; g < f.wg_ngroups; ++g) f.wg_group_end[g - 1] = f.wg_group_end[g] - end;
     --f.wg_ngroups;
   }
+}
+// mbarrier (shared::cta, the 64-bit object in shared memory), its state in
+// the object's own bits: 0-15 the arrivals a phase expects, 16-31 those
+// still pending, bit 32 the current (incomplete) phase's parity, bit 33 set
+// once initialized, 34-63 the transaction bytes the phase still waits for.
+// A phase completes when no arrival and no byte is pending; the next one
+// expects the same arrivals. A wait (try_wait.parity in a loop on the GPU)
+// for a phase that has not completed fails the launch: the emulator's
+// copies complete when they are issued, so no later event could complete
+// it (on a GPU the kernel would hang, or wait on a copy that never comes).
+inline unsigned long long kiln_emu_mbar_state(unsigned long long count, unsigned long long pending,
+                                             unsigned long long parity, unsigned long long tx) {
+  return count | pending << 16 | parity << 32 | 1ull << 33 | tx << 34;
+}
+inline void kiln_emu_mbar_init(unsigned long long* bar, unsigned count) {
+  if (count < 1 || count > 0xffffu) kiln_emu::Fail("an mbarrier initialized with no or too many arrivals");
+  *bar = kiln_emu_mbar_state(count, count, 0, 0);
+}
+// Adds `tx` expected bytes (or completes -`tx`), then `arrivals` arrivals.
+inline void kiln_emu_mbar_update(unsigned long long* bar, long long tx, unsigned arrivals) {
+  unsigned long long s = *bar;
+  if (((s >> 33) & 1u) == 0) kiln_emu::Fail("an mbarrier used before mbarrier.init");
+  const unsigned long long count = s & 0xffffu, parity = (s >> 32) & 1u;
+  unsigned long long pending = (s >> 16) & 0xffffu;
+  long long bytes = (long long)(s >> 34) + tx;
+  if (bytes < 0) kiln_emu::Fail("a copy completed more bytes than its mbarrier's phase expects");
+  if (bytes >= (1ll << 30)) kiln_emu::Fail("an mbarrier phase expecting 2^30 bytes or more");
+  if (arrivals > pending) kiln_emu::Fail("more arrivals on an mbarrier than its phase expects");
+  pending -= arrivals;
+  if (pending == 0 && bytes == 0) {
+    *bar = kiln_emu_mbar_state(count, count, parity ^ 1u, 0);
+  } else {
+    *bar = kiln_emu_mbar_state(count, pending, parity, (unsigned long long)bytes);
+  }
+}
+inline void kiln_emu_mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
+  kiln_emu_mbar_update(bar, bytes, 1);
+}
+inline void kiln_emu_mbar_wait(unsigned long long* bar, unsigned parity) {
+  const unsigned long long s = *bar;
+  if (((s >> 33) & 1u) == 0) kiln_emu::Fail("an mbarrier waited on before mbarrier.init");
+  if (((s >> 32) & 1u) == (parity & 1u)) {
+    kiln_emu::Fail("an mbarrier wait for a phase that never completes (arrivals or copied bytes "
+                   "missing)");
+  }
+}
+// cp.async.bulk.tensor.2d ... .tile.mbarrier::complete_tx::bytes: the box of
+// the map (tests/cuda/fake_tensor_map.h's words) at (c0, c1), elements past
+// the dims (or before 0) zeros, row by row into dst (box[0] elements a row);
+// with a swizzle of S bytes the 16-byte chunk bits (4..) of each shared
+// address are XORed with its bits 7.. (S/16 values: 128 bytes: bits 4-6 with
+// 7-9), dst at least 128-byte aligned and a box row exactly S bytes. Done
+// when issued; its box's bytes complete on bar.
+inline void kiln_emu_tma_load_2d(void* dst, const unsigned long long* w, int c0, int c1,
+                                 unsigned long long* bar) {
+  if (w[0] != 0x50414d544e4c494bull) {
+    kiln_emu::Fail("cp.async.bulk.tensor with a tensor map the fake driver did not encode");
+  }
+  if (w[3] != 2) kiln_emu::Fail("cp.async.bulk.tensor.2d with a tensor map whose rank is not 2");
+  const unsigned long long elem = (w[15] >> 8) & 0xffu, swz = w[15] & 0xffu;
+  const unsigned long long box0 = w[14] & 0xfffu, box1 = (w[14] >> 12) & 0xfffu;
+  const unsigned long long span = swz == 0 ? 0 : 16ull << swz;
+  if (span != 0 && (box0 * elem != span || ((unsigned long long)dst & 127u) != 0)) {
+    kiln_emu::Fail("a swizzled TMA copy whose box row is not the swizzle span or whose "
+                   "destination is not 128-byte aligned (not emulated)");
+  }
+  const char* g = (const char*)w[1];
+  unsigned char* d = (unsigned char*)dst;
+  for (unsigned long long i1 = 0; i1 < box1; ++i1) {
+    const long long g1 = (long long)c1 + (long long)i1;
+    for (unsigned long long i0 = 0; i0 < box0; ++i0) {
+      const long long g0 = (long long)c0 + (long long)i0;
+      unsigned long long a = (unsigned long long)(d + (i1 * box0 + i0) * elem);
+      if (span != 0) a ^= ((a >> 7) & (span / 16 - 1)) << 4;
+      const bool in = g0 >= 0 && g1 >= 0 && (unsigned long long)g0 < w[4] &&
+                      (unsigned long long)g1 < w[5];
+      if (in) {
+        memcpy((void*)a, g + (unsigned long long)g1 * w[9] + (unsigned long long)g0 * elem, elem);
+      } else {
+        memset((void*)a, 0, elem);
+      }
+    }
+  }
+  kiln_emu_mbar_update(bar, -(long long)(box0 * box1 * elem), 0);
 }
 inline void __syncwarp(unsigned mask = 0xffffffffu) {
   (void)kiln_emu::Exchange(mask, 0, kiln_emu::Lane());

@@ -40,6 +40,14 @@
 //     kiln_emu_wg_wait), reading shared memory then, so a stage refilled too
 //     early or an accumulator read before its wait gives a wrong value, and
 //     a thread ending with MMAs no wait retired fails the launch;
+//   - TMA: `mbarrier` objects keep their state in their own 64 bits
+//     (kiln_emu_mbar_*: arrivals, expected transaction bytes, the phase's
+//     parity), and `cp.async.bulk.tensor.2d` (kiln_emu_tma_load_2d) copies
+//     its box when it is issued, reading the fake driver's tensor map
+//     (tests/cuda/fake_tensor_map.h), zeros past the map's dims, in the
+//     map's swizzle, and completes the box's bytes on its barrier; a wait for
+//     a phase that has not completed fails the launch (nothing could
+//     complete it later; a GPU would hang);
 //   - `__shared__` arrays are `static` (one per kernel, shared by the
 //     block's fibers; blocks run one at a time).
 //

@@ -22,6 +22,7 @@
 #include "codegen_cuda/codegen_cuda.h"
 #include "gtest/gtest.h"
 #include "tests/cuda/emulate.h"
+#include "tests/cuda/fake_tensor_map.h"
 
 namespace kiln::testing {
 namespace {
@@ -74,6 +75,27 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
 }
 )";
 
+// The wide form with TMA-filled stages (kiln_gemm_wgt): the same parameters,
+// then the operands' bases (elements from A and B, whole rows for the TMA
+// copies, else kiln_gemm_wgw's) and their tensor maps (the fake driver's
+// layout, tests/cuda/fake_tensor_map.h).
+const char kKernelWgt[] = R"(
+extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B, float* C,
+                                long long ar, long long ak, long long bc, long long bk, int steps,
+                                int rows, int cols, int kn, long long a_base, long long b_base,
+                                const __grid_constant__ kiln_tmap ta,
+                                const __grid_constant__ kiln_tmap tb) {
+  float cl[128];
+  for (int i = 0; i < 128; ++i) cl[i] = 1.0f;
+  (void)ak;
+  (void)bk;
+  kiln_gemm_wgt<BF>(cl, &ta, &tb, A, a_base, ar, B, b_base, bc, steps, rows, cols, kn);
+  for (int ii = 0; ii < 8; ++ii) {
+    for (int jj = 0; jj < 16; ++jj) C[(threadIdx.y * 8 + ii) * 256 + threadIdx.x * 16 + jj] = cl[ii * 16 + jj];
+  }
+}
+)";
+
 // The TF32 form (kiln_gemm_tf32: float32 operands, steps of 16).
 const char kKernelTf32[] = R"(
 extern "C" __global__ void NAME(const float* A, const float* B, float* C,
@@ -95,6 +117,7 @@ struct Variant {
   bool f32 = false;
   bool wide = false;  // kiln_gemm_wgw
   bool sw = false;    // its 128-byte swizzled layout
+  bool tma = false;   // kiln_gemm_wgt
 };
 constexpr Variant kVariants[] = {
     {"tc_f16_kk", false, true, true},  {"tc_f16_kn", false, true, false},
@@ -107,9 +130,11 @@ constexpr Variant kVariants[] = {
     {"wgw_bf16", true, true, true, true, false, true},
     {"wgw_sw_f16", false, true, true, true, false, true, true},
     {"wgw_sw_bf16", true, true, true, true, false, true, true},
+    {"wgt_f16", false, true, true, true, false, true, true, true},
+    {"wgt_bf16", true, true, true, true, false, true, true, true},
 };
 constexpr size_t kWgF16 = 5, kWgBF16 = 6, kTf32 = 7, kWgwF16 = 11, kWgwBF16 = 12, kWgwSwF16 = 13,
-                 kWgwSwBF16 = 14;
+                 kWgwSwBF16 = 14, kWgtF16 = 15, kWgtBF16 = 16;
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
@@ -119,13 +144,13 @@ std::unique_ptr<HostKernels>& Kernels() {
     std::vector<HostKernel> ks;
     for (const Variant& v : kVariants) {
       src += absl::StrReplaceAll(
-          v.f32 ? kKernelTf32 : v.wide ? kKernelWgw : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}, {"SW", Bool(v.sw)}});
-      ks.push_back({v.name,
-                    {v.f32 ? "const float*" : "const unsigned short*",
-                     v.f32 ? "const float*" : "const unsigned short*", "float*", "long long",
-                     "long long", "long long", "long long", "int", "int", "int", "int"},
-                    {1, 1, 1},
-                    {16, 16, 1}});
+          v.f32 ? kKernelTf32 : v.tma ? kKernelWgt : v.wide ? kKernelWgw : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}, {"SW", Bool(v.sw)}});
+      std::vector<std::string> params = {v.f32 ? "const float*" : "const unsigned short*",
+                                         v.f32 ? "const float*" : "const unsigned short*",
+                                         "float*", "long long", "long long", "long long",
+                                         "long long", "int", "int", "int", "int"};
+      if (v.tma) params.insert(params.end(), {"long long", "long long", "kiln_tmap", "kiln_tmap"});
+      ks.push_back({v.name, std::move(params), {1, 1, 1}, {16, 16, 1}});
     }
     absl::StatusOr<std::unique_ptr<HostKernels>> h = HostKernels::Build(src, std::move(ks));
     auto* out = new std::unique_ptr<HostKernels>();
@@ -160,8 +185,12 @@ struct Limits {
 // Runs variant `vi` on a 128 x N x (kstep * steps) product (N 256 for the
 // wide form, else 128; kstep 16 for TF32, 64 for the wide form, else 32);
 // `pad` is added to the operands' non-unit strides, `shift` elements to
-// their base pointers.
-void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
+// their base pointers. The TMA form instead gets the buffers' starts (their
+// tensor maps' addresses) and bases of `shift` + `origin` rows: a shift
+// that is not a whole row takes its cp.async fallback. Its outputs past the
+// limits are not compared (the TMA copies read the rows there; the code
+// generator's epilogue never stores them).
+void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}, int origin = 0) {
   std::unique_ptr<HostKernels>& h = Kernels();
   if (h == nullptr) GTEST_SKIP() << "g++ is not available to build the emulated kernels";
   const Variant& v = kVariants[vi];
@@ -172,8 +201,10 @@ void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
   // A(r, k) = A[r * ar + k * ak]; B(k, c) = B[c * bc + k * bk].
   const long long ar = v.ak ? K + pad : 1, ak = v.ak ? 1 : 128 + pad;
   const long long bc = v.bk ? K + pad : 1, bk = v.bk ? 1 : N + pad;
-  const size_t a_len = static_cast<size_t>(127 * ar + (K - 1) * ak + 1 + shift);
-  const size_t b_len = static_cast<size_t>((N - 1) * bc + (K - 1) * bk + 1 + shift);
+  if (!v.tma) origin = 0;
+  const long long a0 = shift + origin * ar, b0 = shift + origin * bc;
+  const size_t a_len = static_cast<size_t>(127 * ar + (K - 1) * ak + 1 + a0);
+  const size_t b_len = static_cast<size_t>((N - 1) * bc + (K - 1) * bk + 1 + b0);
   std::vector<float> a(128 * K), b(N * K);
   for (int r = 0; r < N; ++r) {
     for (int k = 0; k < K; ++k) {
@@ -194,11 +225,11 @@ void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
   for (int r = 0; r < N; ++r) {
     for (int k = 0; k < K; ++k) {
       if (r < 128) {
-        abuf[shift + r * ar + k * ak] = Bits(a[r * K + k], v.bf);
-        afbuf[shift + r * ar + k * ak] = a[r * K + k];
+        abuf[a0 + r * ar + k * ak] = Bits(a[r * K + k], v.bf);
+        afbuf[a0 + r * ar + k * ak] = a[r * K + k];
       }
-      bbuf[shift + r * bc + k * bk] = Bits(b[r * K + k], v.bf);
-      bfbuf[shift + r * bc + k * bk] = b[r * K + k];
+      bbuf[b0 + r * bc + k * bk] = Bits(b[r * K + k], v.bf);
+      bfbuf[b0 + r * bc + k * bk] = b[r * K + k];
     }
   }
   std::vector<float> c(128 * N, -1.0f);
@@ -206,12 +237,31 @@ void RunTile(size_t vi, int steps, int pad, int shift, Limits lim = {}) {
   void* bp = v.f32 ? static_cast<void*>(bfbuf + shift) : static_cast<void*>(bbuf + shift);
   long long s[4] = {ar, ak, bc, bk};
   int st = steps, rows = lim.rows, cols = lim.cols, kl = kn;
-  void* args[] = {ap, bp, c.data(), &s[0], &s[1], &s[2], &s[3], &st, &rows, &cols, &kl};
-  absl::Status launched = h->Launch(vi, args);
+  std::vector<void*> args = {ap, bp, c.data(), &s[0], &s[1], &s[2], &s[3], &st, &rows, &cols, &kl};
+  // The TMA form's bases and maps: rows of kn elements (zeros past them),
+  // every whole row of the buffer, boxes of 64 x 128 (A) and 64 x 256 (B).
+  long long bases[2] = {a0, b0};
+  alignas(64) static unsigned long long maps[2][16];
+  if (v.tma) {
+    const unsigned dtype = v.bf ? 9 : 6;  // CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, _FLOAT16
+    const uint64_t adims[2] = {static_cast<uint64_t>(kn), (a_len - kn) / ar + 1};
+    const uint64_t bdims[2] = {static_cast<uint64_t>(kn), (b_len - kn) / bc + 1};
+    const uint64_t astride = 2 * ar, bstride = 2 * bc;
+    const uint32_t abox[2] = {64, 128}, bbox[2] = {64, 256};
+    ASSERT_EQ(kiln_fake_tensor_map_encode(maps[0], dtype, 2, abuf, adims, &astride, abox, nullptr,
+                                          0, 3), 0);
+    ASSERT_EQ(kiln_fake_tensor_map_encode(maps[1], dtype, 2, bbuf, bdims, &bstride, bbox, nullptr,
+                                          0, 3), 0);
+    args[0] = abuf;
+    args[1] = bbuf;
+    args.insert(args.end(), {&bases[0], &bases[1], maps[0], maps[1]});
+  }
+  absl::Status launched = h->Launch(vi, args.data());
   ASSERT_TRUE(launched.ok()) << launched;
   int wrong = 0;
   for (int r = 0; r < 128; ++r) {
     for (int col = 0; col < N; ++col) {
+      if (v.tma && (r >= lim.rows || col >= lim.cols)) continue;
       float want = 1.0f;
       if (r < lim.rows && col < lim.cols) {
         for (int k = 0; k < kn; ++k) want += a[r * K + k] * b[col * K + k];
@@ -295,6 +345,20 @@ TEST(GemmTileEmulateTest, WideWarpgroupMmaSwizzledForm) {
   RunTile(kWgwSwBF16, 2, 0, 1);
 }
 
+// The TMA-filled form: every step count (fewer steps than the three in
+// flight, the four stages wrapping around), bfloat16, padded rows, a tile
+// origin some rows into the buffers (the copies' row coordinate), and a base
+// that is not a whole row (kiln_gemm_wgw's copies instead).
+TEST(GemmTileEmulateTest, WideWarpgroupMmaTmaForm) {
+  for (int steps : {1, 2, 3, 4, 5, 9}) RunTile(kWgtF16, steps, 0, 0);
+  for (int steps : {1, 6}) RunTile(kWgtBF16, steps, 0, 0);
+  RunTile(kWgtF16, 2, 8, 0);
+  RunTile(kWgtF16, 3, 0, 0, {}, 5);
+  RunTile(kWgtBF16, 5, 8, 0, {}, 130);
+  RunTile(kWgtF16, 2, 0, 1);
+  RunTile(kWgtBF16, 3, 8, 3, {}, 2);
+}
+
 // A ragged edge tile: rows of A, columns of B or k past the limits are read
 // as zeros (cp.async with a source size of 0, or short of 16 bytes, where a
 // 16-byte chunk straddles a limit; zeros in the word-by-word copies), for
@@ -308,7 +372,9 @@ TEST(GemmTileEmulateTest, RaggedEdgeTiles) {
     RunTile(vi, 3, 0, 0, {128, 40, -1});
     RunTile(vi, 3, 0, 0, {1, 100, f32 ? 40 : 72});          // k ends inside the last step
     RunTile(vi, 2, 0, 0, {97, 13, f32 ? 20 : 40});          // partial chunks of m- or n-major tiles
-    RunTile(vi, 2, 4, 0, {97, 13, f32 ? 21 : 43});          // word by word, k not of a chunk
+    // Word by word, k not of a chunk (the TMA form's rows must be whole
+    // chunks: a pad of 8).
+    RunTile(vi, 2, kVariants[vi].tma ? 8 : 4, 0, {97, 13, f32 ? 21 : 43});
     RunTile(vi, 5, 0, 0, {128, 128, f32 ? 8 : 16});         // steps past k's end: zeros
   }
   // The wide form's columns past 128 and k inside its second step of 64.
@@ -316,6 +382,11 @@ TEST(GemmTileEmulateTest, RaggedEdgeTiles) {
   RunTile(kWgwBF16, 2, 4, 0, {128, 131, 100});
   RunTile(kWgwSwF16, 3, 0, 0, {100, 200, 136});
   RunTile(kWgwSwBF16, 2, 4, 0, {128, 131, 100});
+  // The TMA form: k ends inside a step (the maps' bounds), the last rows of
+  // the buffers past the limits (the maps' zeros past the buffer's end).
+  RunTile(kWgtF16, 3, 0, 0, {100, 200, 136});
+  RunTile(kWgtBF16, 2, 8, 0, {128, 131, 100});
+  RunTile(kWgtF16, 2, 0, 0, {1, 7, 24}, 3);
 }
 
 }  // namespace
