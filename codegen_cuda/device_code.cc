@@ -22,6 +22,58 @@ void Put64(std::string* s, size_t at, uint64_t v) {
 }
 size_t Align8(size_t x) { return (x + 7) & ~size_t{7}; }
 
+// Kernel k's tensor maps (DEVICE_CODE version 4) checked against the
+// rules the runtime enforces (runtime_c/device_code.c): each its parameter
+// after the buffers, in order, a buffer's view with whole 16-byte box rows.
+// The spec words of map j are appended to *words.
+absl::Status EncodeTensorMap(const CudaKernel& k, size_t j, const tir::PrimFunc& f,
+                             std::vector<int64_t>* words) {
+  const CudaTensorMap& t = k.tensor_maps[j];
+  const std::string what = absl::StrCat("device code: kernel ", k.name, " tensor map ", j, " (parameter ",
+                                        t.param, "): ");
+  if (t.param != k.num_buffers + j || t.param >= k.param_types.size() ||
+      k.param_types[t.param] != "kiln_tmap") {
+    return absl::InternalError(absl::StrCat(what, "not parameter ", k.num_buffers + j,
+                                            " of type kiln_tmap (the maps follow the buffers)"));
+  }
+  if (t.buffer >= k.num_buffers) {
+    return absl::InternalError(absl::StrCat(what, "views parameter ", t.buffer, ", not one of the ",
+                                            k.num_buffers, " buffers"));
+  }
+  const size_t rank = t.dims.size();
+  if (rank < 1 || rank > KILN_DEVICE_MAX_TENSOR_MAP_RANK || t.strides.size() != rank - 1 ||
+      t.box.size() != rank) {
+    return absl::InternalError(absl::StrCat(what, "rank ", rank, " with ", t.strides.size(),
+                                            " strides and ", t.box.size(), " box dims"));
+  }
+  const int64_t elem = (f->params[t.buffer]->dtype.bits() + 7) / 8;
+  for (size_t d = 0; d < rank; ++d) {
+    if (t.dims[d] < 1 || t.dims[d] > (int64_t{1} << 32) || t.box[d] < 1 ||
+        t.box[d] > KILN_DEVICE_MAX_TENSOR_MAP_BOX) {
+      return absl::InternalError(absl::StrCat(what, "dim ", d, " is ", t.dims[d], " with box ",
+                                              t.box[d], " (1 .. 2^32, 1 .. 256)"));
+    }
+    if (d > 0 && (t.strides[d - 1] < 16 || t.strides[d - 1] >= (int64_t{1} << 40) ||
+                  t.strides[d - 1] % 16 != 0)) {
+      return absl::InternalError(absl::StrCat(what, "the stride of dim ", d, " is ",
+                                              t.strides[d - 1], " bytes (a multiple of 16)"));
+    }
+  }
+  if ((t.box[0] * elem) % 16 != 0 ||
+      (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128) ||
+      (t.swizzle != 0 && t.box[0] * elem > t.swizzle)) {
+    return absl::InternalError(absl::StrCat(what, "a box row of ", t.box[0] * elem,
+                                            " bytes with swizzle ", t.swizzle));
+  }
+  words->push_back(static_cast<int64_t>(t.buffer));
+  words->push_back(static_cast<int64_t>(rank));
+  words->insert(words->end(), t.dims.begin(), t.dims.end());
+  words->insert(words->end(), t.strides.begin(), t.strides.end());
+  words->insert(words->end(), t.box.begin(), t.box.end());
+  words->push_back(t.swizzle);
+  return absl::OkStatus();
+}
+
 int64_t Op(int opcode, int64_t operand = 0) {
   return static_cast<int64_t>(static_cast<uint64_t>(operand) << 4) | opcode;
 }
@@ -176,8 +228,9 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
   std::string strings;
   std::vector<KilnDeviceKernelV3> kernels;  // .dynamic_shared_bytes: version 3
   std::vector<KilnDeviceParam> params;
-  std::vector<int64_t> words;  // symbolic launches (version 2)
+  std::vector<int64_t> words;  // symbolic launches (version 2), tensor-map specs (4)
   bool dynamic_shared = false;  // some kernel's (version 3)
+  bool tensor_maps = false;     // some kernel's (version 4)
   std::set<std::string> names;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const CudaKernel& k = m.kernels[i];
@@ -227,8 +280,13 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     e.shared_bytes = static_cast<uint32_t>(k.shared_bytes);
     e3.dynamic_shared_bytes = static_cast<uint32_t>(k.dynamic_shared_bytes);
     dynamic_shared = dynamic_shared || k.dynamic_shared_bytes > 0;
+    if (!k.tensor_maps.empty() && !launch->empty()) {
+      return absl::UnimplementedError(absl::StrCat(
+          "device code: kernel ", k.name, " has tensor maps and a symbolic launch (a tensor map "
+          "needs static shapes)"));
+    }
     e.first_param = static_cast<uint32_t>(params.size());
-    e.num_params = static_cast<uint32_t>(k.num_buffers);
+    e.num_params = static_cast<uint32_t>(k.num_buffers + k.tensor_maps.size());
     // The last num_outputs parameters are the kernel's outputs: never
     // read-only, even when the kernel stores nothing there (an output of
     // zero elements, which the code generator's signature makes const).
@@ -245,17 +303,33 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
                      : 0;
       params.push_back(dp);
     }
+    // Its tensor maps (version 4): each the element type of its buffer and
+    // 1 + the index of its spec in the launch words.
+    for (size_t j = 0; j < k.tensor_maps.size(); ++j) {
+      const CudaTensorMap& t = k.tensor_maps[j];
+      const size_t spec = words.size();
+      KILN_RETURN_IF_ERROR(EncodeTensorMap(k, j, f, &words));
+      KilnDeviceParam dp;
+      std::memset(&dp, 0, sizeof dp);
+      dp.kind = KILN_DEVICE_PARAM_TENSOR_MAP;
+      dp.dtype_code = static_cast<uint8_t>(f->params[t.buffer]->dtype.code());
+      dp.dtype_bits = static_cast<uint8_t>(f->params[t.buffer]->dtype.bits());
+      dp.spec = static_cast<uint32_t>(spec + 1);
+      params.push_back(dp);
+      tensor_maps = true;
+    }
     kernels.push_back(e3);
   }
 
   // Layout: header, images, kernels, params, strings, image bytes.
   const size_t images_off = KILN_DEVICE_CODE_HEADER_SIZE;
   const size_t kernels_off = Align8(images_off + images.size() * sizeof(KilnDeviceImage));
-  // The lowest version that holds the kernels (older runtimes read it): 3
-  // when one has dynamic shared memory (its records 56 bytes), else 2 when
-  // a launch is symbolic, else 1.
-  const uint32_t version = dynamic_shared ? 3u : !words.empty() ? 2u : 1u;
-  static_assert(KILN_DEVICE_CODE_VERSION == 3, "the writer's versions");
+  // The lowest version that holds the kernels (older runtimes read it): 4
+  // when one has tensor maps, else 3 when one has dynamic shared memory (its
+  // records 56 bytes, version 4's too), else 2 when a launch is symbolic,
+  // else 1.
+  const uint32_t version = tensor_maps ? 4u : dynamic_shared ? 3u : !words.empty() ? 2u : 1u;
+  static_assert(KILN_DEVICE_CODE_VERSION == 4, "the writer's versions");
   const size_t kernel_entry = version >= 3 ? sizeof(KilnDeviceKernelV3) : sizeof(KilnDeviceKernel);
   const size_t params_off = Align8(kernels_off + kernels.size() * kernel_entry);
   const size_t strings_off = Align8(params_off + params.size() * sizeof(KilnDeviceParam));
@@ -317,6 +391,7 @@ absl::StatusOr<std::string> EncodeDeviceCode(const CudaModule& m, const CudaTarg
     s[at + 1] = static_cast<char>(params[i].dtype_code);
     s[at + 2] = static_cast<char>(params[i].dtype_bits);
     s[at + 3] = static_cast<char>(params[i].flags);
+    Put32(&s, at + 4, params[i].spec);  // version 4's tensor maps; 0 for a buffer
   }
   std::memcpy(s.data() + strings_off, strings.data(), strings.size());
   return s;

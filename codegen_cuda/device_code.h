@@ -19,7 +19,11 @@
 // a block's shared memory above CUDA's 48 KiB static limit) makes the
 // section version 3 (56-byte kernel records holding those bytes); the
 // encoder otherwise emits version 2 when a launch is symbolic, else 1, so
-// older runtimes still read what they can run.
+// older runtimes still read what they can run. A kernel with TMA tensor
+// maps (CudaKernel::tensor_maps, a static launch) makes it version 4: each
+// map a parameter after the buffers whose spec (buffer, rank, dims,
+// strides, box, swizzle) is in the launch words; the runtime encodes it for
+// the buffer's device address at launch.
 #ifndef KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 #define KILN_CODEGEN_CUDA_DEVICE_CODE_H_
 

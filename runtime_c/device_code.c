@@ -93,6 +93,9 @@ static void text_add(Text* t, const char* format, ...) {
 
 void kiln_device_code_free(KilnDeviceCode* code) {
   if (code == NULL) return;
+  for (uint32_t k = 0; code->kernels != NULL && k < code->num_kernels; ++k) {
+    free(code->kernels[k].tensor_maps);
+  }
   free(code->kernels);
   free(code->params);
   free(code->names);
@@ -247,6 +250,161 @@ static KilnStatus* parse_launch(const char* what, KilnDeviceKernelDesc* kd, cons
   }
   return NULL;
 #undef NEED
+}
+
+/* ------------------------------------------------------------ tensor maps */
+
+/* CUtensorMapDataType of `dt`, or -1 for a dtype TMA cannot copy. Signed
+ * integers copy as the unsigned type of their width (a copy moves bits). */
+static int tma_data_type(DLDataType dt) {
+  switch (dt.code) {
+    case kDLFloat:
+      return dt.bits == 16 ? 6 : dt.bits == 32 ? 7 : dt.bits == 64 ? 8 : -1;
+    case kDLBfloat:
+      return dt.bits == 16 ? 9 : -1;
+    case kDLInt:
+      return dt.bits == 8 ? 0 : dt.bits == 16 ? 1 : dt.bits == 32 ? 3 : dt.bits == 64 ? 5 : -1;
+    case kDLUInt:
+      return dt.bits == 8 ? 0 : dt.bits == 16 ? 1 : dt.bits == 32 ? 2 : dt.bits == 64 ? 4 : -1;
+    case 6: /* bool (DLPack's kDLBool, not in this dlpack.h) */
+      return dt.bits == 8 ? 0 : -1;
+    default:
+      return -1;
+  }
+}
+
+/* Version 4: kernel kd's parameters are its buffers, then its tensor maps;
+ * each tensor map's spec (at its launch word) within cuTensorMapEncodeTiled's
+ * rules, its buffer an earlier parameter of its dtype; a kernel with tensor
+ * maps has a static launch (`launch` 0). Fills kd->num_buffers,
+ * ->num_tensor_maps, ->tensor_maps. */
+static KilnStatus* parse_tensor_maps(const char* what, KilnDeviceKernelDesc* kd,
+                                     const int64_t* words, uint64_t n, uint32_t launch,
+                                     uint64_t launch_offset) {
+  uint32_t nb = 0;
+  while (nb < kd->num_params && !kd->params[nb].tensor_map) ++nb;
+  kd->num_buffers = nb;
+  for (uint32_t p = nb; p < kd->num_params; ++p) {
+    if (!kd->params[p].tensor_map) {
+      return corrupt(what, "kernel '%s': parameter %u is a buffer after tensor-map parameter %u "
+                     "(a kernel's buffers come first)",
+                     kd->name, p, nb);
+    }
+  }
+  const uint32_t ntm = kd->num_params - nb;
+  if (ntm == 0) return NULL;
+  if (launch != 0) {
+    return corrupt(what, "kernel '%s': tensor-map parameter %u in a kernel with a symbolic launch "
+                   "(launch %u; a kernel with tensor maps has a static launch)",
+                   kd->name, nb, launch);
+  }
+  kd->tensor_maps = (KilnDeviceTensorMapDesc*)calloc(ntm, sizeof *kd->tensor_maps);
+  if (kd->tensor_maps == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", what);
+  kd->num_tensor_maps = ntm;
+  for (uint32_t j = 0; j < ntm; ++j) {
+    const uint32_t p = nb + j;
+    KilnDeviceTensorMapDesc* tm = &kd->tensor_maps[j];
+    tm->param = p;
+    const uint32_t spec = kd->params[p].spec;
+    char where[320];
+    if (spec == 0 || spec > n) {
+      return corrupt(what, "kernel '%s' tensor-map parameter %u: spec %u is outside the %llu launch "
+                     "words (1 + the index of its first word)",
+                     kd->name, p, spec, (kiln_ull)n);
+    }
+    uint64_t at = spec - 1;
+    (void)snprintf(where, sizeof where, "kernel '%.200s' tensor-map parameter %u (spec at launch word "
+                   "%llu, offset %llu)",
+                   kd->name, p, (kiln_ull)at, (kiln_ull)(launch_offset + 8 * at));
+#define NEED(count)                                                                                \
+  do {                                                                                             \
+    if ((uint64_t)(count) > n - at) {                                                              \
+      return corrupt(what, "%s: its spec runs past the %llu launch words", where, (kiln_ull)n);    \
+    }                                                                                              \
+  } while (0)
+    NEED(2);
+    const int64_t buffer = words[at], rank = words[at + 1];
+    at += 2;
+    if (buffer < 0 || buffer >= (int64_t)nb) {
+      return corrupt(what, "%s: its buffer %lld is not one of the kernel's %u buffer parameters", where,
+                     (long long)buffer, nb);
+    }
+    tm->buffer = (uint32_t)buffer;
+    const DLDataType dt = kd->params[p].dtype, bt = kd->params[buffer].dtype;
+    char dts[32], bts[32];
+    kiln_dtype_to_string(dt, dts, sizeof dts);
+    if (dt.code != bt.code || dt.bits != bt.bits) {
+      kiln_dtype_to_string(bt, bts, sizeof bts);
+      return corrupt(what, "%s: its dtype %s is not its buffer's (parameter %lld, %s)", where, dts,
+                     (long long)buffer, bts);
+    }
+    const int data_type = tma_data_type(dt);
+    if (data_type < 0) return corrupt(what, "%s: dtype %s has no TMA data type", where, dts);
+    tm->data_type = (uint32_t)data_type;
+    if (rank < 1 || rank > (int64_t)KILN_DEVICE_MAX_TENSOR_MAP_RANK) {
+      return corrupt(what, "%s: its rank %lld is not 1 .. %u", where, (long long)rank,
+                     KILN_DEVICE_MAX_TENSOR_MAP_RANK);
+    }
+    tm->rank = (uint32_t)rank;
+    NEED(3 * rank);  /* dims, strides, box, swizzle */
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t x = words[at++];
+      if (x < 1 || x > ((int64_t)1 << 32)) {
+        return corrupt(what, "%s: dim %lld is %lld elements (1 .. 2^32)", where, (long long)d,
+                       (long long)x);
+      }
+      tm->dims[d] = (uint64_t)x;
+    }
+    for (int64_t d = 1; d < rank; ++d) {
+      const int64_t x = words[at++];
+      if (x < 16 || x >= ((int64_t)1 << 40) || x % 16 != 0) {
+        return corrupt(what, "%s: the stride of dim %lld is %lld bytes (a multiple of 16, 16 .. "
+                       "2^40 - 16)",
+                       where, (long long)d, (long long)x);
+      }
+      tm->strides[d - 1] = (uint64_t)x;
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t x = words[at++];
+      if (x < 1 || x > (int64_t)KILN_DEVICE_MAX_TENSOR_MAP_BOX) {
+        return corrupt(what, "%s: box dim %lld is %lld elements (1 .. %u)", where, (long long)d,
+                       (long long)x, KILN_DEVICE_MAX_TENSOR_MAP_BOX);
+      }
+      tm->box[d] = (uint32_t)x;
+    }
+    const uint64_t elem = kiln_dtype_bytes(dt);
+    const uint64_t row = tm->box[0] * elem;
+    if (row % 16 != 0) {
+      return corrupt(what, "%s: its box row (%u elements of %llu bytes) is not a multiple of 16 "
+                     "bytes",
+                     where, tm->box[0], (kiln_ull)elem);
+    }
+    const int64_t swizzle = words[at++];
+    if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128) {
+      return corrupt(what, "%s: its swizzle span is %lld bytes (0, 32, 64 or 128)", where,
+                     (long long)swizzle);
+    }
+    if (swizzle != 0 && row > (uint64_t)swizzle) {
+      return corrupt(what, "%s: its box row of %llu bytes is longer than its %lld-byte swizzle span",
+                     where, (kiln_ull)row, (long long)swizzle);
+    }
+    tm->swizzle_bytes = (uint32_t)swizzle;
+    tm->swizzle = swizzle == 0 ? 0u : swizzle == 32 ? 1u : swizzle == 64 ? 2u : 3u;
+    /* The bytes from the buffer's first element to past the map's last
+     * (saturated: a buffer that small is refused where its size is known). */
+    uint64_t span = tm->dims[0] * elem; /* <= 2^35 */
+    for (uint32_t d = 1; d < tm->rank; ++d) {
+      uint64_t part = 0;
+      if (__builtin_mul_overflow(tm->dims[d] - 1, tm->strides[d - 1], &part) ||
+          __builtin_add_overflow(span, part, &span)) {
+        span = UINT64_MAX;
+        break;
+      }
+    }
+    tm->span_bytes = span;
+#undef NEED
+  }
+  return NULL;
 }
 
 static int eval_grid(const int64_t* ops, uint32_t len, const int64_t* vars, int64_t* out) {
@@ -486,10 +644,21 @@ static KilnStatus* describe(KilnDeviceCode* dc) {
      * takes that many `long long` shape variables after its buffers. */
     if (kd->num_vars != 0) text_add(&t, "\"symbolic_launch\": true, \"shape_vars\": %u, ", kd->num_vars);
     text_add(&t, "\"params\": [");
-    for (uint32_t p = 0; p < kd->num_params; ++p) {
+    for (uint32_t p = 0; p < kd->num_buffers; ++p) {
       char dt[32];
       kiln_dtype_to_string(kd->params[p].dtype, dt, sizeof dt);
       text_add(&t, "%s\"%s%s*\"", p ? ", " : "", kd->params[p].read_only ? "const " : "", dt);
+    }
+    /* Version 4: "kiln_tmap(param 0: float16 [64, 128] box [64, 64] swizzle 128)". */
+    for (uint32_t j = 0; j < kd->num_tensor_maps; ++j) {
+      const KilnDeviceTensorMapDesc* tm = &kd->tensor_maps[j];
+      char dt[32];
+      kiln_dtype_to_string(kd->params[tm->param].dtype, dt, sizeof dt);
+      text_add(&t, "%s\"kiln_tmap(param %u: %s [", tm->param ? ", " : "", tm->buffer, dt);
+      for (uint32_t d = 0; d < tm->rank; ++d) text_add(&t, "%s%llu", d ? ", " : "", (kiln_ull)tm->dims[d]);
+      text_add(&t, "] box [");
+      for (uint32_t d = 0; d < tm->rank; ++d) text_add(&t, "%s%u", d ? ", " : "", tm->box[d]);
+      text_add(&t, "] swizzle %u)\"", tm->swizzle_bytes);
     }
     text_add(&t, "]}");
   }
@@ -522,7 +691,7 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     }
     return corrupt(what, "version (offset 8) is %u", version);
   }
-  /* Version 3's kernel records add the dynamic shared memory. */
+  /* Version 3's kernel records add the dynamic shared memory (version 4's too). */
   const uint64_t kernel_entry = version >= 3 ? sizeof(KilnDeviceKernelV3) : sizeof(KilnDeviceKernel);
   uint32_t device_type = rd32(s + 12);
   if (device_type != kDLCUDA) {
@@ -604,18 +773,26 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
     dt.code = e[1];
     dt.bits = e[2];
     dt.lanes = 1;
-    if (e[0] != KILN_DEVICE_PARAM_BUFFER) {
-      st = corrupt(what, "parameter %u (offset %llu): unknown kind %u (known: 1 buffer)", p,
-                   (kiln_ull)at, e[0]);
+    /* Version 4's tensor maps: checked with their kernel (parse_tensor_maps). */
+    const int tensor_map = e[0] == KILN_DEVICE_PARAM_TENSOR_MAP && version >= 4;
+    if (e[0] != KILN_DEVICE_PARAM_BUFFER && !tensor_map) {
+      st = corrupt(what, "parameter %u (offset %llu): unknown kind %u (known: 1 buffer%s)", p,
+                   (kiln_ull)at, e[0], version >= 4 ? ", 2 tensor map" : "");
     } else if (kiln_dtype_bytes(dt) == 0) {
       st = corrupt(what, "parameter %u (offset %llu): unknown dtype (code %u, %u bits)", p,
                    (kiln_ull)(at + 1), e[1], e[2]);
-    } else if ((e[3] & ~KILN_DEVICE_PARAM_READ_ONLY) != 0 || rd32(e + 4) != 0) {
-      st = corrupt(what, "parameter %u (offset %llu): unknown flags or a nonzero reserved field", p,
-                   (kiln_ull)(at + 3));
+    } else if ((e[3] & ~(tensor_map ? 0u : KILN_DEVICE_PARAM_READ_ONLY)) != 0) {
+      st = corrupt(what, "parameter %u (offset %llu): unknown flags %u (a %s may have %s)", p,
+                   (kiln_ull)(at + 3), e[3], tensor_map ? "tensor map" : "buffer",
+                   tensor_map ? "none" : "1 read-only");
+    } else if (!tensor_map && rd32(e + 4) != 0) {
+      st = corrupt(what, "parameter %u (offset %llu): a buffer's spec field is %u, not 0", p,
+                   (kiln_ull)(at + 4), rd32(e + 4));
     } else {
       dc->params[p].dtype = dt;
       dc->params[p].read_only = (e[3] & KILN_DEVICE_PARAM_READ_ONLY) != 0;
+      dc->params[p].tensor_map = tensor_map;
+      dc->params[p].spec = rd32(e + 4);
     }
   }
 
@@ -678,7 +855,10 @@ KilnStatus* kiln_device_code_parse(const uint8_t* s, uint64_t size, const char* 
       } else {
         kd->num_params = count;
         kd->params = dc->params + first;
-        if (launch != 0) st = parse_launch(what, kd, dc->launch_words, num_words, launch - 1);
+        st = parse_tensor_maps(what, kd, dc->launch_words, num_words, launch, words_off);
+        if (st == NULL && launch != 0) {
+          st = parse_launch(what, kd, dc->launch_words, num_words, launch - 1);
+        }
       }
     }
     sorted[k] = kd;

@@ -4,7 +4,7 @@
  * (kiln/device_code_format.h) without trusting it: every table, string and
  * image in bounds and aligned, counts within limits, launch dims within
  * CUDA's, kernel names C identifiers and unique, parameters of known kinds
- * and dtypes, exactly one PTX image (NUL-terminated text), at most one cubin
+ * and dtypes, tensor-map specs within cuTensorMapEncodeTiled's rules, exactly one PTX image (NUL-terminated text), at most one cubin
  * (an ELF) and one CUDA C source. The result holds offsets, not pointers:
  * the loader validates one mapping of the file and runs from another.
  *
@@ -35,7 +35,24 @@ extern "C" {
 typedef struct {
   DLDataType dtype;
   int read_only;
+  int tensor_map; /* KILN_DEVICE_PARAM_TENSOR_MAP (version 4); else a buffer */
+  uint32_t spec;  /* a tensor map's 1 + first spec word (in the table); 0 for a buffer */
 } KilnDeviceParamDesc;
+
+/* A tensor-map parameter (DEVICE_CODE version 4), validated: what
+ * cuTensorMapEncodeTiled takes besides the buffer's address. */
+typedef struct {
+  uint32_t param;     /* its position among the kernel's parameters */
+  uint32_t buffer;    /* the buffer parameter it views (< num_buffers) */
+  uint32_t data_type; /* CUtensorMapDataType of the dtype */
+  uint32_t rank;      /* 1 .. 5 */
+  uint64_t dims[KILN_DEVICE_MAX_TENSOR_MAP_RANK];        /* elements, innermost first */
+  uint64_t strides[KILN_DEVICE_MAX_TENSOR_MAP_RANK - 1]; /* bytes, of dims 1 .. rank-1 */
+  uint32_t box[KILN_DEVICE_MAX_TENSOR_MAP_RANK];         /* elements */
+  uint32_t swizzle;       /* CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B */
+  uint32_t swizzle_bytes; /* 0, 32, 64, 128 */
+  uint64_t span_bytes;    /* the bytes of the buffer the map covers (from its first) */
+} KilnDeviceTensorMapDesc;
 
 typedef struct KilnDeviceKernelDesc {
   const char* name; /* NUL-terminated, owned by the KilnDeviceCode */
@@ -43,8 +60,11 @@ typedef struct KilnDeviceKernelDesc {
   unsigned block[3];
   uint32_t shared_bytes;         /* static __shared__ (informational) */
   uint32_t dynamic_shared_bytes; /* version 3: every launch requests this many (0 before) */
-  uint32_t num_params;
+  uint32_t num_params;     /* buffers, then tensor maps */
+  uint32_t num_buffers;    /* the first num_buffers parameters: device pointers */
+  uint32_t num_tensor_maps; /* version 4: the rest (num_params - num_buffers) */
   const KilnDeviceParamDesc* params;
+  KilnDeviceTensorMapDesc* tensor_maps; /* num_tensor_maps, owned (NULL when none) */
   /* A symbolic launch (DEVICE_CODE version 2; num_vars 0 for a static one):
    * the variables' (param, dim) pairs, each parameter's ndim and extents in
    * turn, the grid's three postfix programs; all into the KilnDeviceCode's
@@ -75,7 +95,7 @@ typedef struct KilnDeviceCode {
   char* json;                /* the description kiln_artifact_device_code_json returns */
 } KilnDeviceCode;
 
-/* Validates `size` bytes of a DEVICE_CODE section (versions 1 .. 3). `what` names the file in
+/* Validates `size` bytes of a DEVICE_CODE section (versions 1 .. 4). `what` names the file in
  * messages. Errors: KILN_DATA_LOSS "<what>: corrupted artifact: DEVICE_CODE
  * ..." naming the field and its offset in the section;
  * KILN_UNIMPLEMENTED for a newer section version or another device type. */

@@ -2,7 +2,8 @@
  * version 3): its DEVICE_CODE section validated (runtime_c/device_code.c),
  * then held against the GRAPH: every tvm_op node calls a kernel of the
  * device code, with as many parameters as the node has arguments, each of
- * the argument's dtype. For a GPU VM artifact (format version 4), each
+ * the argument's dtype (and, version 4, no tensor map covering more than its
+ * buffer's bytes). For a GPU VM artifact (format version 4), each
  * kernel of the VM program is a DEVICE_CODE kernel when DEVICE_CODE holds
  * its name, else a host function of the library (resolved at step 6); the
  * VM checks each launch's arguments against the kernel's parameters. Nothing
@@ -64,12 +65,28 @@ KilnStatus* kiln_loader_check_device(Loader* L) {
                        kiln_node_label(L, n, label, sizeof label), pn->func_name);
     }
     const int32_t nargs = pn->num_inputs + pn->num_outputs;
-    if ((int64_t)k->num_params != nargs) {
+    if ((int64_t)k->num_buffers != nargs) {
       return kiln_lerr(L, KILN_DATA_LOSS,
                        "corrupted artifact: GRAPH: %s passes %d arguments; kernel '%s' of "
                        "DEVICE_CODE takes %u",
                        kiln_node_label(L, n, label, sizeof label), (int)nargs, k->name,
-                       k->num_params);
+                       k->num_buffers);
+    }
+    /* Version 4: each tensor map covers no more than its buffer's bytes. */
+    for (uint32_t j = 0; j < k->num_tensor_maps; ++j) {
+      const KilnDeviceTensorMapDesc* tm = &k->tensor_maps[j];
+      const int32_t a = (int32_t)tm->buffer;
+      const int32_t e = a < pn->num_inputs ? art->node_inputs[pn->inputs_offset + a]
+                                           : pn->first_entry + (a - pn->num_inputs);
+      if (tm->span_bytes > art->entries[e].nbytes) {
+        return kiln_lerr(L, KILN_DATA_LOSS,
+                         "corrupted artifact: DEVICE_CODE: kernel '%s' tensor-map parameter %u "
+                         "covers %llu bytes of parameter %u, but %s passes a tensor of %llu bytes "
+                         "there",
+                         k->name, tm->param, (unsigned long long)tm->span_bytes, tm->buffer,
+                         kiln_node_label(L, n, label, sizeof label),
+                         (unsigned long long)art->entries[e].nbytes);
+      }
     }
     for (int32_t a = 0; a < nargs; ++a) {
       const int32_t e = a < pn->num_inputs ? art->node_inputs[pn->inputs_offset + a]

@@ -208,7 +208,7 @@ TEST_F(CudaArtifactTest, CorruptedDeviceCodeIsRefused) {
   };
   const std::vector<Case> cases = {
       {dc, 1, 'X', "DEVICE_CODE has no \"KILNDEV\" magic"},
-      {dc + 8, 4, 4, "made by a newer kiln: DEVICE_CODE version 4"},
+      {dc + 8, 4, 5, "made by a newer kiln: DEVICE_CODE version 5"},
       {dc + 8, 4, 0, "DEVICE_CODE version (offset 8) is 0"},
       {dc + 12, 4, 1, "DLPack device type 1"},
       {dc + 16, 4, 0, "num_images (offset 16) is 0"},

@@ -272,7 +272,7 @@ TEST_F(DynamicSharedTest, CorruptedVersion3RecordsAreRefused) {
        absl::StrCat(k0, rec + 48, "): 232449 bytes of dynamic shared memory, more than 232448")},
       {kernels + 48, 0xffffffffu, "4294967295 bytes of dynamic shared memory"},
       {kernels + 52, 1, absl::StrCat(k0, rec + 52, "): reserved field is not 0")},
-      {dc + 8, 4, "made by a newer kiln: DEVICE_CODE version 4, this runtime reads 3"},
+      {dc + 8, 5, "made by a newer kiln: DEVICE_CODE version 5, this runtime reads 4"},
       {kernels + 48, KILN_DEVICE_MAX_DYNAMIC_SHARED - static_cast<uint32_t>(kernels_[0].shared_bytes),
        ""},  // the most: loads
       {kernels + 48, 0, ""},                               // none: loads

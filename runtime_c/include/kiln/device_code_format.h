@@ -13,10 +13,11 @@
  *   KilnDeviceCodeHeader                    80 bytes
  *   KilnDeviceImage[num_images]             at images_offset  (PTX, cubin, CUDA C)
  *   KilnDeviceKernel[num_kernels]           at kernels_offset (one per GRAPH func_name;
- *                                           KilnDeviceKernelV3 in version 3)
+ *                                           KilnDeviceKernelV3 from version 3)
  *   KilnDeviceParam[num_params]             at params_offset  (every kernel's, in order)
  *   strings                                 at strings_offset (kernel names)
- *   int64 launch words (versions 2, 3)      at launch_offset  (symbolic launches)
+ *   int64 launch words (versions 2 .. 4)    at launch_offset  (symbolic launches,
+ *                                           version 4's tensor-map specs)
  *   image bytes                             at each image's offset
  *
  * Every image holds every kernel (one module per artifact). A kernel's
@@ -54,6 +55,30 @@
  * device's opt-in limit. Static + dynamic <= KILN_DEVICE_MAX_DYNAMIC_SHARED.
  * Symbolic launches are as in version 2. A writer emits the lowest version
  * that holds its kernels: 3 only when some kernel has dynamic shared memory.
+ *
+ * Version 4 adds TMA tensor maps (Hopper's cp.async.bulk.tensor): a
+ * parameter of kind KILN_DEVICE_PARAM_TENSOR_MAP is a CUtensorMap (128
+ * bytes, 64-byte aligned) passed by value, which the runtime encodes at
+ * launch (cuTensorMapEncodeTiled) for the device address of one of the
+ * kernel's buffer parameters. A kernel's tensor maps follow its buffers;
+ * such a kernel has a static launch (launch 0). The parameter's dtype is
+ * the element type (its buffer's), its flags 0, and its `spec` 1 + the
+ * index of its spec in the launch words, all int64:
+ *
+ *   buffer                   the buffer parameter it views (an earlier
+ *                            parameter of the kernel, of the same dtype)
+ *   rank                     1 .. KILN_DEVICE_MAX_TENSOR_MAP_RANK
+ *   rank x dim               elements, innermost first, 1 .. 2^32
+ *   (rank - 1) x stride      bytes from one index of dims 1.. to the next,
+ *                            multiples of 16, 16 .. 2^40 - 16
+ *   rank x box               elements one copy moves, 1 .. 256; box[0]
+ *                            times the element size a multiple of 16
+ *   swizzle                  the shared layout's swizzle span in bytes: 0,
+ *                            32, 64 or 128; when nonzero box[0] times the
+ *                            element size is at most the span
+ *
+ * Kernel records are KilnDeviceKernelV3 as in version 3. A writer emits 4
+ * only when some kernel has a tensor map.
  */
 #ifndef KILN_DEVICE_CODE_FORMAT_H_
 #define KILN_DEVICE_CODE_FORMAT_H_
@@ -67,7 +92,7 @@ extern "C" {
 /* "KILNDEV" + NUL. */
 #define KILN_DEVICE_CODE_MAGIC "KILNDEV"
 #define KILN_DEVICE_CODE_MAGIC_SIZE 8
-#define KILN_DEVICE_CODE_VERSION 3u
+#define KILN_DEVICE_CODE_VERSION 4u
 #define KILN_DEVICE_CODE_HEADER_SIZE 80u
 
 /* Limits the loader enforces. */
@@ -90,6 +115,9 @@ extern "C" {
 #define KILN_DEVICE_MAX_LAUNCH_OPS 256u
 #define KILN_DEVICE_MAX_LAUNCH_WORDS (1u << 24)
 #define KILN_DEVICE_DIM_EXPR INT64_MIN
+/* Version 4's tensor maps (cuTensorMapEncodeTiled's limits). */
+#define KILN_DEVICE_MAX_TENSOR_MAP_RANK 5u
+#define KILN_DEVICE_MAX_TENSOR_MAP_BOX 256u
 
 enum {
   KILN_DEVICE_OP_CONST = 1,    /* push the operand */
@@ -110,7 +138,8 @@ enum {
 };
 
 enum {
-  KILN_DEVICE_PARAM_BUFFER = 1 /* a device pointer to the tensor's first element */
+  KILN_DEVICE_PARAM_BUFFER = 1,    /* a device pointer to the tensor's first element */
+  KILN_DEVICE_PARAM_TENSOR_MAP = 2 /* version 4: a CUtensorMap of a buffer parameter, by value */
 };
 
 /* KilnDeviceParam.flags */
@@ -123,13 +152,13 @@ typedef struct {
   uint32_t num_images;
   uint32_t num_kernels;
   uint32_t num_params;  /* entries of the parameter table (all kernels) */
-  uint32_t num_launch_words; /* versions 2, 3: int64 words at launch_offset; 0 in version 1 */
+  uint32_t num_launch_words; /* versions 2 .. 4: int64 words at launch_offset; 0 in version 1 */
   uint64_t images_offset;
   uint64_t kernels_offset;
   uint64_t params_offset;
   uint64_t strings_offset;
   uint64_t strings_size;
-  uint64_t launch_offset; /* versions 2, 3: the launch words (a multiple of 8); 0 in version 1 */
+  uint64_t launch_offset; /* versions 2 .. 4: the launch words (a multiple of 8); 0 in version 1 */
 } KilnDeviceCodeHeader;
 
 typedef struct {
@@ -151,7 +180,7 @@ typedef struct {
   uint32_t launch;       /* version 2: 0 static, else 1 + its program's first launch word; 0 in version 1 */
 } KilnDeviceKernel;
 
-/* A kernel record of version 3 (56 bytes; the table's stride). */
+/* A kernel record of versions 3 and 4 (56 bytes; the table's stride). */
 typedef struct {
   KilnDeviceKernel base;         /* as in versions 1 and 2 */
   uint32_t dynamic_shared_bytes; /* extern __shared__ bytes every launch requests, per block */
@@ -162,8 +191,8 @@ typedef struct {
   uint8_t kind;       /* KILN_DEVICE_PARAM_* */
   uint8_t dtype_code; /* DLPack type code of the buffer's elements; 6 = bool */
   uint8_t dtype_bits;
-  uint8_t flags;      /* KILN_DEVICE_PARAM_READ_ONLY */
-  uint32_t reserved;  /* 0 */
+  uint8_t flags;      /* KILN_DEVICE_PARAM_READ_ONLY (a buffer's; 0 for a tensor map) */
+  uint32_t spec;      /* a tensor map: 1 + its spec's first launch word; 0 for a buffer */
 } KilnDeviceParam;
 
 #ifdef __cplusplus
