@@ -51,6 +51,10 @@ typedef struct Driver {
   CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, CUstream, void**, void**);
+  /* CUDA 12 and newer (NULL before: kernels with tensor maps cannot run). */
+  CUresult (*cuTensorMapEncodeTiled)(void*, int, uint32_t, void*, const uint64_t*,
+                                     const uint64_t*, const uint32_t*, const uint32_t*, int, int,
+                                     int, int);
   CUresult (*cuGetErrorName)(CUresult, const char**);
   CUresult (*cuGetErrorString)(CUresult, const char**);
 } Driver;
@@ -115,6 +119,8 @@ static void open_driver(void) {
   LOAD(cuFuncSetAttribute); /* CUDA 9 and newer */
   LOAD(cuLaunchKernel);
 #undef LOAD
+  /* Optional: drivers before CUDA 12 lack it. */
+  *(void**)(&g_driver.cuTensorMapEncodeTiled) = dlsym(h, "cuTensorMapEncodeTiled");
   CUresult r = g_driver.cuInit(0);
   if (r != 0) {
     char d[512];
@@ -128,6 +134,11 @@ static KilnStatus* driver(void) {
   (void)pthread_once(&g_once, open_driver);
   if (g_open_code != KILN_OK) return kiln_status_create(g_open_code, "%s", g_open_error);
   return NULL;
+}
+
+static int driver_opened_ok(void) {
+  (void)pthread_once(&g_once, open_driver);
+  return g_open_code == KILN_OK;
 }
 
 static KilnStatus* check(CUresult r, const char* call, const char* what) {
@@ -365,4 +376,37 @@ KilnStatus* kiln_cuda_synchronize(KilnCudaDevice* device, const char* what) {
   KilnStatus* st = make_current(device);
   if (st != NULL) return st;
   return check(g_driver.cuCtxSynchronize(), "cuCtxSynchronize after", what);
+}
+
+int kiln_cuda_has_tensor_map_encode(void) {
+  return driver_opened_ok() && g_driver.cuTensorMapEncodeTiled != NULL;
+}
+
+KilnStatus* kiln_cuda_tensor_map_encode(void* out, const KilnCudaTensorMapSpec* spec,
+                                        uint64_t address, const char* what) {
+  if (out == NULL || spec == NULL || ((uintptr_t)out & 63u) != 0) {
+    return kiln_status_create(KILN_INVALID_ARGUMENT, "tensor map: NULL or unaligned output");
+  }
+  KilnStatus* st = driver();
+  if (st != NULL) return st;
+  if (g_driver.cuTensorMapEncodeTiled == NULL) {
+    return kiln_status_create(KILN_UNIMPLEMENTED,
+                              "%s: the CUDA driver lacks cuTensorMapEncodeTiled (CUDA 12 and newer "
+                              "have it)",
+                              what ? what : "tensor map");
+  }
+  /* Element strides 1, no interleave, L2 promotion 256B, out-of-bounds
+   * elements read as zeros. */
+  const uint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  const CUresult r = g_driver.cuTensorMapEncodeTiled(
+      out, (int)spec->data_type, spec->rank, (void*)(uintptr_t)address, spec->dims, spec->strides,
+      spec->box, element_strides, /*interleave=*/0, (int)spec->swizzle, /*l2Promotion=*/3,
+      /*oobFill=*/0);
+  if (r == 0) return NULL;
+  char d[512];
+  describe(r, d, sizeof d);
+  /* CUDA_ERROR_INVALID_VALUE: the arguments (an unaligned address). */
+  return kiln_status_create(r == 1 ? KILN_INVALID_ARGUMENT : KILN_INTERNAL,
+                            "cuTensorMapEncodeTiled(%s, address 0x%llx): %s", what ? what : "?",
+                            (unsigned long long)address, d);
 }

@@ -117,6 +117,31 @@ KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_function_set_max_dynamic_shared(KilnCudaD
                                                                        const char* name,
                                                                        unsigned bytes);
 
+/* A TMA tensor map's arguments besides the address (cuTensorMapEncodeTiled's;
+ * the arrays hold `rank`, rank - 1 and `rank` entries). */
+typedef struct KilnCudaTensorMapSpec {
+  uint32_t data_type; /* CUtensorMapDataType */
+  uint32_t rank;      /* 1 .. 5 */
+  const uint64_t* dims;    /* elements, innermost first (cuuint64_t) */
+  const uint64_t* strides; /* bytes, of dims 1 .. rank-1 */
+  const uint32_t* box;     /* elements (cuuint32_t) */
+  uint32_t swizzle;   /* CUtensorMapSwizzle: 0 none, 1 32B, 2 64B, 3 128B */
+} KilnCudaTensorMapSpec;
+
+/* Whether the driver (opened if need be) has cuTensorMapEncodeTiled (CUDA
+ * 12 and newer); 0 when there is no driver. Thread-safe. */
+KILN_CUDA_HIDDEN int kiln_cuda_has_tensor_map_encode(void);
+
+/* Encodes the tensor map of `spec` over device address `address` into `out`
+ * (128 bytes, 64-byte aligned): element strides 1, no interleave, L2
+ * promotion 256B, out-of-bounds elements zeros. `what` names the parameter in
+ * messages. KILN_UNIMPLEMENTED when the driver lacks the call;
+ * KILN_INVALID_ARGUMENT naming the address and the CUresult when the driver
+ * refuses the arguments (an address not 16-byte aligned). Host-only: no
+ * context needed. Thread-safe. */
+KILN_CUDA_HIDDEN KilnStatus* kiln_cuda_tensor_map_encode(void* out, const KilnCudaTensorMapSpec* spec,
+                                                         uint64_t address, const char* what);
+
 #ifdef __cplusplus
 }
 #endif

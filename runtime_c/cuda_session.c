@@ -13,6 +13,12 @@
  *     architecture is refused), and each step's function and launch dims;
  *     a kernel with dynamic shared memory (DEVICE_CODE version 3) checked
  *     against the GPU's per-block limit and, above 48 KiB, opted into it;
+ *   - TMA tensor maps (DEVICE_CODE version 4): a 64-byte-aligned 128-byte
+ *     slot per tensor-map parameter of each kernel, encoded
+ *     (cuTensorMapEncodeTiled) before a launch for the address of the
+ *     map's buffer argument, again only when that address changed; the
+ *     launch's argument for the parameter points at the slot (a by-value
+ *     parameter). A driver without the call refuses the session;
  *   - a run: every step's arguments (device addresses, + byte_offset) into
  *     the argument slots, the launches queued, one synchronization at the end;
  *   - for a GPU VM artifact (format version 4) the VM's device
@@ -52,8 +58,19 @@ struct KilnCudaSession {
   uint64_t* vm_arg_values;
   void** vm_arg_ptrs;
   uint32_t vm_max_args;
+  /* Tensor maps (version 4): per DEVICE_CODE kernel its first slot; the
+   * slots (128 bytes each, 64-byte aligned) and the buffer address each was
+   * last encoded for (UINT64_MAX: none yet); per step, its arguments'
+   * pointers when its kernel has tensor maps (else NULL). */
+  uint32_t* tmap_first;
+  uint8_t* tmap_slots;
+  uint64_t* tmap_address;
+  void*** step_ptrs;
+  int32_t num_step_ptrs;
   const KilnArtifact* art;
 };
+
+enum { kTensorMapBytes = 128 };
 
 /* "<path>: <what>: <the status's message>", the code kept; frees `st`. */
 static KilnStatus* wrap(const KilnArtifact* art, const char* what, KilnStatus* st) {
@@ -81,6 +98,11 @@ void kiln_cuda_session_free(KilnSession* s) {
   free(c->vm_is_device);
   free(c->vm_arg_values);
   free(c->vm_arg_ptrs);
+  free(c->tmap_first);
+  free(c->tmap_slots);
+  free(c->tmap_address);
+  for (int32_t k = 0; c->step_ptrs != NULL && k < c->num_step_ptrs; ++k) free(c->step_ptrs[k]);
+  free(c->step_ptrs);
   free(c);
   s->cuda = NULL;
 }
@@ -202,6 +224,80 @@ static KilnStatus* prepare_kernels(KilnSession* s) {
   return NULL;
 }
 
+/* Version 4's tensor maps: refused on a driver without
+ * cuTensorMapEncodeTiled (before CUDA 12), naming the first kernel that has
+ * one; else a slot per tensor-map parameter of every kernel. */
+static KilnStatus* prepare_tensor_maps(KilnSession* s) {
+  const KilnArtifact* art = s->artifact;
+  KilnCudaSession* c = s->cuda;
+  const KilnDeviceCode* dc = art->device_code;
+  uint64_t total = 0;
+  for (uint32_t k = 0; k < dc->num_kernels; ++k) {
+    const KilnDeviceKernelDesc* kd = &dc->kernels[k];
+    if (kd->num_tensor_maps == 0) continue;
+    if (!kiln_cuda_has_tensor_map_encode()) {
+      return kiln_status_create(
+          KILN_UNIMPLEMENTED,
+          "%s: kernel '%.200s' takes TMA tensor maps (parameter %u), but the CUDA driver on "
+          "device %d (%s) lacks cuTensorMapEncodeTiled (CUDA 12 and newer have it): update the "
+          "driver",
+          art->path, kd->name, kd->tensor_maps[0].param, kiln_cuda_device_ordinal(c->dev),
+          c->info.name);
+    }
+    total += kd->num_tensor_maps;
+  }
+  if (total == 0) return NULL;
+  c->tmap_first = (uint32_t*)calloc(dc->num_kernels, sizeof *c->tmap_first);
+  c->tmap_address = (uint64_t*)malloc((size_t)total * sizeof *c->tmap_address);
+  c->tmap_slots = (uint8_t*)aligned_alloc(64, (size_t)total * kTensorMapBytes);
+  if (c->tmap_first == NULL || c->tmap_address == NULL || c->tmap_slots == NULL) {
+    return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+  }
+  memset(c->tmap_slots, 0, (size_t)total * kTensorMapBytes);
+  uint32_t at = 0;
+  for (uint32_t k = 0; k < dc->num_kernels; ++k) {
+    c->tmap_first[k] = at;
+    at += dc->kernels[k].num_tensor_maps;
+  }
+  for (uint64_t i = 0; i < total; ++i) c->tmap_address[i] = UINT64_MAX;
+  return NULL;
+}
+
+/* Tensor map j of kernel kd: its slot. */
+static void* tmap_slot(const KilnCudaSession* c, const KilnDeviceKernelDesc* kd, uint32_t j) {
+  const uint32_t k = (uint32_t)(kd - c->art->device_code->kernels);
+  return c->tmap_slots + (size_t)(c->tmap_first[k] + j) * kTensorMapBytes;
+}
+
+/* Encodes kernel kd's tensor maps for its buffers' device addresses
+ * `buffers` (each slot only when its buffer's address changed since its
+ * last encode). */
+static KilnStatus* encode_tensor_maps(KilnCudaSession* c, const KilnDeviceKernelDesc* kd,
+                                      const uint64_t* buffers) {
+  const uint32_t k = (uint32_t)(kd - c->art->device_code->kernels);
+  for (uint32_t j = 0; j < kd->num_tensor_maps; ++j) {
+    const KilnDeviceTensorMapDesc* tm = &kd->tensor_maps[j];
+    const uint32_t slot = c->tmap_first[k] + j;
+    const uint64_t address = buffers[tm->buffer];
+    if (c->tmap_address[slot] == address) continue;
+    KilnCudaTensorMapSpec spec;
+    spec.data_type = tm->data_type;
+    spec.rank = tm->rank;
+    spec.dims = tm->dims;
+    spec.strides = tm->strides;
+    spec.box = tm->box;
+    spec.swizzle = tm->swizzle;
+    char what[320];
+    (void)snprintf(what, sizeof what, "kernel '%.200s' tensor-map parameter %u, of parameter %u",
+                   kd->name, tm->param, tm->buffer);
+    c->tmap_address[slot] = UINT64_MAX;
+    KilnStatus* st = kiln_cuda_tensor_map_encode(tmap_slot(c, kd, j), &spec, address, what);
+    if (st != NULL) return st;
+    c->tmap_address[slot] = address;
+  }
+  return NULL;
+}
+
 /* ------------------------------------------------------------ the GPU VM */
 
 /* Per kernel of the VM program: its function when DEVICE_CODE holds it. */
@@ -271,9 +367,9 @@ static KilnStatus* vmdev_launch(void* self, uint32_t k, const DLTensor* const* a
   if (kd == NULL || c->vm_fns[k] == NULL) {
     return kiln_status_create(KILN_INTERNAL, "not a device kernel");
   }
-  if (n != kd->num_params) {
+  if (n != kd->num_buffers) {
     return kiln_status_create(KILN_INVALID_ARGUMENT, "%u arguments given, the kernel takes %u", n,
-                              kd->num_params);
+                              kd->num_buffers);
   }
   for (uint32_t i = 0; i < n; ++i) {
     const DLDataType want = kd->params[i].dtype;
@@ -284,6 +380,41 @@ static KilnStatus* vmdev_launch(void* self, uint32_t k, const DLTensor* const* a
       return kiln_status_create(KILN_INVALID_ARGUMENT, "argument %u is %s, the kernel takes %s", i, g, w);
     }
     c->vm_arg_values[i] = data[i];
+  }
+  if (kd->num_tensor_maps != 0) {
+    /* Version 4 (a static launch): each map over its buffer argument, which
+     * must hold what the map covers. */
+    for (uint32_t j = 0; j < kd->num_tensor_maps; ++j) {
+      const KilnDeviceTensorMapDesc* tm = &kd->tensor_maps[j];
+      const DLTensor* t = args[tm->buffer];
+      uint64_t bytes = kiln_dtype_bytes(t->dtype);
+      for (int32_t d = 0; d < t->ndim; ++d) {
+        if (t->shape[d] < 0 || __builtin_mul_overflow(bytes, (uint64_t)t->shape[d], &bytes)) {
+          bytes = 0;
+          break;
+        }
+      }
+      if (bytes < tm->span_bytes) {
+        return kiln_status_create(KILN_INVALID_ARGUMENT,
+                                  "tensor-map parameter %u covers %llu bytes of argument %u, "
+                                  "which holds %llu",
+                                  tm->param, (unsigned long long)tm->span_bytes, tm->buffer,
+                                  (unsigned long long)bytes);
+      }
+    }
+    KilnStatus* st = encode_tensor_maps(c, kd, data);
+    if (st != NULL) return st;
+    for (uint32_t j = 0; j < kd->num_tensor_maps; ++j) {
+      c->vm_arg_ptrs[kd->tensor_maps[j].param] = tmap_slot(c, kd, j);
+    }
+    st = kiln_cuda_launch_async(c->dev, c->vm_fns[k], kd->name, kd->grid, kd->block,
+                                kd->dynamic_shared_bytes, c->vm_arg_ptrs);
+    /* The slots shared with other kernels' launches point at values again. */
+    for (uint32_t j = 0; j < kd->num_tensor_maps; ++j) {
+      const uint32_t p = kd->tensor_maps[j].param;
+      c->vm_arg_ptrs[p] = &c->vm_arg_values[p];
+    }
+    return st;
   }
   unsigned grid[3] = {kd->grid[0], kd->grid[1], kd->grid[2]};
   if (kd->num_vars != 0) {
@@ -328,6 +459,7 @@ KilnStatus* kiln_cuda_session_init(KilnSession* s, int32_t device_id) {
   if (st != NULL) return wrap(art, what, st);
   st = load_module(s);
   if (st == NULL) st = prepare_kernels(s);
+  if (st == NULL) st = prepare_tensor_maps(s);
   if (st != NULL) return st;
 
   /* Device memory: the session's storages, then the parameters. */
@@ -385,14 +517,26 @@ KilnStatus* kiln_cuda_session_init(KilnSession* s, int32_t device_id) {
     st = init_vm_kernels(s);
     if (st != NULL) return st;
   }
+  c->step_ptrs = (void***)calloc(nsteps > 0 ? (size_t)nsteps : 1, sizeof *c->step_ptrs);
+  if (c->step_ptrs == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+  c->num_step_ptrs = nsteps;
   for (int32_t k = 0; k < nsteps; ++k) {
     const KilnPlanNode* pn = &art->nodes[art->op_nodes[k]];
-    c->kernels[k] = kiln_device_code_find(art->device_code, pn->func_name); /* checked at load */
+    const KilnDeviceKernelDesc* kd = kiln_device_code_find(art->device_code, pn->func_name); /* checked at load */
+    c->kernels[k] = kd;
     st = kiln_cuda_module_function(c->mod, pn->func_name, &c->fns[k]);
     if (st != NULL) {
       char node[320];
       (void)snprintf(node, sizeof node, "node '%.200s' (the %s image)", pn->name, c->image);
       return wrap(art, node, st);
+    }
+    /* A kernel with tensor maps: its buffers' argument slots (set at each
+     * launch), then its maps' slots. */
+    if (kd->num_tensor_maps != 0) {
+      void** p = (void**)calloc(kd->num_params, sizeof(void*));
+      if (p == NULL) return kiln_status_create(KILN_RESOURCE_EXHAUSTED, "%s: out of memory", art->path);
+      c->step_ptrs[k] = p;
+      for (uint32_t j = 0; j < kd->num_tensor_maps; ++j) p[kd->tensor_maps[j].param] = tmap_slot(c, kd, j);
     }
   }
   return NULL;
@@ -407,8 +551,17 @@ static KilnStatus* launch_step(KilnSession* s, int32_t k, size_t slot) {
     c->arg_values[slot + (size_t)a] = (uint64_t)(uintptr_t)t->data + t->byte_offset;
   }
   const KilnDeviceKernelDesc* kd = c->kernels[k];
-  KilnStatus* st = kiln_cuda_launch_async(c->dev, c->fns[k], kd->name, kd->grid, kd->block,
-                                          kd->dynamic_shared_bytes, &c->arg_ptrs[slot]);
+  KilnStatus* st = NULL;
+  void** ptrs = &c->arg_ptrs[slot];
+  if (c->step_ptrs[k] != NULL) {
+    ptrs = c->step_ptrs[k];
+    for (uint32_t a = 0; a < kd->num_buffers; ++a) ptrs[a] = &c->arg_values[slot + a];
+    st = encode_tensor_maps(c, kd, &c->arg_values[slot]);
+  }
+  if (st == NULL) {
+    st = kiln_cuda_launch_async(c->dev, c->fns[k], kd->name, kd->grid, kd->block,
+                                kd->dynamic_shared_bytes, ptrs);
+  }
   if (st == NULL) return NULL;
   char node[320];
   (void)snprintf(node, sizeof node, "node '%.200s'", s->artifact->nodes[step->node_id].name);

@@ -21,6 +21,7 @@
 #include "ir/type.h"
 #include "kiln/device_code_format.h"
 #include "tests/cuda/emulate_host.h"
+#include "tests/cuda/fake_tensor_map.h"
 
 extern char** environ;
 
@@ -88,6 +89,44 @@ absl::StatusOr<interp::Value> Unflatten(const Type& t, const std::vector<Ref<con
   }
   if (*pos >= flat.size()) return absl::InternalError("emulator: too few results");
   return interp::Value::Tensor(flat[(*pos)++]);
+}
+
+// CUtensorMapDataType of `t` (runtime_c/device_code.c's table), or -1.
+int TensorMapDataType(DataType t) {
+  const int bits = t.bits();
+  if (t.lanes() != 1) return -1;
+  if (t.code() == DTypeCode::kBFloat) return bits == 16 ? 9 : -1;
+  if (t.is_float()) return bits == 16 ? 6 : bits == 32 ? 7 : bits == 64 ? 8 : -1;
+  if (t.is_int() || t.is_uint() || t.is_bool()) {
+    return bits == 8 || t.is_bool() ? 0 : bits == 16 ? 1 : bits == 32 ? (t.is_int() ? 3 : 2)
+           : bits == 64 ? (t.is_int() ? 5 : 4) : -1;
+  }
+  return -1;
+}
+
+// The 128-byte tensor map of `t` over host address `address` in the fake
+// layout, as the fake driver's cuTensorMapEncodeTiled writes it for the
+// runtime (tests/cuda/fake_tensor_map.h), into `out` (64-byte aligned).
+absl::Status EncodeTensorMap(const codegen_cuda::CudaKernel& k, const codegen_cuda::CudaTensorMap& t,
+                             DataType dtype, const void* address, void* out) {
+  const int data_type = TensorMapDataType(dtype);
+  const size_t rank = t.dims.size();
+  if (data_type < 0 || rank < 1 || rank > 5 || t.strides.size() != rank - 1 || t.box.size() != rank) {
+    return absl::InvalidArgumentError(absl::StrCat("emulator: kernel ", k.name, " tensor map of parameter ",
+                                                   t.param, ": its dtype or rank"));
+  }
+  std::vector<uint64_t> dims(t.dims.begin(), t.dims.end()), strides(t.strides.begin(), t.strides.end());
+  std::vector<uint32_t> box(t.box.begin(), t.box.end()), ones(rank, 1);
+  const unsigned swizzle = t.swizzle == 0 ? 0 : t.swizzle == 32 ? 1 : t.swizzle == 64 ? 2 : t.swizzle == 128 ? 3 : 4;
+  if (kiln_fake_tensor_map_encode(out, static_cast<unsigned>(data_type), static_cast<unsigned>(rank),
+                                  address, dims.data(), strides.data(), box.data(), ones.data(),
+                                  /*interleave=*/0, swizzle) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "emulator: kernel ", k.name, " tensor map of parameter ", t.param,
+        ": cuTensorMapEncodeTiled's rules refuse it (an address not 16-byte aligned, a stride not a "
+        "multiple of 16, a box row not whole 16 bytes, ...)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -252,6 +291,24 @@ absl::StatusOr<interp::Value> CudaEmulator::Run(const std::vector<interp::Value>
         return absl::InternalError(absl::StrCat("emulator: kernel ", k.name, " takes ", k.num_buffers,
                                                 " buffers and ", k.shape_vars.size(),
                                                 " shapes; the call passes ", a.size()));
+      }
+      // Its tensor maps (passed by value: args[i] points at the 128 bytes),
+      // encoded as the runtime has the driver encode them, for the buffers'
+      // host addresses.
+      struct alignas(64) Map {
+        unsigned char bytes[128];
+      };
+      std::vector<Map> maps(k.tensor_maps.size());
+      for (size_t j = 0; j < k.tensor_maps.size(); ++j) {
+        const codegen_cuda::CudaTensorMap& t = k.tensor_maps[j];
+        if (t.buffer >= k.num_buffers || t.param != a.size()) {
+          return absl::InternalError(absl::StrCat("emulator: kernel ", k.name, " tensor map ", j,
+                                                  " is parameter ", t.param, " of buffer ", t.buffer));
+        }
+        const DataType dtype = t.buffer < inputs.size() ? inputs[t.buffer]->dtype()
+                                                        : outputs[t.buffer - inputs.size()]->dtype();
+        KILN_RETURN_IF_ERROR(EncodeTensorMap(k, t, dtype, a[t.buffer], maps[j].bytes));
+        a.push_back(maps[j].bytes);
       }
       KILN_RETURN_IF_ERROR(im.host->Launch(it->second, a.data()));
       for (auto& t : outputs) out.push_back(t);

@@ -11,14 +11,24 @@
  * default 90), $KILN_FAKE_CUDA_DEVICES (default 1), $KILN_FAKE_CUDA_MEMORY
  * (bytes one allocation may have at most; more is CUDA_ERROR_OUT_OF_MEMORY),
  * $KILN_FAKE_CUDA_SMEM_OPTIN (the shared memory a block may opt into,
- * attribute 97; default 232448 as on an H100).
+ * attribute 97; default 232448 as on an H100), $KILN_FAKE_CUDA_ALLOC_OFFSET
+ * (bytes past a 256-byte boundary every allocation starts; default 0).
  * Dynamic shared memory as CUDA checks it: a function (one per module and
  * name, as the driver's) launches with at most 48 KiB of it unless
  * cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) raised its limit (up to
  * the opt-in limit); a launch asking for more is CUDA_ERROR_INVALID_VALUE.
+ * cuTensorMapEncodeTiled writes the fake 128-byte layout of
+ * tests/cuda/fake_tensor_map.h (the emulator's TMA copy reads it), refusing
+ * what the driver refuses (CUDA_ERROR_INVALID_VALUE: an address not 16-byte
+ * aligned, a stride not a multiple of 16, ...), and insists on the
+ * arguments kiln always passes (element strides 1, no interleave, L2
+ * promotion 256B, zero fill). Built with -DKILN_FAKE_CUDA_NO_TENSOR_MAP
+ * (libkiln_fake_cuda_no_tensor_map.so) it lacks the symbol, as drivers
+ * before CUDA 12 do: the runtime opens the driver once per process, so a
+ * missing symbol is a second library rather than an environment knob.
  * kiln_fake_cuda_stats() tells the test what happened (the last image kind
  * loaded, launches, bytes live, the last launch's dynamic shared memory,
- * the attributes set). Test-only; never installed. */
+ * the attributes set, the tensor maps encoded). Test-only; never installed. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,12 +36,13 @@
 #include <string.h>
 
 #include "tests/cuda/fake_driver_stats.h"
+#include "tests/cuda/fake_tensor_map.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 typedef void (*FakeKernel)(const unsigned* grid, const unsigned* block, void** args);
 
-static KilnFakeCudaStats g_stats = {-1, 0, 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0};
+static KilnFakeCudaStats g_stats = {-1, 0, 0, 0, {0, 0, 0}, {0, 0, 0}, 0, 0, 0, 0, 0, 0, 0, 0};
 
 /* CUDA's default limit of a function's shared memory per block; the longest
  * kernel name (kiln's KILN_DEVICE_MAX_NAME) and its NUL. */
@@ -96,18 +107,27 @@ CUresult cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
 CUresult cuCtxSetCurrent(void* ctx) { return ctx == &g_context ? 0 : 201; }
 CUresult cuCtxSynchronize(void) { return 0; }
 
+/* An allocation starts $KILN_FAKE_CUDA_ALLOC_OFFSET bytes (0 .. 248,
+ * default 0) past a 256-byte boundary, the block's own start kept in the 8
+ * bytes before it: an offset of 8 gives addresses TMA refuses. */
 CUresult cuMemAlloc_v2(CUdeviceptr* p, size_t bytes) {
   const int limit = env_int("KILN_FAKE_CUDA_MEMORY", 0);
   if (limit > 0 && bytes > (size_t)limit) return 2;
+  int offset = env_int("KILN_FAKE_CUDA_ALLOC_OFFSET", 0);
+  if (offset < 0 || offset > 248) offset = 0;
   void* m = NULL;
-  if (posix_memalign(&m, 256, bytes) != 0) return 2;
-  memset(m, 0xcd, bytes); /* not zero: a kernel reading memory nobody wrote shows */
-  *p = (CUdeviceptr)(uintptr_t)m;
+  if (posix_memalign(&m, 256, bytes + 256 + (size_t)offset) != 0) return 2;
+  unsigned char* at = (unsigned char*)m + 256 + offset;
+  memcpy(at - sizeof m, &m, sizeof m);
+  memset(at, 0xcd, bytes); /* not zero: a kernel reading memory nobody wrote shows */
+  *p = (CUdeviceptr)(uintptr_t)at;
   g_stats.live_allocations += 1;
   return 0;
 }
 CUresult cuMemFree_v2(CUdeviceptr p) {
-  free((void*)(uintptr_t)p);
+  void* m = NULL;
+  memcpy(&m, (unsigned char*)(uintptr_t)p - sizeof m, sizeof m);
+  free(m);
   g_stats.live_allocations -= 1;
   return 0;
 }
@@ -202,3 +222,24 @@ CUresult cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned
   g_stats.launches += 1;
   return 0;
 }
+
+#ifndef KILN_FAKE_CUDA_NO_TENSOR_MAP
+/* The fake layout (tests/cuda/fake_tensor_map.h); 1 CUDA_ERROR_INVALID_VALUE
+ * on arguments the driver refuses, or that kiln never passes. */
+CUresult cuTensorMapEncodeTiled(void* map, int data_type, uint32_t rank, void* address,
+                                const uint64_t* dims, const uint64_t* strides,
+                                const uint32_t* box, const uint32_t* element_strides,
+                                int interleave, int swizzle, int l2_promotion, int oob_fill) {
+  if (data_type < 0 || interleave < 0 || swizzle < 0 || l2_promotion != 3 || oob_fill != 0 ||
+      element_strides == NULL ||
+      kiln_fake_tensor_map_encode(map, (unsigned)data_type, rank, address, dims, strides, box,
+                                  element_strides, (unsigned)interleave, (unsigned)swizzle) != 0) {
+    g_stats.tensor_maps_refused += 1;
+    return 1;
+  }
+  g_stats.tensor_maps_encoded += 1;
+  g_stats.last_tensor_map_address = (unsigned long long)(uintptr_t)address;
+  g_stats.last_tensor_map_data_type = data_type;
+  return 0;
+}
+#endif

@@ -15,6 +15,10 @@ typedef struct {
   int max_dynamic_shared_set;   /* the last MAX_DYNAMIC_SHARED_SIZE_BYTES set */
   long long attributes_set;     /* cuFuncSetAttribute calls that succeeded */
   long long launches_refused;   /* launches asking more shared memory than allowed */
+  long long tensor_maps_encoded;  /* cuTensorMapEncodeTiled calls that succeeded */
+  long long tensor_maps_refused;  /* ... that returned CUDA_ERROR_INVALID_VALUE */
+  unsigned long long last_tensor_map_address; /* the last encoded map's global address */
+  int last_tensor_map_data_type;  /* its CUtensorMapDataType */
 } KilnFakeCudaStats;
 
 #endif /* KILN_TESTS_CUDA_FAKE_DRIVER_STATS_H_ */
