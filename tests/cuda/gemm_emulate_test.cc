@@ -81,12 +81,17 @@ void Check(const std::string& text, Expect want) {
     // the pipelined tile (its shared stages and barriers in the prelude),
     // cp.async, ldmatrix and mma.sync in the PTX.
     // (8x16 and the stages in dynamic shared memory for the wide wgmma tile.)
-    const bool wide = absl::StartsWith(want.tc, "kiln_gemm_wgw<");
+    // (kiln_gemm_wgt: that tile with TMA copies, its operands tensor maps,
+    // its four mbarriers static shared memory.)
+    const bool tma = absl::StartsWith(want.tc, "kiln_gemm_wgt<");
+    const bool wide = tma || absl::StartsWith(want.tc, "kiln_gemm_wgw<");
     EXPECT_NE(k.source.find(wide ? "[128];" : "[64];"), std::string::npos) << k.source;
     EXPECT_NE(k.source.find(want.tc), std::string::npos) << k.source;
     EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
-    EXPECT_EQ(k.shared_bytes, wide ? 0 : codegen_cuda::kGemmTcSharedBytes);
-    const bool swizzled = absl::StrContains(want.tc, ", true>(");
+    EXPECT_EQ(k.shared_bytes, tma ? codegen_cuda::kGemmWgtBarrierBytes
+                              : wide ? 0 : codegen_cuda::kGemmTcSharedBytes);
+    EXPECT_EQ(k.tensor_maps.size(), tma ? 2u : 0u);
+    const bool swizzled = tma || absl::StrContains(want.tc, ", true>(");
     EXPECT_EQ(k.dynamic_shared_bytes,
               wide ? codegen_cuda::kGemmWgwDynamicSharedBytes +
                          (swizzled ? codegen_cuda::kGemmWgwSwizzleAlignBytes : 0)
@@ -108,6 +113,16 @@ void Check(const std::string& text, Expect want) {
       instructions = {"cp.async.cg.shared.global", "fence.proxy.async.shared::cta",
                       "wgmma.mma_async.sync.aligned.m64n256k16.f32.",
                       "wgmma.wait_group.sync.aligned 1;", "wgmma.wait_group.sync.aligned 0;"};
+    }
+    if (tma) {
+      // The boxes on the stages' mbarriers (and kiln_gemm_wgw's copies for a
+      // base that is not a whole row).
+      instructions = {"mbarrier.init.shared::cta.b64", "fence.mbarrier_init.release.cluster",
+                      "mbarrier.arrive.expect_tx.shared::cta.b64",
+                      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                      "mbarrier.try_wait.parity.shared::cta.b64",
+                      "wgmma.mma_async.sync.aligned.m64n256k16.f32.",
+                      "wgmma.wait_group.sync.aligned 1;", "cp.async.cg.shared.global"};
     }
     if (wg && !c->cuda.ptx.empty()) {
       EXPECT_NE(c->cuda.ptx.find(".target sm_90a"), std::string::npos);
@@ -326,6 +341,24 @@ TEST(GemmEmulateTest, DenseFloat16RaggedWideWarpgroupMmaSwizzled) {
 TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMma) {
   Check(Dense(130, 1000, 104, "bfloat16", false),
         {4, 2, 1, 5e-2, nullptr, "kiln_gemm_wgw<true, false>(", "cuda -arch=sm_90a"});
+}
+// -wgmma-tma: the wide tile's stages filled by TMA, A and B as tensor-map
+// parameters (encoded by the emulator as the runtime does at launch):
+// a fused epilogue; ragged in M, N and K (k's end is the maps' bound, rows
+// past M read the rows that follow, never stored); batched (the maps cover
+// every batch, the tile's row coordinate crosses them).
+TEST(GemmEmulateTest, DenseBiasReluFloat16WideWarpgroupMmaTma) {
+  Check(Dense(128, 512, 128, "float16", true),
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_wgt<false>(", "cuda -arch=sm_90a -wgmma-tma",
+         {"const __grid_constant__ kiln_tmap tm_"}});
+}
+TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMmaTma) {
+  Check(Dense(130, 1000, 104, "bfloat16", false),
+        {4, 2, 1, 5e-2, nullptr, "kiln_gemm_wgt<true>(", "cuda -arch=sm_90a -wgmma-tma"});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16WideWarpgroupMmaTma) {
+  Check(BatchMatmul(3, 100, 256, 64, "float16"),
+        {1, 1, 3, 2e-2, nullptr, "kiln_gemm_wgt<false>(", "cuda -arch=sm_90a -wgmma-tma"});
 }
 // -wgmma-n=128: the 128 x 128 wgmma tile however many columns.
 TEST(GemmEmulateTest, DenseFloat16NarrowWarpgroupMmaOnRequest) {
