@@ -447,6 +447,15 @@ TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
   kiln_artifact_release(a);
 }
 
+// -wgmma-tma: the wide tile's stages filled by TMA, through the session:
+// it encodes the two tensor maps for the device addresses of x and w (the
+// fake driver's layout), which the emulated copies read (a map the session
+// did not encode, or encoded for the wrong buffer, fails the launch or the
+// values).
+TEST(CudaSessionFp16Test, TmaWarpgroupMmaGemmRunsLikeTheCpuArtifact) {
+  GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90a -wgmma-tma", "kiln_gemm_wgt<false>(", "gemm_wgt");
+}
+
 // ONNX MatMul's constant weights ([K, N], n-major) on sm_90a: AlterOpLayout
 // makes the matmul a dense by the transposed constant (folded), so both
 // operands are k-major and the GEMM runs on wgmma; against the CPU artifact.
