@@ -32,8 +32,10 @@ namespace kiln {
 namespace {
 
 using testing::DenseAddReluSoftmaxText;
+using testing::DeviceCodeAt;
 using testing::Rd32;
 using testing::Rd64;
+using testing::ReadAll;
 using testing::TakeStatus;
 using testing::TempPath;
 using testing::Wr32;
@@ -54,16 +56,10 @@ constexpr char kSymbolicRelu[] = R"(#[version = "0.1"]
 def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
 )";
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
 void WriteAll(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
-
 
 // Loads `bytes` (written to a file and re-sealed, so the checksum passes):
 // "" when it loads, else the status.
@@ -183,11 +179,6 @@ TEST_F(CudaArtifactTest, ModelsThatNeedTheVmAreGpuVmArtifacts) {
   r = CompileFor("cuda -arch=sm_70", TempPath("vm.so"), kSymbolicRelu);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("sm_70"), std::string::npos) << r.status();
-}
-
-// The DEVICE_CODE section of a compiled artifact: its offset in the file.
-size_t DeviceCodeAt(const std::string& bytes) {
-  return bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
 }
 
 TEST_F(CudaArtifactTest, CorruptedDeviceCodeIsRefused) {

@@ -47,11 +47,15 @@ namespace kiln {
 namespace {
 
 using testing::DenseAddReluSoftmaxText;
+using testing::DeviceCodeAt;
 using testing::Rd32;
 using testing::Rd64;
+using testing::ReadAll;
+using testing::Section;
 using testing::Tensor;
 using testing::TakeStatus;
 using testing::TempPath;
+using testing::WriteSealed;
 using testing::Wr32;
 using testing::Wr64;
 
@@ -96,28 +100,6 @@ absl::Status CompileFor(const std::string& target, const std::string& path,
   return compiler::CompileToLibrary(typed, o, path).status();
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-
-// The DEVICE_CODE section's offset in the file, and its bytes (to the end
-// of its last image).
-size_t DeviceCodeAt(const std::string& bytes) {
-  return bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
-}
-std::string Section(const std::string& bytes) {
-  const size_t dc = DeviceCodeAt(bytes);
-  if (dc == std::string::npos) return "";
-  size_t end = 0;
-  for (uint32_t i = 0; i < Rd32(bytes, dc + 16); ++i) {
-    const size_t e = dc + Rd64(bytes, dc + 32) + 32 * i;
-    end = std::max<size_t>(end, Rd64(bytes, e + 8) + Rd64(bytes, e + 16));
-  }
-  return bytes.substr(dc, end);
-}
-
 // A version 1 or 2 DEVICE_CODE section (`s`, to the end of its last
 // image, the CUDA C) made version 3 in as many bytes: each kernel record
 // followed by dynamic[k] and a reserved 0, everything after them 8 bytes
@@ -149,14 +131,6 @@ std::string ToVersion3(const std::string& s, const std::vector<uint32_t>& dynami
   return t;
 }
 
-// Writes `bytes` to `name` and re-seals it (file size, checksum): "" or the
-// status.
-std::string WriteSealed(const std::string& bytes, const std::string& name) {
-  std::ofstream(TempPath(name), std::ios::binary | std::ios::trunc)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return TakeStatus(kiln_artifact_seal_file(TempPath(name).c_str()));
-}
-
 // Loads `bytes` (written to a file and re-sealed): "" when it loads, else
 // the status.
 std::string LoadMutant(const std::string& bytes) {
@@ -171,7 +145,6 @@ std::string LoadMutant(const std::string& bytes) {
 void* FakeDriver() { return dlopen(std::getenv("KILN_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL); }
 
 FakeStats* Stats() { return testing::FakeDriverStats(); }
-
 
 class DynamicSharedTest : public ::testing::Test {
  protected:

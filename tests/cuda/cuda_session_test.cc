@@ -37,6 +37,7 @@
 namespace kiln {
 namespace {
 
+using testing::ReadAll;
 using testing::Tensor;
 using testing::TakeStatus;
 using testing::TempPath;
@@ -70,11 +71,6 @@ absl::Status CompileFor(const std::string& target, const std::string& path,
   return compiler::CompileToLibrary(typed, o, path).status();
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
 // The kernels of a GPU artifact built for the host, as the fake driver
 // runs them (tests/cuda/emulate.h).
 absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact,
@@ -85,7 +81,6 @@ absl::StatusOr<std::string> BuildHostKernels(const std::string& artifact,
 }
 
 FakeStats* Stats() { return testing::FakeDriverStats(); }
-
 
 class CudaSessionTest : public ::testing::Test {
  protected:

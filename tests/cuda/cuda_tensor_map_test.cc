@@ -48,10 +48,14 @@
 namespace kiln {
 namespace {
 
+using testing::DeviceCodeAt;
 using testing::Rd32;
 using testing::Rd64;
+using testing::ReadAll;
+using testing::Section;
 using testing::TakeStatus;
 using testing::TempPath;
+using testing::WriteSealed;
 using testing::Wr32;
 using testing::Wr64;
 
@@ -170,33 +174,6 @@ absl::StatusOr<codegen_cuda::CudaModule> CompileAdd(
   }
   if (fused_out != nullptr) *fused_out = fused;
   return cm;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(f), {});
-}
-
-size_t DeviceCodeAt(const std::string& bytes) {
-  return bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
-}
-
-// The DEVICE_CODE section of an artifact's bytes, to the end of its last image.
-std::string Section(const std::string& bytes) {
-  const size_t dc = DeviceCodeAt(bytes);
-  if (dc == std::string::npos) return "";
-  size_t end = 0;
-  for (uint32_t i = 0; i < Rd32(bytes, dc + 16); ++i) {
-    const size_t e = dc + Rd64(bytes, dc + 32) + 32 * i;
-    end = std::max<size_t>(end, Rd64(bytes, e + 8) + Rd64(bytes, e + 16));
-  }
-  return bytes.substr(dc, end);
-}
-
-std::string WriteSealed(const std::string& bytes, const std::string& name) {
-  std::ofstream(TempPath(name), std::ios::binary | std::ios::trunc)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return TakeStatus(kiln_artifact_seal_file(TempPath(name).c_str()));
 }
 
 // "" when `bytes` (written and re-sealed) loads, else the status.

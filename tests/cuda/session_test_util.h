@@ -1,17 +1,22 @@
 // File: tests/cuda/session_test_util.h
 //
 // Small helpers the CUDA artifact and session tests share (cuda_artifact_test,
-// cuda_session_test, cuda_vm_test, cuda_dynamic_shared_test): a path in the
-// test's temporary directory, a runtime status as "CODE: message" (freed),
+// cuda_session_test, cuda_vm_test, cuda_dynamic_shared_test,
+// cuda_tensor_map_test): a path in the test's temporary directory, a runtime
+// status as "CODE: message" (freed), an artifact's bytes and its DEVICE_CODE
+// section, a re-sealed copy,
 // the fake driver's counters and the two-kernel model most of them compile.
 #ifndef KILN_TESTS_CUDA_SESSION_TEST_UTIL_H_
 #define KILN_TESTS_CUDA_SESSION_TEST_UTIL_H_
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -19,6 +24,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include <dlpack/dlpack.h>
+#include "kiln/artifact_writer.h"
+#include "kiln/device_code_format.h"
 #include "kiln/runtime.h"
 #include "tests/cuda/fake_driver_stats.h"
 
@@ -52,6 +59,36 @@ inline uint64_t Rd64(const std::string& s, size_t at) {
 }
 inline void Wr32(std::string* s, size_t at, uint32_t v) { std::memcpy(s->data() + at, &v, 4); }
 inline void Wr64(std::string* s, size_t at, uint64_t v) { std::memcpy(s->data() + at, &v, 8); }
+
+// A file's bytes ("" when it cannot be read).
+inline std::string ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// The DEVICE_CODE section of an artifact's bytes: its offset (npos when
+// none), and its bytes to the end of its last image.
+inline size_t DeviceCodeAt(const std::string& bytes) {
+  return bytes.find(std::string(KILN_DEVICE_CODE_MAGIC, KILN_DEVICE_CODE_MAGIC_SIZE));
+}
+inline std::string Section(const std::string& bytes) {
+  const size_t dc = DeviceCodeAt(bytes);
+  if (dc == std::string::npos) return "";
+  size_t end = 0;
+  for (uint32_t i = 0; i < Rd32(bytes, dc + 16); ++i) {
+    const size_t e = dc + Rd64(bytes, dc + 32) + 32 * i;
+    end = std::max<size_t>(end, Rd64(bytes, e + 8) + Rd64(bytes, e + 16));
+  }
+  return bytes.substr(dc, end);
+}
+
+// Writes `bytes` to `name` under TempPath and re-seals it (file size,
+// checksum): "" or the status.
+inline std::string WriteSealed(const std::string& bytes, const std::string& name) {
+  std::ofstream(TempPath(name), std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return TakeStatus(kiln_artifact_seal_file(TempPath(name).c_str()));
+}
 
 // A 2-D float32 DLTensor over `data` on `device` (shape not copied).
 inline DLTensor Tensor(float* data, int64_t* shape, DLDeviceType device = kDLCPU, int id = 0) {
