@@ -134,6 +134,26 @@ absl::StatusOr<IterVar> TileGemm(Stage* s, int64_t reg, int64_t reg_j) {
   return j2.outer;
 }
 
+// A GEMM-tiled output's stores (each thread's `reg_j` consecutive columns
+// per row) 16 bytes at a time: its innermost loop split by the 16-byte lanes
+// of its element type (8 of 2 bytes, 4 of 4), the inner part marked
+// "kiln_vector", so that the code generator stores a row's run of outputs
+// (and loads the fused epilogue's parameters indexed along it, a bias) as
+// 16-byte accesses where the index is a provable multiple of the lanes and
+// the pointers are aligned at run time. A warp's 2-byte stores 16 or 32
+// bytes apart otherwise write a 32-byte sector per element. A ragged tile's
+// guarded stores keep the scalar form. Nothing when the lanes do not divide
+// reg_j.
+absl::Status VectorizeGemmStores(Stage* out, int64_t reg_j) {
+  if (out->op->num_outputs() != 1) return absl::OkStatus();
+  const DataType dt = out->op->output(0).dtype();
+  if (dt.lanes() != 1 || (dt.bits() != 16 && dt.bits() != 32)) return absl::OkStatus();
+  const int64_t lanes = kVectorBytes / (dt.bits() / 8);
+  if (reg_j % lanes != 0) return absl::OkStatus();
+  KILN_ASSIGN_OR_RETURN(SplitAxes v, out->split(out->leaf_iter_vars.back(), lanes));
+  return out->pragma(v.inner, "kiln_vector", tir::IntImm(lanes));
+}
+
 // Whether the reduction stage `r` (read by the GEMM-tiled output `out` only)
 // is GEMM-like: two data-parallel axes (three with a batch) of out's extents
 // and at least one reduction axis (a layer_norm's row sums over a batch of
@@ -806,6 +826,7 @@ absl::Status ScheduleDefaultCuda(Schedule& s, const std::vector<Tensor>& outputs
         KILN_RETURN_IF_ERROR(
             out->pragma(leaves[leaves.size() - 2], "loop_partition", tir::IntImm(0)));
       }
+      KILN_RETURN_IF_ERROR(VectorizeGemmStores(out, wide ? kWideCols : reg));
       thread_loop[out] = tx;
       gemm_tiled.insert(out);
       if (tc) tc_tiled.insert(out);

@@ -198,7 +198,10 @@ std::string BatchMatmul(int batch, int m, int n, int k, const char* dt = "float3
                       "]) {\n  nn.batch_matmul(%a, %b)\n}\n");
 }
 
-TEST(GemmEmulateTest, DenseFloat32) { Check(Dense(128, 192, 64, "float32", false), {3, 2, 1}); }
+// (A thread's 4 consecutive outputs of a row stored as one float4.)
+TEST(GemmEmulateTest, DenseFloat32) {
+  Check(Dense(128, 192, 64, "float32", false), {3, 2, 1, 1e-4, nullptr, nullptr, "cuda -arch=sm_90", {"*(float4*)("}});
+}
 TEST(GemmEmulateTest, DenseBiasReluFloat32) {
   Check(Dense(128, 128, 96, "float32", true), {2, 2, 1});
 }
@@ -350,7 +353,9 @@ TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMma) {
 TEST(GemmEmulateTest, DenseBiasReluFloat16WideWarpgroupMmaTma) {
   Check(Dense(128, 512, 128, "float16", true),
         {2, 1, 1, 2e-2, nullptr, "kiln_gemm_wgt<false>(", "cuda -arch=sm_90a -wgmma-tma",
-         {"const __grid_constant__ kiln_tmap tm_"}});
+         {"const __grid_constant__ kiln_tmap tm_",
+          // A row's 8 outputs (and the bias along it) 16 bytes at a time.
+          ") = *(const uint4*)kvo", "*(uint4*)kv0 = *(const uint4*)("}});
 }
 TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMmaTma) {
   Check(Dense(130, 1000, 104, "bfloat16", false),
