@@ -123,6 +123,7 @@ absl::StatusOr<CudaKernel> Emitter::Run() {
   k.name = Sanitize(f_->name);
   KILN_RETURN_IF_ERROR(CollectLaunch(f_->body));
   KILN_RETURN_IF_ERROR(CollectBatchRows());
+  KILN_RETURN_IF_ERROR(PlanWarpSpecialization());
   // Parameters: buffers, then the shape variables they name.
   std::vector<std::string> params;
   std::unordered_set<const ExprNode*> stored;
@@ -188,6 +189,7 @@ absl::StatusOr<CudaKernel> Emitter::Run() {
     Line(absl::StrCat(name, " += (long long)blockIdx.z * ", per_row, "LL;"));
   }
   KILN_RETURN_IF_ERROR(EmitRoot(f_->body));
+  FinishWarpSpecialization();
   k.shared_bytes = shared_bytes_;
   k.dynamic_shared_bytes = dynamic_shared_bytes_;
   // The tensor maps the GEMM tiles asked for: parameters after the buffers.
@@ -540,7 +542,8 @@ absl::Status Emitter::EmitMma(const PrimExpr& call) {
     return EmitGemmTc(call);
   }
   if (call->name == kGemmWgF16 || call->name == kGemmWgBF16 || call->name == kGemmWgwF16 ||
-      call->name == kGemmWgwBF16 || call->name == kGemmWgtF16 || call->name == kGemmWgtBF16) {
+      call->name == kGemmWgwBF16 || call->name == kGemmWgtF16 || call->name == kGemmWgtBF16 ||
+      call->name == kGemmWgsF16 || call->name == kGemmWgsBF16) {
     return EmitGemmWg(call);
   }
   if (call->name == kConvTcF16 || call->name == kConvTcBF16 || call->name == kConvTcTf32 ||
@@ -647,98 +650,6 @@ absl::Status Emitter::EmitConvTc(const PrimExpr& call) {
   return absl::OkStatus();
 }
 
-// kiln_gemm_wg<bf16>(cl, A + a_base, a_row_stride, B + b_base,
-// b_col_stride, steps, rows, cols, k) (both k strides 1), or the wide
-// tile's kiln_gemm_wgw<bf16>(...), whose stages are dynamic shared memory.
-std::optional<std::string> Emitter::GemmTensorMap(const PrimExpr& data, int64_t row_stride,
-                                                  int64_t k, int64_t box_rows) {
-  if (!static_launch_ || row_stride % 8 != 0 || row_stride < k || k < 1) return std::nullopt;
-  for (size_t i = 0; i < f_->params.size(); ++i) {
-    const Buffer& b = f_->params[i];
-    if (b->data.get() != data.get()) continue;
-    if (b->dtype.bits() != 16 || b->dtype.lanes() != 1) return std::nullopt;
-    int64_t elems = 1;
-    for (const PrimExpr& d : b->shape) {
-      int64_t v = 0;
-      if (!tir::IsConstInt(d, &v) || v < 0) return std::nullopt;
-      elems *= v;
-    }
-    if (elems < k) return std::nullopt;
-    CudaTensorMap tm;
-    tm.buffer = i;
-    // Whole rows of k elements: a row r is in the map when its last element is.
-    tm.dims = {k, (elems - k) / row_stride + 1};
-    tm.strides = {row_stride * 2};
-    tm.box = {64, box_rows};
-    tm.swizzle = 128;
-    for (size_t j = 0; j < tensor_maps_.size(); ++j) {
-      const CudaTensorMap& o = tensor_maps_[j];
-      if (o.buffer == tm.buffer && o.dims == tm.dims && o.strides == tm.strides &&
-          o.box == tm.box) {
-        return tensor_map_names_[j];
-      }
-    }
-    const std::string base = Sanitize(absl::StrCat("tm_", b->name));
-    std::string name = base;
-    for (int n = 1; used_.count(name); ++n) name = absl::StrCat(base, "_", n);
-    used_.insert(name);
-    tensor_maps_.push_back(std::move(tm));
-    tensor_map_names_.push_back(name);
-    return name;
-  }
-  return std::nullopt;
-}
-
-absl::Status Emitter::EmitGemmWg(const PrimExpr& call) {
-  const bool tma = call->name == kGemmWgtF16 || call->name == kGemmWgtBF16;
-  const bool wide = tma || call->name == kGemmWgwF16 || call->name == kGemmWgwBF16;
-  const bool bf =
-      call->name == kGemmWgBF16 || call->name == kGemmWgwBF16 || call->name == kGemmWgtBF16;
-  if (call->args.size() != (wide ? 12u : 11u)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("call '", call->name, "' with ", call->args.size(), " arguments"));
-  }
-  int64_t swizzle = 0;
-  if (wide && (!tir::IsConstInt(call->args[11], &swizzle) || (swizzle != 0 && swizzle != 128) ||
-               (tma && swizzle != 128))) {
-    return absl::InvalidArgumentError(absl::StrCat("call '", call->name, "': the swizzle must be a constant ",
-                                                   tma ? "128" : "0 or 128"));
-  }
-  KILN_ASSIGN_OR_RETURN(std::vector<std::string> a, Args(call));
-  if (tma) {
-    int64_t ar = 0, bc = 0, kn = 0;
-    std::optional<std::string> ta, tb;
-    if (tir::IsConstInt(call->args[3], &ar) && tir::IsConstInt(call->args[6], &bc) &&
-        tir::IsConstInt(call->args[10], &kn)) {
-      ta = GemmTensorMap(call->args[1], ar, kn, 128);
-      if (ta) tb = GemmTensorMap(call->args[4], bc, kn, 256);
-    }
-    if (ta && tb) {
-      Line(absl::StrCat("kiln_gemm_wgt<", bf ? "true" : "false", ">(", a[0], ", &", *ta, ", &", *tb,
-                        ", ", a[1], ", ", a[2], ", ", a[3], ", ", a[4], ", ", a[5], ", ", a[6], ", ",
-                        a[7], ", ", a[8], ", ", a[9], ", ", a[10], ");"));
-      if (!wgt_barriers_) shared_bytes_ += kGemmWgtBarrierBytes;
-      wgt_barriers_ = true;
-      dynamic_shared_bytes_ = std::max(dynamic_shared_bytes_,
-                                       kGemmWgwDynamicSharedBytes + kGemmWgwSwizzleAlignBytes);
-      return absl::OkStatus();
-    }
-  }
-  Line(absl::StrCat(wide ? "kiln_gemm_wgw<" : "kiln_gemm_wg<", bf ? "true" : "false",
-                    wide ? (swizzle ? ", true" : ", false") : "", ">(", a[0], ", ", a[1], " + (",
-                    a[2], "), ", a[3], ", ", a[4], " + (", a[5], "), ", a[6], ", ", a[7], ", ",
-                    a[8], ", ", a[9], ", ", a[10], ");"));
-  if (wide) {
-    dynamic_shared_bytes_ =
-        std::max(dynamic_shared_bytes_,
-                 kGemmWgwDynamicSharedBytes + (swizzle ? kGemmWgwSwizzleAlignBytes : 0));
-    return absl::OkStatus();
-  }
-  if (!gemm_tc_) shared_bytes_ += kGemmTcSharedBytes;
-  gemm_tc_ = true;
-  return absl::OkStatus();
-}
-
 absl::Status Emitter::EmitBound(const PrimExpr& var, absl::string_view tag, const PrimExpr& extent,
                                 const Stmt& body) {
   const int i = TagIndex(tag);
@@ -791,7 +702,9 @@ absl::Status Emitter::EmitFor(const Stmt& s) {
   std::string end = tir::IsConstValue(s->a, 0) ? ext : absl::StrCat("(", lo, " + ", ext, ")");
   Line(absl::StrCat("for (", ty, " ", name, " = ", lo, "; ", name, " < ", end, "; ++", name,
                     ") {"));
+  ++serial_depth_;
   KILN_RETURN_IF_ERROR(EmitBody(s->body0()));
+  --serial_depth_;
   Line("}");
   return absl::OkStatus();
 }
@@ -866,17 +779,27 @@ KernelOptions KernelOptionsFor(const CudaTarget& target) {
   ko.tf32 = target.tf32;
   ko.wgmma_swizzle = target.wgmma_tma ? 128 : target.wgmma_swizzle;
   ko.wgmma_tma = target.wgmma_tma;
+  ko.wgmma_ws = target.wgmma_ws;
   return ko;
 }
 
 absl::StatusOr<CudaKernel> GenerateKernel(const tir::PrimFunc& f, const KernelOptions& options) {
   absl::StatusOr<tir::PrimFunc> mma = LowerTensorCoreGemm(
-      f, {options.wgmma, options.tf32, options.wgmma_swizzle, options.wgmma_tma});
+      f, {options.wgmma, options.tf32, options.wgmma_swizzle, options.wgmma_tma, options.wgmma_ws});
   absl::StatusOr<tir::PrimFunc> shuffled = mma.ok() ? LowerWarpReduce(*mma) : mma.status();
   absl::StatusOr<tir::PrimFunc> synced =
       shuffled.ok() ? InsertThreadSync(*shuffled) : shuffled.status();
-  absl::StatusOr<CudaKernel> k = synced.ok() ? internal::Emitter(*synced).Run()
-                                             : absl::StatusOr<CudaKernel>(synced.status());
+  absl::StatusOr<CudaKernel> k = absl::InternalError("no kernel");
+  if (!synced.ok()) {
+    k = synced.status();
+  } else {
+    // The warp-specialized GEMM tile changes the launch (16 x 24 threads):
+    // where the kernel cannot take it (its call below a loop, other
+    // barriers), the same kernel without it.
+    internal::Emitter ws(*synced, /*warp_specialize=*/true);
+    k = ws.Run();
+    if (k.ok() && ws.warp_specialize_refused()) k = internal::Emitter(*synced).Run();
+  }
   if (!k.ok()) {
     return absl::Status(k.status().code(),
                         absl::StrCat("CUDA code for ", f->name, ": ", k.status().message()));

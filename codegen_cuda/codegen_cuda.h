@@ -121,6 +121,9 @@ struct KernelOptions {
   // swizzle; CudaTarget::wgmma_tma): its operands become tensor-map
   // parameters (CudaKernel::tensor_maps).
   bool wgmma_tma = false;
+  // That form warp-specialized (kiln_gemm_wgs; CudaTarget::wgmma_ws): a
+  // third warpgroup issues the copies; the kernel's block becomes 16 x 24.
+  bool wgmma_ws = false;
 };
 
 // The options a target implies (its wgmma, TF32 and tile forms).

@@ -54,8 +54,13 @@ struct Unit {
 
 class Emitter {
  public:
-  explicit Emitter(const tir::PrimFunc& f) : f_(f) {}
+  // `warp_specialize`: a kGemmWgs* call may take the warp-specialized form.
+  explicit Emitter(const tir::PrimFunc& f, bool warp_specialize = false)
+      : f_(f), warp_specialize_(warp_specialize) {}
   absl::StatusOr<CudaKernel> Run();
+  // After Run: the kernel holds a kGemmWgs* call that could not take the
+  // warp-specialized form (emit it again with warp_specialize off).
+  bool warp_specialize_refused() const { return ws_refused_; }
 
  private:
   // ---- Names (this and the sections up to the vectorized accesses:
@@ -96,6 +101,10 @@ class Emitter {
   static bool Vector8(DataType t) { return t.lanes() == 1 && t.bits() == 16; }
   static bool VectorOf(DataType t, int64_t lanes);
   absl::StatusOr<bool> EmitVector(const Stmt& loop);
+
+  // ---- The Hopper GEMM tiles (codegen_cuda_wgmma.cc) ----
+  absl::Status PlanWarpSpecialization();
+  void FinishWarpSpecialization();
 
   // ---- Tensor-core calls and loops (codegen_cuda.cc) ----
   absl::Status EmitMma(const PrimExpr& call);
@@ -141,6 +150,16 @@ class Emitter {
   std::vector<CudaTensorMap> tensor_maps_;  // param: index into tensor_map_names_
   std::vector<std::string> tensor_map_names_;
   bool wgt_barriers_ = false;         // kiln_gemm_wgt's mbarriers counted
+  // The warp-specialized form: allowed; the launch made 16 x 24; the call
+  // emitted as kiln_gemm_wgs (its producer's call, for the prologue);
+  // another GEMM call; refused (see warp_specialize_refused).
+  bool warp_specialize_ = false;
+  bool ws_launch_ = false;
+  bool ws_done_ = false;
+  bool ws_other_call_ = false;
+  bool ws_refused_ = false;
+  std::string ws_producer_;
+  int serial_depth_ = 0;  // serial loops around the statement being emitted
 };
 
 }  // namespace kiln::codegen_cuda::internal

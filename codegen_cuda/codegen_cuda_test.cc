@@ -74,6 +74,12 @@ TEST(CudaTargetTest, Parses) {
   // TMA fills the 128-byte swizzled layout, whatever -wgmma-swizzle says.
   EXPECT_TRUE(KernelOptionsFor(*t).wgmma_tma);
   EXPECT_EQ(KernelOptionsFor(*t).wgmma_swizzle, 128);
+  t = ParseCudaTarget("cuda -arch=sm_90a -wgmma-ws");
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_TRUE(t->wgmma_ws);
+  EXPECT_TRUE(t->wgmma_tma);
+  EXPECT_EQ(t->ToString(), "cuda -arch=sm_90a -wgmma-ws");
+  EXPECT_TRUE(KernelOptionsFor(*t).wgmma_ws);
   t = ParseCudaTarget("cuda -arch=sm_80 -tf32");
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_TRUE(t->tf32);
@@ -101,6 +107,8 @@ TEST(CudaTargetTest, ErrorsNameWhatIsWrong) {
   EXPECT_THAT(
       std::string(ParseCudaTarget("cuda -arch=sm_90a -wgmma-tma -wgmma-n=128").status().message()),
       HasSubstr("-wgmma-tma fills the wide tile's stages, which -wgmma-n=128 turns off"));
+  EXPECT_THAT(std::string(ParseCudaTarget("cuda -arch=sm_80 -wgmma-ws").status().message()),
+              HasSubstr("-wgmma-ws applies to -arch=sm_90a"));
 }
 
 TEST(CodegenCudaTest, ThreadBindingParametersAndLaunchDims) {

@@ -40,7 +40,7 @@ std::string CudaTarget::ToString() const {
   return absl::StrCat("cuda -arch=", arch, tf32 ? " -tf32" : "",
                       wgmma_n != 256 ? absl::StrCat(" -wgmma-n=", wgmma_n) : "",
                       wgmma_swizzle != 0 ? absl::StrCat(" -wgmma-swizzle=", wgmma_swizzle) : "",
-                      wgmma_tma ? " -wgmma-tma" : "");
+                      wgmma_tma && !wgmma_ws ? " -wgmma-tma" : "", wgmma_ws ? " -wgmma-ws" : "");
 }
 
 absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
@@ -58,6 +58,10 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
     }
     if (w == "-wgmma-tma") {
       t.wgmma_tma = true;
+      continue;
+    }
+    if (w == "-wgmma-ws") {
+      t.wgmma_tma = t.wgmma_ws = true;
       continue;
     }
     if (absl::ConsumePrefix(&w, "-wgmma-n=")) {
@@ -80,7 +84,7 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
       return absl::InvalidArgumentError(
           absl::StrCat("CUDA target '", target, "': unknown option '", words[i],
                        "' (options: -arch=sm_XY, -tf32, -wgmma-n=128|256, "
-                       "-wgmma-swizzle=0|128, -wgmma-tma)"));
+                       "-wgmma-swizzle=0|128, -wgmma-tma, -wgmma-ws)"));
     }
     static const char* const kArchs[] = {"sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"};
     bool known = false;
@@ -97,12 +101,16 @@ absl::StatusOr<CudaTarget> ParseCudaTarget(absl::string_view target) {
   if ((t.wgmma_n != 256 || t.wgmma_swizzle != 0 || t.wgmma_tma) && !t.wgmma()) {
     return absl::InvalidArgumentError(
         absl::StrCat("CUDA target '", target, "': ",
-                     t.wgmma_n != 256 ? "-wgmma-n" : t.wgmma_tma ? "-wgmma-tma" : "-wgmma-swizzle",
+                     t.wgmma_n != 256 ? "-wgmma-n"
+                     : t.wgmma_ws     ? "-wgmma-ws"
+                     : t.wgmma_tma    ? "-wgmma-tma"
+                                      : "-wgmma-swizzle",
                      " applies to -arch=sm_90a (Hopper's wgmma) only"));
   }
   if (t.wgmma_tma && t.wgmma_n != 256) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "CUDA target '", target, "': -wgmma-tma fills the wide tile's stages, which -wgmma-n=128 turns off"));
+        "CUDA target '", target, "': ", t.wgmma_ws ? "-wgmma-ws" : "-wgmma-tma",
+        " fills the wide tile's stages, which -wgmma-n=128 turns off"));
   }
   return t;
 }

@@ -46,6 +46,10 @@ struct CudaTarget {
   // encodes at launch, mbarrier completion) in the 128-byte swizzled layout,
   // instead of every thread's cp.async.
   bool wgmma_tma = false;
+  // `-wgmma-ws` (sm_90a only): that TMA form warp-specialized: a third
+  // warpgroup (the block 16 x 24 threads) issues the copies while the two
+  // that compute only wait on the stages (implies -wgmma-tma).
+  bool wgmma_ws = false;
 
   // Whether GEMM tiles use Hopper's wgmma (codegen_cuda/tensor_core.h).
   bool wgmma() const { return arch_specific && sm == 90; }

@@ -471,6 +471,7 @@ class Rewriter {
         args.insert(args.end(), {i64((kext + kstep - 1) / kstep), rows, cols, i64(kext)});
         if (wide) args.push_back(i64(options_.wgmma_tma ? 128 : options_.wgmma_swizzle));
         const char* name = tf32   ? kGemmTf32
+                           : wide && options_.wgmma_ws ? (IsBF16(t) ? kGemmWgsBF16 : kGemmWgsF16)
                            : wide && options_.wgmma_tma ? (IsBF16(t) ? kGemmWgtBF16 : kGemmWgtF16)
                            : wide ? (IsBF16(t) ? kGemmWgwBF16 : kGemmWgwF16)
                            : wg   ? (IsBF16(t) ? kGemmWgBF16 : kGemmWgF16)

@@ -160,6 +160,25 @@ inline constexpr char kGemmWgtF16[] = "kiln.gemm_wgt_f16";
 inline constexpr char kGemmWgtBF16[] = "kiln.gemm_wgt_bf16";
 inline constexpr int64_t kGemmWgtBarrierBytes = 4 * 8;
 
+// The warp-specialized TMA form (TensorCoreOptions::wgmma_ws): the kGemmWgt*
+// arguments. Where the call is the kernel's only one, at no loop's depth
+// below the thread nest, both operands tensor maps and their bases
+// provably whole rows, and the kernel has no other block-wide barrier, the
+// code generator launches 16 x 24 threads: the kernel starts with
+// kiln_wgs_init() (thread 0 initializes the mbarriers, then a barrier of
+// all 384) and threads y >= 16 (the third warpgroup) call
+// kiln_wgs_produce(&tm_a, &tm_b) and return; the computing 16 x 16 call
+// kiln_gemm_wgs<bf16>(cl, a_base / a_row_stride, b_base / b_col_stride,
+// steps). The consumers' thread 0 posts the job (the rows and steps) on an
+// mbarrier; one producer thread issues every step's copies on the stage's
+// "full" mbarrier once the stage's "empty" one says both warpgroups retired
+// the MMAs that read it (each warp's lane 0 arrives after its wait_group);
+// the consumers' barriers are named (bar.sync 1, 256). Elsewhere the call is
+// printed as kGemmWgt*'s. Static shared memory: kGemmWgsStateBytes.
+inline constexpr char kGemmWgsF16[] = "kiln.gemm_wgs_f16";
+inline constexpr char kGemmWgsBF16[] = "kiln.gemm_wgs_bf16";
+inline constexpr int64_t kGemmWgsStateBytes = 96;
+
 // The TF32 form of the 128x128 template (float32 A and B, a target with
 // -tf32): (cl, A, a_base, a_row_stride, a_k_stride, B, b_base, b_col_stride,
 // b_k_stride, ceil(k / 16), rows, cols, k), printed as
@@ -207,6 +226,8 @@ struct TensorCoreOptions {
   // The kGemmWgw* calls become kGemmWgt* (TMA-filled stages, the 128-byte
   // swizzle).
   bool wgmma_tma = false;
+  // And those become kGemmWgs* (the warp-specialized form).
+  bool wgmma_ws = false;
 };
 absl::StatusOr<tir::PrimFunc> LowerTensorCoreGemm(const tir::PrimFunc& f,
                                                   const TensorCoreOptions& options = {});

@@ -250,12 +250,31 @@ __device__ __forceinline__ void kiln_wgw_step(float* acc, unsigned short* smem, 
   }
   kiln_wg_commit();
 }
+// The barrier of the block's 256 computing threads: __syncthreads(), or
+// with CONSUMERS (a warp-specialized block, whose producer warpgroup has
+// returned) named barrier 1 of 256 threads.
+template <bool CONSUMERS> __device__ __forceinline__ void kiln_wg_sync() {
+#ifdef __CUDA_ARCH__
+  if (CONSUMERS) {
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+  } else {
+    __syncthreads();
+  }
+#else
+  if (CONSUMERS) {
+    kiln_emu_bar_sync(1, 256);
+  } else {
+    __syncthreads();
+  }
+#endif
+}
 // The accumulators (every MMA retired, the stages no longer read) through
 // shared memory into each thread's 8 x 16 block of cl.
+template <bool CONSUMERS = false>
 __device__ __forceinline__ void kiln_wgw_epilogue(const float* acc, float* cl, unsigned short* smem) {
   const unsigned tid = threadIdx.y * 16u + threadIdx.x;
   const int lane = (int)(tid & 31u), wg = (int)(tid >> 7), warp = (int)((tid >> 5) & 3u);
-  __syncthreads();
+  kiln_wg_sync<CONSUMERS>();
   float* tile = (float*)smem;  // 128 rows of 256 (+4 against bank conflicts)
   for (int j = 0; j < 32; ++j) {
     for (int i = 0; i < 4; ++i) {
@@ -264,13 +283,13 @@ __device__ __forceinline__ void kiln_wgw_epilogue(const float* acc, float* cl, u
       tile[row * 260 + col] = acc[j * 4 + i];
     }
   }
-  __syncthreads();
+  kiln_wg_sync<CONSUMERS>();
   for (int ii = 0; ii < 8; ++ii) {
     for (int jj = 0; jj < 16; ++jj) {
       cl[ii * 16 + jj] += tile[(threadIdx.y * 8u + ii) * 260 + threadIdx.x * 16u + jj];
     }
   }
-  __syncthreads();
+  kiln_wg_sync<CONSUMERS>();
 }
 template <bool BF, bool SW, typename Load>
 __device__ __forceinline__ void kiln_wgw_tile(float* cl, unsigned short* smem, int ksteps, Load load) {

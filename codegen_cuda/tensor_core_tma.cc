@@ -30,6 +30,11 @@ __device__ __forceinline__ void kiln_mbar_arrive_expect_tx(unsigned long long* b
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
                :: "r"(kiln_smem_addr(bar)), "r"(bytes) : "memory");
 }
+// This thread's arrival (release: its earlier writes are seen by a thread
+// whose wait the phase completes).
+__device__ __forceinline__ void kiln_mbar_arrive(unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(kiln_smem_addr(bar)) : "memory");
+}
 // Waits until the barrier's phase of parity `parity` has completed.
 __device__ __forceinline__ void kiln_mbar_wait(unsigned long long* bar, unsigned parity) {
   const unsigned a = kiln_smem_addr(bar);
@@ -51,12 +56,14 @@ __device__ __forceinline__ void kiln_tma_load_2d(void* dst, const kiln_tmap* map
 #else
 // The emulator (tests/cuda/emulate_host.h) completes a copy when it is
 // issued, reading the fake driver's map (tests/cuda/fake_tensor_map.h); a
-// wait on a phase that has not completed fails the launch (a GPU would hang).
+// wait on a phase that has not completed suspends the thread until another
+// completes it (none could: the launch fails, where a GPU would hang).
 inline void kiln_mbar_init(unsigned long long* bar, unsigned count) { kiln_emu_mbar_init(bar, count); }
 inline void kiln_mbar_init_fence() {}
 inline void kiln_mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
   kiln_emu_mbar_arrive_expect_tx(bar, bytes);
 }
+inline void kiln_mbar_arrive(unsigned long long* bar) { kiln_emu_mbar_arrive(bar); }
 inline void kiln_mbar_wait(unsigned long long* bar, unsigned parity) { kiln_emu_mbar_wait(bar, parity); }
 inline void kiln_tma_load_2d(void* dst, const kiln_tmap* map, int c0, int c1, unsigned long long* bar) {
   kiln_emu_tma_load_2d(dst, map->w, c0, c1, bar);
@@ -116,6 +123,82 @@ template <bool BF> __device__ __forceinline__ void kiln_gemm_wgt(
   kiln_wg_wait<0>();
   kiln_wg_pin<128>(acc);
   kiln_wgw_epilogue(acc, cl, smem);
+}
+// The warp-specialized form (kiln_gemm_wgs, codegen_cuda/tensor_core.h): a
+// block of 16 x 24 threads, the third warpgroup (y >= 16) the producer.
+// Its shared state: each stage's "full" barrier (the producer's arrival
+// and the copies' 48 KiB) and "empty" one (the 8 computing warps' arrivals
+// once their MMAs that read it retired), and the job the computing threads
+// post (the first rows of A and B, the steps) on `job`.
+struct kiln_wgs_state {
+  unsigned long long full[4], empty[4], job;
+  int ra, rb, ksteps;
+};
+__device__ __forceinline__ kiln_wgs_state* kiln_wgs() {
+  __shared__ __align__(8) kiln_wgs_state kiln_wgs_shared;
+  return &kiln_wgs_shared;
+}
+// Every thread of the block, first: thread 0 initializes the barriers.
+__device__ __forceinline__ void kiln_wgs_init() {
+  kiln_wgs_state* st = kiln_wgs();
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    for (int s = 0; s < 4; ++s) {
+      kiln_mbar_init(&st->full[s], 1);
+      kiln_mbar_init(&st->empty[s], 8);
+    }
+    kiln_mbar_init(&st->job, 1);
+    kiln_mbar_init_fence();
+  }
+  __syncthreads();
+}
+// The producer warpgroup: one thread waits for the job, then issues every
+// step's two boxes into stage step % 4 once the computing warps released
+// that stage's previous step (steps 4 on). The others return at once.
+__device__ __forceinline__ void kiln_wgs_produce(const kiln_tmap* ta, const kiln_tmap* tb) {
+  if (threadIdx.y != 16u || threadIdx.x != 0u) return;
+  kiln_wgs_state* st = kiln_wgs();
+  unsigned short* smem = kiln_wgw_smem<true>();
+  kiln_mbar_wait(&st->job, 0);
+  const int ra = st->ra, rb = st->rb, ksteps = st->ksteps;
+  for (int step = 0; step < ksteps; ++step) {
+    const int s = step & 3;
+    if (step >= 4) kiln_mbar_wait(&st->empty[s], (unsigned)((step >> 2) - 1) & 1u);
+    unsigned short* stage = smem + s * kKilnWgwStage;
+    kiln_mbar_arrive_expect_tx(&st->full[s], 2u * kKilnWgwStage);
+    kiln_tma_load_2d(stage, ta, step * 64, ra, &st->full[s]);
+    kiln_tma_load_2d(stage + 8192, tb, step * 64, rb, &st->full[s]);
+  }
+}
+// The computing 16 x 16 threads: the block's 128 x 256 tile from A's rows
+// ra.. and B's rows rb.. (the tensor maps' bounds give zeros past k's end),
+// added into cl as kiln_gemm_wgt does; only the producer issues copies.
+template <bool BF>
+__device__ __forceinline__ void kiln_gemm_wgs(float* cl, int ra, int rb, int ksteps) {
+  kiln_wgs_state* st = kiln_wgs();
+  unsigned short* smem = kiln_wgw_smem<true>();
+  const unsigned tid = threadIdx.y * 16u + threadIdx.x;
+  const int wg = (int)(tid >> 7);
+  if (tid == 0) {
+    st->ra = ra;
+    st->rb = rb;
+    st->ksteps = ksteps;
+    kiln_mbar_arrive(&st->job);
+  }
+  float acc[128];
+  for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+  for (int kt = 0; kt < ksteps; ++kt) {
+    kiln_mbar_wait(&st->full[kt & 3], (unsigned)(kt >> 2) & 1u);
+    kiln_wgw_step<BF, true>(acc, smem, smem + (kt & 3) * kKilnWgwStage, wg);
+    kiln_wg_wait<1>();  // step kt - 1's MMAs retired (this thread's part)
+    kiln_wg_pin<128>(acc);
+    if (kt >= 1) {
+      __syncwarp();     // the warp's part
+      if ((tid & 31u) == 0) kiln_mbar_arrive(&st->empty[(kt - 1) & 3]);
+    }
+  }
+  kiln_wg_wait<0>();
+  kiln_wg_pin<128>(acc);
+  kiln_wgw_epilogue<true>(acc, cl, smem);
 }
 #endif
 )KILN_WGT";

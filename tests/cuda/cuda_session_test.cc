@@ -450,6 +450,10 @@ TEST(CudaSessionFp16Test, WarpgroupMmaGemmRunsLikeTheCpuArtifact) {
 TEST(CudaSessionFp16Test, TmaWarpgroupMmaGemmRunsLikeTheCpuArtifact) {
   GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90a -wgmma-tma", "kiln_gemm_wgt<false>(", "gemm_wgt");
 }
+// -wgmma-ws: the warp-specialized form (16 x 24 threads per block).
+TEST(CudaSessionFp16Test, WarpSpecializedGemmRunsLikeTheCpuArtifact) {
+  GemmRunsLikeTheCpuArtifact("cuda -arch=sm_90a -wgmma-ws", "kiln_gemm_wgs<false>(", "gemm_wgs");
+}
 
 // ONNX MatMul's constant weights ([K, N], n-major) on sm_90a: AlterOpLayout
 // makes the matmul a dense by the transposed constant (folded), so both

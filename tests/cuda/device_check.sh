@@ -17,7 +17,7 @@
 #      the ResNet, MobileNet and BERT-style example blocks, dense 256 in fp32
 #      and fp16, compiled for sm_90; dense fp16 also for sm_90a, whose GEMM tile
 #      is on wgmma: the wide 128x256 tile, and with -wgmma-n=128,
-#      -wgmma-swizzle=128 and -wgmma-tma its three alternatives): sessions on cuda:0 through the public
+#      -wgmma-swizzle=128, -wgmma-tma and -wgmma-ws its four alternatives): sessions on cuda:0 through the public
 #      runtime API, every output against the interpreter's;
 #   4. device_run bench: each case's time on cuda:0, and dense 4096^3 fp16 in
 #      TFLOP/s (the issue's GEMM target; its tile products on tensor cores);
@@ -88,7 +88,7 @@ for dir in "$carry"/cases/*/; do
   [[ $rc -eq 0 ]] || { say "$name: FAILED (exit $rc)"; status=1; }
 done
 
-say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma, the 128x256 tile with m64n256k16 where a GEMM has 256+ columns, the _n128 ones the 128x128 tile with m64n128k16, the _sw128 ones the wide tile in the 128-byte swizzled layout, the _tma ones that layout filled by TMA copies), fp16/bf16 convs as implicit GEMMs on the same tile, other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
+say "## timings on cuda:0 (device_run bench; kiln's GPU schedules: fp16/bf16 GEMMs in the pipelined 128x128 tile (sm_90: mma.sync m16n8k16 with ldmatrix; the _sm90a cases: wgmma, the 128x256 tile with m64n256k16 where a GEMM has 256+ columns, the _n128 ones the 128x128 tile with m64n128k16, the _sw128 ones the wide tile in the 128-byte swizzled layout, the _tma ones that layout filled by TMA copies, the _ws ones by a producer warpgroup's), fp16/bf16 convs as implicit GEMMs on the same tile, other GEMMs and conv2d in shared-memory tiles, row reductions one warp per row, the rest one thread per output)"
 for dir in "$carry"/cases/*/; do
   name="$(basename "$dir")"
   if [[ "$name" == dense_4096_* ]]; then
@@ -197,7 +197,7 @@ peak=989
 [[ "$gpu_name" == *NVL* ]] && peak=835
 say "## figure: dense 4096^3 fp16 ($gpu_name; peak taken as $peak TFLOP/s)"
 for case in dense_4096_fp16 dense_4096_fp16_sm90a dense_4096_fp16_sm90a_n128 \
-            dense_4096_fp16_sm90a_sw128 dense_4096_fp16_sm90a_tma; do
+            dense_4096_fp16_sm90a_sw128 dense_4096_fp16_sm90a_tma dense_4096_fp16_sm90a_ws; do
   kiln_tf="$(grep -o "$case/* on cuda:0: .*, [0-9.]* TFLOP/s" "$summary" | grep -o '[0-9.]* TFLOP/s' | grep -o '^[0-9.]*')"
   if [[ -n "$kiln_tf" ]]; then
     say "kiln $case: $kiln_tf TFLOP/s; $(awk -v k="$kiln_tf" -v p="$peak" 'BEGIN { printf "%.1f%% of %d TFLOP/s (tensor-core peak, assumed)", 100 * k / p, p }')"

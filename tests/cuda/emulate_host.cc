@@ -33,7 +33,7 @@ inline double rsqrt(double x) { return 1.0 / sqrt(x); }
 
 // ---- The block's threads as fibers ----
 namespace kiln_emu {
-enum State { kReady, kBarrier, kWarp, kDone };
+enum State { kReady, kBarrier, kWarp, kDone, kMbar, kNamed };
 struct Fiber {
   ucontext_t ctx;
   kiln_dim3 tid;
@@ -54,6 +54,11 @@ struct Fiber {
   unsigned wg_nops;
   unsigned wg_group_end[8];
   unsigned wg_ngroups;
+  // kMbar: the mbarrier and the parity of the phase it waits for; kNamed:
+  // the named barrier and the threads it expects.
+  const unsigned long long* mbar;
+  unsigned mbar_parity;
+  unsigned bar_id, bar_count;
 };
 constexpr size_t kStack = 256u << 10;  // bytes per fiber, below a guard page
 constexpr size_t kGuard = 4096;
@@ -188,16 +193,45 @@ static const char* RunBlock() {
       if (error != nullptr) return error;
     }
     unsigned done = 0, barrier = 0;
+    bool released = false;  // a thread can go on (one that yielded is ready already)
     for (unsigned t = 0; t < nthreads; ++t) {
       done += fibers[t].state == kDone;
       barrier += fibers[t].state == kBarrier;
+      released = released || fibers[t].state == kReady;
     }
     if (done == nthreads) return nullptr;
-    bool released = false;
     for (unsigned w = 0; w * 32 < nthreads; ++w) {
       const char* why = nullptr;
       released = WarpReleasable(w, &why) || released;
       if (why != nullptr) return why;
+    }
+    // An mbarrier wait whose phase has completed; a named barrier that all
+    // the threads it expects reached.
+    for (unsigned t = 0; t < nthreads; ++t) {
+      Fiber& f = fibers[t];
+      if (f.state == kMbar && ((*f.mbar >> 32) & 1u) != f.mbar_parity) {
+        f.state = kReady;
+        released = true;
+      }
+    }
+    for (unsigned t = 0; t < nthreads; ++t) {
+      if (fibers[t].state != kNamed) continue;
+      unsigned n = 0;
+      for (unsigned u = 0; u < nthreads; ++u) {
+        if (fibers[u].state != kNamed || fibers[u].bar_id != fibers[t].bar_id) continue;
+        if (fibers[u].bar_count != fibers[t].bar_count) {
+          return "threads wait at one named barrier with different thread counts";
+        }
+        ++n;
+      }
+      if (n > fibers[t].bar_count) return "more threads at a named barrier than it expects";
+      if (n == fibers[t].bar_count) {
+        const unsigned id = fibers[t].bar_id;
+        for (unsigned u = 0; u < nthreads; ++u) {
+          if (fibers[u].state == kNamed && fibers[u].bar_id == id) fibers[u].state = kReady;
+        }
+        released = true;
+      }
     }
     if (released) continue;
     if (barrier + done == nthreads) {
@@ -215,6 +249,17 @@ static const char* RunBlock() {
 }  // namespace kiln_emu
 
 inline void __syncthreads() { kiln_emu::Wait(kiln_emu::kBarrier); }
+// bar.sync id, count: waits until `count` threads (a multiple of 32) wait at
+// barrier `id` (the others of the block may have finished or wait elsewhere).
+inline void kiln_emu_bar_sync(unsigned id, unsigned count) {
+  kiln_emu::Fiber& f = kiln_emu::fibers[kiln_emu::cur];
+  if (count == 0 || count % 32 != 0 || count > kiln_emu::nthreads) {
+    kiln_emu::Fail("a named barrier whose thread count is not a multiple of 32 up to the block's");
+  }
+  f.bar_id = id;
+  f.bar_count = count;
+  kiln_emu::Wait(kiln_emu::kNamed);
+}
 
 // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: d += A * B for the warp,
 // each lane holding the fragments of the PTX ISA's layout (groupID = lane/4,
@@ -424,9 +469,10 @@ inline void kiln_emu_wg_wait(unsigned n) {
 // once initialized, 34-63 the transaction bytes the phase still waits for.
 // A phase completes when no arrival and no byte is pending; the next one
 // expects the same arrivals. A wait (try_wait.parity in a loop on the GPU)
-// for a phase that has not completed fails the launch: the emulator's
-// copies complete when they are issued, so no later event could complete
-// it (on a GPU the kernel would hang, or wait on a copy that never comes).
+// for a phase that has not completed suspends the thread until another
+// thread's arrival (or copy) completes it; the emulator's copies complete
+// when they are issued, so a wait no thread can end is a deadlock, which
+// fails the launch (on a GPU the kernel would hang).
 inline unsigned long long kiln_emu_mbar_state(unsigned long long count, unsigned long long pending,
                                              unsigned long long parity, unsigned long long tx) {
   return count | pending << 16 | parity << 32 | 1ull << 33 | tx << 34;
@@ -448,6 +494,16 @@ inline void kiln_emu_mbar_update(unsigned long long* bar, long long tx, unsigned
   pending -= arrivals;
   if (pending == 0 && bytes == 0) {
     *bar = kiln_emu_mbar_state(count, count, parity ^ 1u, 0);
+    // The waiters go on at once, and this thread yields: the threads after
+    // it in the block's order (a producer warpgroup) run before the ones
+    // before it, so work done after an arrival that should have preceded
+    // it (a stage released before its MMAs retired) is seen as a wrong
+    // value rather than hidden by the fixed order.
+    for (unsigned t = 0; t < kiln_emu::nthreads; ++t) {
+      kiln_emu::Fiber& f = kiln_emu::fibers[t];
+      if (f.state == kiln_emu::kMbar && f.mbar == bar) f.state = kiln_emu::kReady;
+    }
+    kiln_emu::Wait(kiln_emu::kReady);
   } else {
     *bar = kiln_emu_mbar_state(count, pending, parity, (unsigned long long)bytes);
   }
@@ -455,12 +511,16 @@ inline void kiln_emu_mbar_update(unsigned long long* bar, long long tx, unsigned
 inline void kiln_emu_mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
   kiln_emu_mbar_update(bar, bytes, 1);
 }
+inline void kiln_emu_mbar_arrive(unsigned long long* bar) { kiln_emu_mbar_update(bar, 0, 1); }
+// Suspends the thread until the phase of parity `parity` completes (the
+// launch fails as a deadlock when no thread can complete it).
 inline void kiln_emu_mbar_wait(unsigned long long* bar, unsigned parity) {
-  const unsigned long long s = *bar;
-  if (((s >> 33) & 1u) == 0) kiln_emu::Fail("an mbarrier waited on before mbarrier.init");
-  if (((s >> 32) & 1u) == (parity & 1u)) {
-    kiln_emu::Fail("an mbarrier wait for a phase that never completes (arrivals or copied bytes "
-                   "missing)");
+  if (((*bar >> 33) & 1u) == 0) kiln_emu::Fail("an mbarrier waited on before mbarrier.init");
+  while (((*bar >> 32) & 1u) == (parity & 1u)) {
+    kiln_emu::Fiber& f = kiln_emu::fibers[kiln_emu::cur];
+    f.mbar = bar;
+    f.mbar_parity = parity & 1u;
+    kiln_emu::Wait(kiln_emu::kMbar);
   }
 }
 // cp.async.bulk.tensor.2d ... .tile.mbarrier::complete_tx::bytes: the box of

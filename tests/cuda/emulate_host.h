@@ -46,8 +46,10 @@
 //     its box when it is issued, reading the fake driver's tensor map
 //     (tests/cuda/fake_tensor_map.h), zeros past the map's dims, in the
 //     map's swizzle, and completes the box's bytes on its barrier; a wait for
-//     a phase that has not completed fails the launch (nothing could
-//     complete it later; a GPU would hang);
+//     a phase that has not completed suspends the thread until another
+//     thread's arrival completes it (none can: a deadlock, the launch fails);
+//   - named barriers (`bar.sync id, count`, kiln_emu_bar_sync) release when
+//     `count` threads wait at `id`, whatever the block's other threads do;
 //   - `__shared__` arrays are `static` (one per kernel, shared by the
 //     block's fibers; blocks run one at a time).
 //

@@ -71,8 +71,10 @@ void Check(const std::string& text, Expect want) {
   EXPECT_EQ(g[0], want.grid_x);
   EXPECT_EQ(g[1], want.grid_y);
   EXPECT_EQ(g[2], want.grid_z);
+  // The warp-specialized tile's third warpgroup: 16 x 24 threads.
+  const bool ws = want.tc != nullptr && absl::StartsWith(want.tc, "kiln_gemm_wgs<");
   EXPECT_EQ(bx, 16);
-  EXPECT_EQ(by, 16);
+  EXPECT_EQ(by, ws ? 24 : 16);
   for (const char* text : want.source_has) {
     EXPECT_NE(k.source.find(text), std::string::npos) << text << "\n" << k.source;
   }
@@ -83,12 +85,13 @@ void Check(const std::string& text, Expect want) {
     // (8x16 and the stages in dynamic shared memory for the wide wgmma tile.)
     // (kiln_gemm_wgt: that tile with TMA copies, its operands tensor maps,
     // its four mbarriers static shared memory.)
-    const bool tma = absl::StartsWith(want.tc, "kiln_gemm_wgt<");
+    const bool tma = ws || absl::StartsWith(want.tc, "kiln_gemm_wgt<");
     const bool wide = tma || absl::StartsWith(want.tc, "kiln_gemm_wgw<");
     EXPECT_NE(k.source.find(wide ? "[128];" : "[64];"), std::string::npos) << k.source;
     EXPECT_NE(k.source.find(want.tc), std::string::npos) << k.source;
     EXPECT_EQ(k.source.find("__shared__"), std::string::npos) << k.source;
-    EXPECT_EQ(k.shared_bytes, tma ? codegen_cuda::kGemmWgtBarrierBytes
+    EXPECT_EQ(k.shared_bytes, ws    ? codegen_cuda::kGemmWgtBarrierBytes + codegen_cuda::kGemmWgsStateBytes
+                              : tma ? codegen_cuda::kGemmWgtBarrierBytes
                               : wide ? 0 : codegen_cuda::kGemmTcSharedBytes);
     EXPECT_EQ(k.tensor_maps.size(), tma ? 2u : 0u);
     const bool swizzled = tma || absl::StrContains(want.tc, ", true>(");
@@ -123,6 +126,14 @@ void Check(const std::string& text, Expect want) {
                       "mbarrier.try_wait.parity.shared::cta.b64",
                       "wgmma.mma_async.sync.aligned.m64n256k16.f32.",
                       "wgmma.wait_group.sync.aligned 1;", "cp.async.cg.shared.global"};
+    }
+    if (ws) {
+      // No cp.async: only the producer's boxes; the consumers' barriers named.
+      instructions = {"mbarrier.arrive.expect_tx.shared::cta.b64",
+                      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                      "mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.arrive.shared::cta.b64",
+                      "bar.sync 1, 256;", "wgmma.mma_async.sync.aligned.m64n256k16.f32.",
+                      "wgmma.wait_group.sync.aligned 1;"};
     }
     if (wg && !c->cuda.ptx.empty()) {
       EXPECT_NE(c->cuda.ptx.find(".target sm_90a"), std::string::npos);
@@ -164,7 +175,9 @@ void Check(const std::string& text, Expect want) {
   if (!c->cuda.ptxas_log.empty()) std::printf("%s\n", c->cuda.ptxas_log.c_str());
   // Without its barriers the same kernel reads tiles before they are written.
   codegen_cuda::CudaModule racy = c->cuda;
-  racy.source = absl::StrReplaceAll(racy.source, {{"__syncthreads();", ""}});
+  // (And the warp-specialized tile's named barrier of its computing threads.)
+  racy.source = absl::StrReplaceAll(racy.source, {{"__syncthreads();", ""},
+                                                  {"kiln_emu_bar_sync(1, 256);", ""}});
   absl::StatusOr<std::unique_ptr<CudaEmulator>> emu =
       CudaEmulator::Build(c->fused, std::move(c->cuda));
   if (emu.status().code() == absl::StatusCode::kUnavailable) GTEST_SKIP() << emu.status();
@@ -364,6 +377,23 @@ TEST(GemmEmulateTest, DenseBFloat16RaggedWideWarpgroupMmaTma) {
 TEST(GemmEmulateTest, BatchMatmulFloat16WideWarpgroupMmaTma) {
   Check(BatchMatmul(3, 100, 256, 64, "float16"),
         {1, 1, 3, 2e-2, nullptr, "kiln_gemm_wgt<false>(", "cuda -arch=sm_90a -wgmma-tma"});
+}
+// -wgmma-ws: the same, warp-specialized (a producer warpgroup issues the
+// copies; 16 x 24 threads); the kernel starts by initializing the barriers
+// and sending the producer off.
+TEST(GemmEmulateTest, DenseBiasReluFloat16WarpSpecialized) {
+  Check(Dense(128, 512, 128, "float16", true),
+        {2, 1, 1, 2e-2, nullptr, "kiln_gemm_wgs<false>(", "cuda -arch=sm_90a -wgmma-ws",
+         {"kiln_wgs_init();\n  if (threadIdx.y >= 16u) {\n    kiln_wgs_produce(&tm_",
+          "__launch_bounds__(384)"}});
+}
+TEST(GemmEmulateTest, DenseBFloat16RaggedWarpSpecialized) {
+  Check(Dense(130, 1000, 104, "bfloat16", false),
+        {4, 2, 1, 5e-2, nullptr, "kiln_gemm_wgs<true>(", "cuda -arch=sm_90a -wgmma-ws"});
+}
+TEST(GemmEmulateTest, BatchMatmulFloat16WarpSpecialized) {
+  Check(BatchMatmul(3, 100, 256, 64, "float16"),
+        {1, 1, 3, 2e-2, nullptr, "kiln_gemm_wgs<false>(", "cuda -arch=sm_90a -wgmma-ws"});
 }
 // -wgmma-n=128: the 128 x 128 wgmma tile however many columns.
 TEST(GemmEmulateTest, DenseFloat16NarrowWarpgroupMmaOnRequest) {

@@ -96,6 +96,30 @@ extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B
 }
 )";
 
+// The warp-specialized TMA form (kiln_gemm_wgs): 16 x 24 threads, the third
+// warpgroup the producer (kiln_wgs_init / kiln_wgs_produce), the same
+// parameters as kKernelWgt (bases of whole rows).
+const char kKernelWgs[] = R"(
+extern "C" __global__ void NAME(const unsigned short* A, const unsigned short* B, float* C,
+                                long long ar, long long ak, long long bc, long long bk, int steps,
+                                int rows, int cols, int kn, long long a_base, long long b_base,
+                                const __grid_constant__ kiln_tmap ta,
+                                const __grid_constant__ kiln_tmap tb) {
+  kiln_wgs_init();
+  if (threadIdx.y >= 16u) {
+    kiln_wgs_produce(&ta, &tb);
+    return;
+  }
+  float cl[128];
+  for (int i = 0; i < 128; ++i) cl[i] = 1.0f;
+  (void)A; (void)B; (void)ak; (void)bk; (void)rows; (void)cols; (void)kn;
+  kiln_gemm_wgs<BF>(cl, (int)(a_base / ar), (int)(b_base / bc), steps);
+  for (int ii = 0; ii < 8; ++ii) {
+    for (int jj = 0; jj < 16; ++jj) C[(threadIdx.y * 8 + ii) * 256 + threadIdx.x * 16 + jj] = cl[ii * 16 + jj];
+  }
+}
+)";
+
 // The TF32 form (kiln_gemm_tf32: float32 operands, steps of 16).
 const char kKernelTf32[] = R"(
 extern "C" __global__ void NAME(const float* A, const float* B, float* C,
@@ -118,6 +142,7 @@ struct Variant {
   bool wide = false;  // kiln_gemm_wgw
   bool sw = false;    // its 128-byte swizzled layout
   bool tma = false;   // kiln_gemm_wgt
+  bool ws = false;    // kiln_gemm_wgs (16 x 24 threads)
 };
 constexpr Variant kVariants[] = {
     {"tc_f16_kk", false, true, true},  {"tc_f16_kn", false, true, false},
@@ -132,9 +157,11 @@ constexpr Variant kVariants[] = {
     {"wgw_sw_bf16", true, true, true, true, false, true, true},
     {"wgt_f16", false, true, true, true, false, true, true, true},
     {"wgt_bf16", true, true, true, true, false, true, true, true},
+    {"wgs_f16", false, true, true, true, false, true, true, true, true},
+    {"wgs_bf16", true, true, true, true, false, true, true, true, true},
 };
 constexpr size_t kWgF16 = 5, kWgBF16 = 6, kTf32 = 7, kWgwF16 = 11, kWgwBF16 = 12, kWgwSwF16 = 13,
-                 kWgwSwBF16 = 14, kWgtF16 = 15, kWgtBF16 = 16;
+                 kWgwSwBF16 = 14, kWgtF16 = 15, kWgtBF16 = 16, kWgsF16 = 17, kWgsBF16 = 18;
 
 const char* Bool(bool b) { return b ? "true" : "false"; }
 
@@ -144,13 +171,13 @@ std::unique_ptr<HostKernels>& Kernels() {
     std::vector<HostKernel> ks;
     for (const Variant& v : kVariants) {
       src += absl::StrReplaceAll(
-          v.f32 ? kKernelTf32 : v.tma ? kKernelWgt : v.wide ? kKernelWgw : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}, {"SW", Bool(v.sw)}});
+          v.f32 ? kKernelTf32 : v.ws ? kKernelWgs : v.tma ? kKernelWgt : v.wide ? kKernelWgw : v.wg ? kKernelWg : kKernel, {{"NAME", v.name}, {"BF", Bool(v.bf)}, {"AK", Bool(v.ak)}, {"BK", Bool(v.bk)}, {"SW", Bool(v.sw)}});
       std::vector<std::string> params = {v.f32 ? "const float*" : "const unsigned short*",
                                          v.f32 ? "const float*" : "const unsigned short*",
                                          "float*", "long long", "long long", "long long",
                                          "long long", "int", "int", "int", "int"};
       if (v.tma) params.insert(params.end(), {"long long", "long long", "kiln_tmap", "kiln_tmap"});
-      ks.push_back({v.name, std::move(params), {1, 1, 1}, {16, 16, 1}});
+      ks.push_back({v.name, std::move(params), {1, 1, 1}, {16, v.ws ? 24u : 16u, 1}});
     }
     absl::StatusOr<std::unique_ptr<HostKernels>> h = HostKernels::Build(src, std::move(ks));
     auto* out = new std::unique_ptr<HostKernels>();
@@ -359,6 +386,16 @@ TEST(GemmTileEmulateTest, WideWarpgroupMmaTmaForm) {
   RunTile(kWgtBF16, 3, 8, 3, {}, 2);
 }
 
+// The warp-specialized form: the same cases, bases of whole rows (it has no
+// fallback; the code generator proves them).
+TEST(GemmTileEmulateTest, WarpSpecializedTmaForm) {
+  for (int steps : {1, 2, 3, 4, 5, 9}) RunTile(kWgsF16, steps, 0, 0);
+  for (int steps : {1, 6}) RunTile(kWgsBF16, steps, 0, 0);
+  RunTile(kWgsF16, 2, 8, 0);
+  RunTile(kWgsF16, 3, 0, 0, {}, 5);
+  RunTile(kWgsBF16, 5, 8, 0, {}, 130);
+}
+
 // A ragged edge tile: rows of A, columns of B or k past the limits are read
 // as zeros (cp.async with a source size of 0, or short of 16 bytes, where a
 // 16-byte chunk straddles a limit; zeros in the word-by-word copies), for
@@ -387,6 +424,8 @@ TEST(GemmTileEmulateTest, RaggedEdgeTiles) {
   RunTile(kWgtF16, 3, 0, 0, {100, 200, 136});
   RunTile(kWgtBF16, 2, 8, 0, {128, 131, 100});
   RunTile(kWgtF16, 2, 0, 0, {1, 7, 24}, 3);
+  RunTile(kWgsF16, 3, 0, 0, {100, 200, 136});
+  RunTile(kWgsBF16, 2, 8, 0, {1, 7, 24}, 3);
 }
 
 }  // namespace

@@ -223,6 +223,11 @@ int Main(int argc, char** argv) {
        "cuda -arch=sm_90a -wgmma-tma"},
       {"dense_4096_fp16_sm90a_tma", Dense(4096, 4096, 4096, "float16"), false,
        "cuda -arch=sm_90a -wgmma-tma", int64_t{2} * 4096 * 4096 * 4096},
+      // And warp-specialized: a producer warpgroup issues the TMA copies.
+      {"dense_300_fp16_sm90a_ws", Dense(300, 512, 200, "float16"), true,
+       "cuda -arch=sm_90a -wgmma-ws"},
+      {"dense_4096_fp16_sm90a_ws", Dense(4096, 4096, 4096, "float16"), false,
+       "cuda -arch=sm_90a -wgmma-ws", int64_t{2} * 4096 * 4096 * 4096},
       {"dense_256_fp32_tf32", Dense(256, 256, 256, "float32"), true, "cuda -arch=sm_90 -tf32"},
       {"dense_4096_fp32_tf32", Dense(4096, 4096, 4096, "float32"), false,
        "cuda -arch=sm_90 -tf32", int64_t{2} * 4096 * 4096 * 4096},
