@@ -33,6 +33,7 @@ namespace {
 
 using testing::DenseAddReluSoftmaxText;
 using testing::DeviceCodeAt;
+using testing::LoadMutant;
 using testing::Rd32;
 using testing::Rd64;
 using testing::ReadAll;
@@ -55,24 +56,6 @@ absl::StatusOr<compiler::CompileReport> CompileFor(
 constexpr char kSymbolicRelu[] = R"(#[version = "0.1"]
 def @main(%x: Tensor[(N, 2), float32]) { nn.relu(%x) }
 )";
-
-void WriteAll(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-// Loads `bytes` (written to a file and re-sealed, so the checksum passes):
-// "" when it loads, else the status.
-std::string LoadMutant(const std::string& bytes, const std::string& name = "mutant.so") {
-  const std::string path = TempPath(name);
-  WriteAll(path, bytes);
-  std::string e = TakeStatus(kiln_artifact_seal_file(path.c_str()));
-  if (!e.empty()) return "seal: " + e;
-  KilnArtifact* a = nullptr;
-  e = TakeStatus(kiln_artifact_load(path.c_str(), &a));
-  kiln_artifact_release(a);
-  return e;
-}
 
 class CudaArtifactTest : public ::testing::Test {
  protected:
@@ -340,16 +323,11 @@ TEST_F(CudaArtifactTest, SymbolicLaunchesAreValidated) {
       EXPECT_NE(e.find(c.message), std::string::npos) << "offset " << c.at - dc << " = " << c.value << ": " << e;
     }
   }
-  int refused = 0, loaded = 0;
-  for (size_t at = words; at < words + 8 * num_words; ++at) {
-    for (uint8_t x : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
-      std::string mm = bytes;
-      mm[at] = static_cast<char>(mm[at] ^ x);
-      (LoadMutant(mm).empty() ? loaded : refused) += 1;
-    }
-  }
-  EXPECT_GT(refused, 0);
-  std::printf("launch words: %u, flipped 3 ways: %d refused, %d loaded\n", num_words, refused, loaded);
+  const testing::FlipCounts c = testing::FlipEachByte(bytes, words, words + 8 * num_words);
+  EXPECT_EQ(c.unsealed, 0);
+  EXPECT_GT(c.refused, 0);
+  std::printf("launch words: %u, flipped 3 ways: %d refused, %d loaded\n", num_words, c.refused,
+              c.loaded);
 }
 
 TEST_F(CudaArtifactTest, EveryFlippedByteIsRefusedOrHarmless) {

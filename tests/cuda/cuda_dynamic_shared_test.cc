@@ -48,7 +48,9 @@ namespace {
 
 using testing::DenseAddReluSoftmaxText;
 using testing::DeviceCodeAt;
+using testing::FakeDriver;
 using testing::Rd32;
+using testing::LoadMutant;
 using testing::Rd64;
 using testing::ReadAll;
 using testing::Section;
@@ -131,18 +133,6 @@ std::string ToVersion3(const std::string& s, const std::vector<uint32_t>& dynami
   return t;
 }
 
-// Loads `bytes` (written to a file and re-sealed): "" when it loads, else
-// the status.
-std::string LoadMutant(const std::string& bytes) {
-  std::string e = WriteSealed(bytes, "mutant.so");
-  if (!e.empty()) return "seal: " + e;
-  KilnArtifact* a = nullptr;
-  e = TakeStatus(kiln_artifact_load(TempPath("mutant.so").c_str(), &a));
-  kiln_artifact_release(a);
-  return e;
-}
-
-void* FakeDriver() { return dlopen(std::getenv("KILN_CUDA_DRIVER"), RTLD_NOW | RTLD_LOCAL); }
 
 FakeStats* Stats() { return testing::FakeDriverStats(); }
 
@@ -280,18 +270,10 @@ TEST_F(DynamicSharedTest, CorruptedVersion3RecordsAreRefused) {
     Wr32(&m, dc + 8, 2);
     EXPECT_NE(LoadMutant(m), "");
   }
-  int refused = 0, loaded = 0;
-  for (size_t at = kernels; at < kernels + 2 * 56; ++at) {
-    for (uint8_t x : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
-      std::string m = bytes;
-      m[at] = static_cast<char>(m[at] ^ x);
-      const std::string e = LoadMutant(m);
-      ASSERT_EQ(e.find("seal:"), std::string::npos) << e;
-      (e.empty() ? loaded : refused) += 1;
-    }
-  }
-  EXPECT_GT(refused, loaded);
-  std::printf("version 3 kernel records flipped 3 ways: %d refused, %d loaded\n", refused, loaded);
+  const testing::FlipCounts c = testing::FlipEachByte(bytes, kernels, kernels + 2 * 56);
+  EXPECT_EQ(c.unsealed, 0);
+  EXPECT_GT(c.refused, c.loaded);
+  std::printf("version 3 kernel records flipped 3 ways: %d refused, %d loaded\n", c.refused, c.loaded);
 }
 
 // The fake driver's own check (so the session tests below can fail): a

@@ -90,6 +90,49 @@ inline std::string WriteSealed(const std::string& bytes, const std::string& name
   return TakeStatus(kiln_artifact_seal_file(TempPath(name).c_str()));
 }
 
+// Loads `bytes` as an artifact (written to TempPath(name) and re-sealed, so
+// that the checksum passes): "" when it loads, else the status ("seal: ..."
+// when sealing failed).
+inline std::string LoadMutant(const std::string& bytes, const std::string& name = "mutant.so") {
+  std::string e = WriteSealed(bytes, name);
+  if (!e.empty()) return "seal: " + e;
+  KilnArtifact* a = nullptr;
+  e = TakeStatus(kiln_artifact_load(TempPath(name).c_str(), &a));
+  kiln_artifact_release(a);
+  return e;
+}
+
+// Every byte of [begin, end) of an artifact's `bytes` flipped three ways
+// (its low bit, its high bit, all its bits), each mutant loaded: how many
+// the loader refused and how many loaded (none may crash it); `unsealed`
+// counts mutants that could not even be sealed (a test bug).
+struct FlipCounts {
+  int refused = 0, loaded = 0, unsealed = 0;
+};
+inline FlipCounts FlipEachByte(const std::string& bytes, size_t begin, size_t end) {
+  FlipCounts c;
+  for (size_t at = begin; at < end; ++at) {
+    for (unsigned char x : {0x01, 0x80, 0xff}) {
+      std::string m = bytes;
+      m[at] = static_cast<char>(m[at] ^ static_cast<char>(x));
+      const std::string e = LoadMutant(m);
+      if (e.rfind("seal: ", 0) == 0) {
+        ++c.unsealed;
+      } else {
+        (e.empty() ? c.loaded : c.refused) += 1;
+      }
+    }
+  }
+  return c;
+}
+
+// The driver library $KILN_CUDA_DRIVER names, opened again (the fake's
+// knobs and counters), or null.
+inline void* FakeDriver() {
+  const char* path = std::getenv("KILN_CUDA_DRIVER");
+  return path == nullptr ? nullptr : dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
 // A 2-D float32 DLTensor over `data` on `device` (shape not copied).
 inline DLTensor Tensor(float* data, int64_t* shape, DLDeviceType device = kDLCPU, int id = 0) {
   DLTensor t{};
