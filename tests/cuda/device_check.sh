@@ -25,7 +25,12 @@
 #      cuDNN's fp16 convs of the conv_r50_* cases, and, when torchvision is
 #      there, ResNet-50 latency at batch 1.
 #   6. the figure: dense 4096^3 fp16 as a share of cuBLAS's (step 5) and of
-#      the tensor-core peak.
+#      the tensor-core peak;
+#   7. ONNX conformance on cuda:0: the backend cases that pass on the
+#      emulated CUDA path here (run_conformance --export_dir, compiled for
+#      sm_90, carried as conformance.tar.xz) replayed by `device_run
+#      conformance` (docs/cuda.md "ONNX conformance on a GPU"), at most
+#      $KILN_CONFORMANCE_TIMEOUT seconds (default 240) in all.
 # Exit status: nonzero when a kiln check fails (the references and timings
 # are informational).
 set -u
@@ -36,7 +41,7 @@ if [[ "${1:-}" == "--prepare" ]]; then
   set -e
   cd "$here/../.."
   flock -o /tmp/kiln-bazel.lock bazel build //runtime_c:cuda_device_test //tests/cuda:device_run \
-    //tests/cuda:prepare_device_check
+    //tests/cuda:prepare_device_check //tests/onnx:run_conformance //tests/cuda:libkiln_fake_cuda.so
   bin="$(flock -o /tmp/kiln-bazel.lock bazel info bazel-bin 2>/dev/null)"
   rm -rf "$carry"
   mkdir -p "$carry/lib"
@@ -45,7 +50,16 @@ if [[ "${1:-}" == "--prepare" ]]; then
   # device_run's only library besides libc and libm.
   cp -L "$(ldconfig -p | awk '/libcjson.so.1 /{print $NF; exit}')" "$carry/lib/"
   "$bin/tests/cuda/prepare_device_check" "$carry/cases" --examples examples
-  du -sh "$carry"
+  # The ONNX backend cases that pass on the emulated CUDA path, compiled for
+  # sm_90 and written out with their data (a few minutes on 2 cores).
+  conf="$(mktemp -d)"
+  KILN_CUDA_DRIVER="$bin/tests/cuda/libkiln_fake_cuda.so" "$bin/tests/onnx/run_conformance" \
+    --target="cuda -arch=sm_90" --device=cuda:0 --emulate_cuda --jobs=2 --quiet \
+    --export_dir="$conf/conformance" > "$carry/conformance_prepare.txt" 2>&1
+  cat "$carry/conformance_prepare.txt"
+  tar -C "$conf" -cf - conformance | xz -6 -T2 > "$carry/conformance.tar.xz"
+  rm -rf "$conf"
+  du -sh "$carry" "$carry/conformance.tar.xz"
   exit 0
 fi
 
@@ -223,5 +237,25 @@ for case in conv_r50_3x3_28_fp16 conv_r50_3x3_28_fp16_sm90a conv_r50_3x3_7_fp16 
     say "no figure for $case (kiln: ${kiln_tf:-none}, cuDNN: ${cudnn_tf:-none})"
   fi
 done
+say "## ONNX conformance on cuda:0 (the cases that pass on the emulated CUDA path, replayed)"
+if [[ -f "$carry/conformance.tar.xz" ]]; then
+  grep -E '^(suite|node|pytorch-converted|pytorch-operator|simple|all) +' "$carry/conformance_prepare.txt" | sed 's/^/emulated here: /' |
+    tee -a "$summary"
+  cdir="$(mktemp -d)"
+  if tar -C "$cdir" -xJf "$carry/conformance.tar.xz" 2> /dev/null ||
+     python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+       "$carry/conformance.tar.xz" "$cdir"; then
+    timeout "${KILN_CONFORMANCE_TIMEOUT:-240}" "$carry/device_run" conformance "$cdir/conformance" cuda:0 10 \
+      > "$OUT/conformance.log" 2>&1
+    rc=$?
+    grep -v '^PASS ' "$OUT/conformance.log" | tee -a "$summary"
+    [[ $rc -eq 0 ]] || { say "conformance on cuda:0: FAILED (exit $rc; every case's line in conformance.log)"; status=1; }
+  else
+    say "conformance.tar.xz: cannot unpack it"; status=1
+  fi
+  rm -rf "$cdir"
+else
+  say "no conformance.tar.xz (run --prepare)"
+fi
 say "exit $status"
 exit $status

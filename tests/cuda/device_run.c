@@ -11,6 +11,9 @@
  *   device_run bench DIR DEVICE REPEAT [FLOPS] inputs from DIR/input_<i>.npy when
  *                                             present, else zeros; mean/min ms
  *                                             (kiln_session_benchmark) and TFLOP/s
+ *   device_run conformance ROOT DEVICE [TIMEOUT_S]   the ONNX conformance cases
+ *                                             run_conformance --export_dir wrote
+ *                                             (tests/cuda/conformance_replay.h)
  *
  * DEVICE is cpu or cuda:N. Prints one line per result; exit status 0 when
  * every check passes.
@@ -25,6 +28,7 @@
 
 #include "kiln/npy.h"
 #include "kiln/runtime.h"
+#include "tests/cuda/conformance_replay.h"
 
 static int fail_status(const char* what, KilnStatus* st) {
   fprintf(stderr, "FAIL %s: %s: %s\n", what, kiln_status_code_name(kiln_status_code(st)),
@@ -77,10 +81,13 @@ static int parse_device(const char* s, KilnSessionOptions* o) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: device_run check|bench DIR DEVICE ...\n");
+    fprintf(stderr, "usage: device_run check|bench DIR DEVICE ... | conformance ROOT DEVICE [TIMEOUT_S]\n");
     return 2;
   }
   const char* mode = argv[1];
+  if (strcmp(mode, "conformance") == 0) {
+    return kiln_conformance_replay(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 60);
+  }
   const char* dir = argv[2];
   KilnSessionOptions o;
   memset(&o, 0, sizeof o);

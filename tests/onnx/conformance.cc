@@ -101,6 +101,11 @@ constexpr char kUsage[] =
     "  --device=D          the sessions' device: cpu (default) or cuda:N (with a cuda target)\n"
     "  --emulate_cuda      with cuda:N: run each artifact's CUDA C on the host through the fake\n"
     "                      driver that $KILN_CUDA_DRIVER names (tests/cuda: libkiln_fake_cuda.so)\n"
+    "  --export_dir=DIR    write each case that passes (its artifacts, its data sets as .npy)\n"
+    "                      to DIR/<suite>__<case> for `device_run conformance` on a machine\n"
+    "                      with only kiln's runtime (tests/onnx/conformance_export.h)\n"
+    "  --export_host_kernels  with --export_dir and --emulate_cuda: the host build of each\n"
+    "                      artifact's kernels too (replays through the fake driver)\n"
     "  --no_bind_shapes    do not bind symbolic input dims to the data set's shapes\n"
     "  --freeze_inputs     freeze graph inputs the importer needs as values to the data set's\n"
     "                      (counts those cases as passes: not a user's path; off by default)\n"
@@ -168,11 +173,14 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv) {
       o.bind_shapes = false;
     } else if (arg == "--emulate_cuda") {
       o.emulate_cuda = true;
+    } else if (arg == "--export_host_kernels") {
+      o.export_host_kernels = true;
     } else if (FlagValue(arg, "data_dir", &o.data_dir) || FlagValue(arg, "filter", &o.filter) ||
                FlagValue(arg, "tolerances", &o.tolerances) || FlagValue(arg, "table", &o.table) ||
                FlagValue(arg, "counts", &o.counts) || FlagValue(arg, "ratchet", &o.ratchet) ||
                FlagValue(arg, "temp_dir", &o.temp_dir) || FlagValue(arg, "target", &o.target) ||
-               FlagValue(arg, "device", &o.device) || FlagValue(arg, "suites", &suites)) {
+               FlagValue(arg, "device", &o.device) || FlagValue(arg, "suites", &suites) ||
+               FlagValue(arg, "export_dir", &o.export_dir)) {
       // Stored.
     } else if (FlagValue(arg, "jobs", &value)) {
       if (!absl::SimpleAtoi(value, &o.jobs) || o.jobs < 1 || o.jobs > 64) {
@@ -224,6 +232,17 @@ absl::StatusOr<Options> ParseFlags(int argc, char** argv) {
   if (o.emulate_cuda && std::getenv("KILN_CUDA_DRIVER") == nullptr) {
     return absl::InvalidArgumentError(
         "--emulate_cuda: set KILN_CUDA_DRIVER to tests/cuda's libkiln_fake_cuda.so");
+  }
+  if (o.export_host_kernels && (o.export_dir.empty() || !o.emulate_cuda)) {
+    return absl::InvalidArgumentError("--export_host_kernels needs --export_dir and --emulate_cuda");
+  }
+  if (!o.export_dir.empty()) {
+    // The children write there; a relative path would follow each one's
+    // working folder.
+    std::error_code ec;
+    fs::path abs = fs::absolute(o.export_dir, ec);
+    if (ec) return absl::InvalidArgumentError(absl::StrCat("--export_dir: ", ec.message()));
+    o.export_dir = abs.string();
   }
   if (o.data_dir.empty()) o.data_dir = DefaultDataDir(o.argv0);
   if (o.tolerances.empty()) o.tolerances = DefaultTolerances(o.argv0);

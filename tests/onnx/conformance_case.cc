@@ -51,6 +51,7 @@
 #include "onnx/onnx_pb.h"
 #include "tests/cuda/emulate.h"
 #include "tests/onnx/conformance_case.h"
+#include "tests/onnx/conformance_export.h"
 #include "tests/onnx/conformance_lib.h"
 
 namespace kiln::onnx_conformance {
@@ -384,6 +385,7 @@ struct Compiled {
   std::map<std::string, std::vector<int64_t>> shapes;
   std::map<std::string, Ref<const HostTensor>> frozen;
   KilnArtifact* artifact = nullptr;
+  std::string path;          // the compiled .so
   std::string fake_kernels;  // --emulate_cuda: the artifact's kernels built for the host
 };
 
@@ -407,7 +409,24 @@ class CaseRunner {
     for (Compiled& c : compiled_) kiln_artifact_release(c.artifact);
   }
 
+  // Runs the case; with --export_dir (on a user's path: nothing frozen) a
+  // case that passes is also written out there (conformance_export.h).
   Verdict Run() {
+    if (options_.export_dir.empty() || allow_freeze_) return RunCase();
+    absl::StatusOr<CaseExport> e = CaseExport::Begin(options_.export_dir, absl::StrCat(case_.suite, "__", case_.name));
+    if (!e.ok()) return Fail(StatusText(e.status()));
+    export_.emplace(*std::move(e));
+    Verdict v = RunCase();
+    if (v.outcome == Outcome::kPass) {
+      if (absl::Status st = export_->Commit(); !st.ok()) v = Fail(StatusText(st));
+    }
+    if (v.outcome != Outcome::kPass) export_->Abort();
+    export_.reset();
+    return v;
+  }
+
+ private:
+  Verdict RunCase() {
     reporter_.Phase("read");
     std::string model_path = case_.dir + "/model.onnx";
     absl::StatusOr<ModelInfo> info = ReadModelInfo(model_path);
@@ -484,7 +503,6 @@ class CaseRunner {
     return Verdict{Outcome::kPass, ""};
   }
 
- private:
   static Verdict Fail(std::string reason) { return Verdict{Outcome::kFail, std::move(reason)}; }
   static Verdict Unsupported(std::string reason) {
     return Verdict{Outcome::kUnsupported, std::move(reason)};
@@ -613,6 +631,7 @@ class CaseRunner {
       c.shapes = std::move(shapes);
       c.frozen = std::move(frozen);
       c.artifact = artifact;
+      c.path = so;
       compiled_.push_back(std::move(c));
       *out = &compiled_.back();
       return std::nullopt;
@@ -643,8 +662,17 @@ class CaseRunner {
       return Fail(absl::StrCat(prefix, "session: ", KilnStatusText(st)));
     }
     std::unique_ptr<KilnSession, void (*)(KilnSession*)> guard(session, kiln_session_release);
+    std::vector<std::pair<std::string, ExportValue>> export_inputs;
+    std::vector<ExportValue> export_outputs;
     for (size_t i = 0; i < info_.inputs.size(); ++i) {
       if (frozen_names_.count(info_.inputs[i]) != 0) continue;
+      if (export_.has_value()) {
+        ExportValue v = ds.opt_inputs[i] == DataSet::Opt::kNone ? ExportValue::None()
+                        : (info_.input_seq[i] || ds.opt_inputs[i] == DataSet::Opt::kSequence)
+                            ? ExportValue::Sequence(ds.seq_inputs[i])
+                            : ExportValue::Tensor(ds.inputs[i]);
+        export_inputs.emplace_back(info_.inputs[i], std::move(v));
+      }
       if (ds.opt_inputs[i] == DataSet::Opt::kNone) {
         if (KilnStatus* st = kiln_session_set_input_none(session, info_.inputs[i].c_str()); st != nullptr) {
           return Fail(absl::StrCat(prefix, "input ", i, " '", info_.inputs[i], "': ", KilnStatusText(st)));
@@ -696,7 +724,10 @@ class CaseRunner {
           return Fail(absl::StrCat(prefix, "output ", k, name, ": ", is_none ? "none" : "a value",
                                    ", expected ", want->has_value ? "a value" : "none"));
         }
-        if (is_none) continue;
+        if (is_none) {
+          export_outputs.push_back(ExportValue::None());
+          continue;
+        }
         if (kiln_artifact_output_is_sequence(compiled->artifact, k) != (want->is_sequence ? 1 : 0)) {
           return Fail(absl::StrCat(prefix, "output ", k, name, ": an optional of a ",
                                    want->is_sequence ? "tensor" : "sequence", ", expected one of a ",
@@ -706,6 +737,7 @@ class CaseRunner {
           if (std::optional<Verdict> v = CompareSequence(session, want->sequence, k, prefix); v.has_value()) {
             return v;
           }
+          export_outputs.push_back(ExportValue::Sequence(want->sequence));
           continue;
         }
         expected_opt = want->tensor;
@@ -713,6 +745,7 @@ class CaseRunner {
         absl::StatusOr<std::vector<Ref<const HostTensor>>> want = onnx_frontend::ReadSequenceProtoFile(file);
         if (!want.ok()) return Fail(absl::StrCat(prefix, "output_", k, ".pb: ", StatusText(want.status())));
         if (std::optional<Verdict> v = CompareSequence(session, *want, k, prefix); v.has_value()) return v;
+        export_outputs.push_back(ExportValue::Sequence(*std::move(want)));
         continue;
       }
       absl::StatusOr<Ref<const HostTensor>> expected =
@@ -772,6 +805,15 @@ class CaseRunner {
                                : "";
         return Fail(absl::StrCat(prefix, "output ", k, name, " ", c.message));
       }
+      export_outputs.push_back(ExportValue::Tensor(expected_t));
+    }
+    if (export_.has_value()) {
+      absl::StatusOr<std::string> model =
+          export_->Model(compiled->path, options_.export_host_kernels ? compiled->fake_kernels : "");
+      if (!model.ok()) return Fail(StatusText(model.status()));
+      if (absl::Status st = export_->Set(ds.index, *model, export_inputs, export_outputs, tolerance_); !st.ok()) {
+        return Fail(StatusText(st));
+      }
     }
     return std::nullopt;
   }
@@ -822,6 +864,7 @@ class CaseRunner {
   ModelInfo info_;
   std::set<std::string> frozen_names_;
   std::deque<Compiled> compiled_;  // a deque: pointers stay valid as it grows
+  std::optional<CaseExport> export_;  // --export_dir, while the case runs
 };
 
 }  // namespace

@@ -43,6 +43,12 @@ struct Options {
   // the fake driver runs for its launches. The cases then run through the
   // CUDA path without a GPU.
   bool emulate_cuda = false;
+  // Where each case that passes is written out (conformance_export.h) for
+  // `device_run conformance` on a machine with only the runtime; "" = none.
+  std::string export_dir;
+  // With export_dir and emulate_cuda: the host build of each artifact's
+  // kernels goes with it (so the fake driver can replay the export here).
+  bool export_host_kernels = false;
   bool quiet = false;
   bool keep_temps = false;
   bool bind_shapes = true;
