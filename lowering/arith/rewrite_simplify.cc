@@ -21,6 +21,15 @@ namespace {
 bool IsScalar(const PrimExpr& e) { return e->dtype.lanes() == 1; }
 bool IsIndexScalar(const PrimExpr& e) { return IsIndexLike(e->dtype) && IsScalar(e); }
 
+// True when evaluating `e` reads a buffer or a tensor.
+bool ReadsMemory(const PrimExpr& e) {
+  bool reads = false;
+  tir::PostOrderVisit(e, [&](const ExprNode* n) {
+    reads |= n->kind == ExprKind::kLoad || n->kind == ExprKind::kProducerLoad;
+  });
+  return reads;
+}
+
 bool IsComparison(ExprKind k) { return k >= ExprKind::kEQ && k <= ExprKind::kGE; }
 
 ExprKind NegatedComparison(ExprKind k) {
@@ -214,11 +223,15 @@ PrimExpr Analyzer::Impl::Simplify(const PrimExpr& e) {
       if (IsConstInt(c, &cv)) return Simplify(cv ? n.args[1] : n.args[2]);
       PrimExpr tv, fv;
       if (IsScalar(c)) {
+        // A Select evaluates both sides, so a side that reads memory is
+        // simplified without the condition: a clamp that keeps its index in
+        // bounds when the condition is false (min(col, N - 1) under
+        // col < N) must stay. Pure arithmetic may use it.
         size_t mark = Mark();
-        AddFact(c);
+        if (!ReadsMemory(n.args[1])) AddFact(c);
         tv = Simplify(n.args[1]);
         ExitScope(mark);
-        AddConstraint(tir::Not(c));
+        if (!ReadsMemory(n.args[2])) AddConstraint(tir::Not(c));
         fv = Simplify(n.args[2]);
         ExitScope(mark);
       } else {

@@ -192,6 +192,11 @@ TEST_F(SimplifyTest, SelectAndIfThenElse) {
   Check("select(n < 4, min(n, 4), 4)", "select(n < 4, n, 4)");
   Check("select(n < 4, true, false)", "n < 4");
   Check("select(n < 4, false, true)", "n > 3");
+  // ... except a side that reads memory: a Select evaluates both sides, so
+  // the clamp that keeps the load in bounds when n >= 4 stays.
+  Check("select(n < 4, A[min(n, 3)], 0f)", "select(n < 4, A[min(n, 3)], 0f)");
+  Check("select(n < 4, 0f, A[max(n, 4)])", "select(n < 4, 0f, A[max(n, 4)])");
+  Check("select(n < 4, A[min(min(n, 3), 5)], 0f)", "select(n < 4, A[min(n, 3)], 0f)");
   Check("if_then_else(i < 16, A[i], 0f)", "A[i]");
   Check("if_then_else(n < 4, A[min(n, 4)], 0f)", "if_then_else(n < 4, A[n], 0f)");
 }

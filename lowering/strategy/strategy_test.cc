@@ -11,6 +11,7 @@
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "lowering/lower.h"
+#include "lowering/passes/tir_eval.h"
 #include "types/infer_type.h"
 
 namespace kiln::lowering::strategy {
@@ -130,6 +131,54 @@ TEST(GemmStrategy, ConstantWeightIsPackedAtCompileTimeForTheTarget) {
     EXPECT_TRUE(k->strategies.empty());
     ASSERT_EQ(k->constants.size(), 1u);
     EXPECT_EQ(k->constants[0]->shape(), (std::vector<int64_t>{48, 40}));
+  }
+}
+
+// A weight that is a parameter is packed by a stage of the kernel. When NR
+// does not divide N the panel past column N is zero, and the stage must not
+// read B's rows N and beyond to make those zeros: the loop-IR evaluator
+// evaluates both sides of a Select and fails an out-of-bounds load, so this
+// runs the lowered kernel (vectorized, simplified) there. (A [1000, 2048]
+// weight read 8 rows past its end crashed the compiled ResNet-50 classifier.)
+TEST(GemmStrategy, RuntimePackOfAPaddedWeightStaysInBounds) {
+  const int64_t m = 3, n = 20, k = 40;
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({m, k}), DataType::Float(32)));
+  Var w = MakeVar("w", MakeTensorType(ShapeFromInts({n, k}), DataType::Float(32)));
+  absl::StatusOr<Op> op = GetOp("nn.dense");
+  ASSERT_TRUE(op.ok());
+  absl::StatusOr<Call> call = MakeCall(*op, {x, w}, Ref<AttrsNode>(new DenseAttrs()));
+  ASSERT_TRUE(call.ok()) << call.status();
+  absl::StatusOr<Function> fn = MakeFunction({x, w}, *call);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  Module mod;
+  ASSERT_TRUE(mod.AddFunction("main", *fn).ok());
+  absl::StatusOr<Module> typed = types::InferType(mod);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  absl::StatusOr<Function> f = typed->Lookup("main");
+  ASSERT_TRUE(f.ok());
+  for (const CpuTarget& target : {CpuTarget::Avx512(), CpuTarget::Avx2()}) {
+    LowerOptions opts;
+    opts.target = target;
+    opts.vector_lanes = target.Lanes(DataType::Float(32));
+    absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "dense", opts);
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    EXPECT_EQ(kernel->strategies, std::vector<std::string>{"dense_pack.x86"});
+    ASSERT_TRUE(kernel->constants.empty());
+    std::vector<tir::testing::EvalArg> args(3);
+    args[0].data.resize(m * k);
+    args[1].data.resize(n * k);
+    args[2].data.assign(m * n, 0.0);
+    for (int64_t i = 0; i < m * k; ++i) args[0].data[i] = static_cast<double>(i % 7) - 3;
+    for (int64_t i = 0; i < n * k; ++i) args[1].data[i] = static_cast<double>(i % 5) - 2;
+    absl::Status st = tir::testing::EvalPrimFunc(kernel->func, &args);
+    ASSERT_TRUE(st.ok()) << st;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (int64_t kk = 0; kk < k; ++kk) want += args[0].data[i * k + kk] * args[1].data[j * k + kk];
+        ASSERT_EQ(args[2].data[i * n + j], want) << i << "," << j;
+      }
+    }
   }
 }
 

@@ -128,9 +128,14 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
           const size_t o = batched ? 1 : 0;
           const PrimExpr col = i[o] * IntImm(nr) + i[o + 2];
           const PrimExpr b = batched ? PrimExpr(i[0]) : IntImm(0);
-          PrimExpr v = g.b(b, col, i[o + 1]);
-          if (padded) v = tir::Select(tir::LT(col, IntImm(g.n)), v, tir::MakeConst(f32, 0));
-          return v;
+          if (!padded) return g.b(b, col, i[o + 1]);
+          // Past column N the panel is zero. A Select evaluates both sides,
+          // so the load reads column min(col, N - 1): reading B's row N and
+          // beyond would run past its end (by up to NR - 1 rows of K, enough
+          // to leave the mapping for a [1000, 2048] weight). The clamp keeps
+          // the stage vectorizable, which a lazy if_then_else would not.
+          const PrimExpr v = g.b(b, tir::Min(col, IntImm(g.n - 1)), i[o + 1]);
+          return tir::Select(tir::LT(col, IntImm(g.n)), v, tir::MakeConst(f32, 0));
         },
         absl::StrCat(name, "_pack"), "injective", {{"no_inline", "1"}, {kPackAttr, "1"}});
   }
