@@ -5,6 +5,7 @@
 #include "tests/cuda/conformance_replay.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -469,12 +470,35 @@ static char** list_cases(const char* root, int* n) {
   return names;
 }
 
+/* Holds device `ordinal`'s primary context for the child's life. Each
+ * session opens the device and closes it when released, and the driver
+ * destroys a primary context when its last holder lets go: without this
+ * every case would create and destroy a CUDA context (a tenth of a second
+ * or more each on a GPU). The same driver library the runtime opens
+ * ($KILN_CUDA_DRIVER, else libcuda.so.1); on any failure, nothing. */
+static void hold_primary_context(int ordinal) {
+  const char* lib = getenv("KILN_CUDA_DRIVER");
+  void* h = dlopen(lib != NULL && *lib != '\0' ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (h == NULL) return;
+  int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
+  int (*cu_device_get)(int*, int) = (int (*)(int*, int))dlsym(h, "cuDeviceGet");
+  int (*cu_retain)(void**, int) = (int (*)(void**, int))dlsym(h, "cuDevicePrimaryCtxRetain");
+  int dev = 0;
+  void* ctx = NULL;
+  if (cu_init == NULL || cu_device_get == NULL || cu_retain == NULL || cu_init(0) != 0 ||
+      cu_device_get(&dev, ordinal) != 0) {
+    return;
+  }
+  (void)cu_retain(&ctx, dev); /* released when the process ends */
+}
+
 /* The child: cases first..n-1 in order, a "B i" line before each and an
  * "R i P" / "R i F why" line after; exits after a case with a runtime
  * status so the next starts afresh. */
 static void child_main(int fd, const char* root, char** names, int first, int n, const KilnSessionOptions* o) {
   FILE* out = fdopen(fd, "w");
   if (out == NULL) _exit(2);
+  if (o->device_type == kDLCUDA) hold_primary_context(o->device_id);
   for (int i = first; i < n; ++i) {
     fprintf(out, "B %d\n", i);
     fflush(out);

@@ -17,7 +17,8 @@
 // tile on Hopper's wgmma instead of mma.sync), and dense in float32 for
 // "cuda -arch=sm_90 -tf32" (`_tf32`: on tensor cores in TF32); float16
 // convs on tensor cores (a small one checked, three of ResNet-50's timed)
-// and float32 ones in TF32.
+// and float32 ones in TF32; ResNet-50 at batch 1 in float32, TF32 and
+// float16 (timed).
 // A timed case's FLOP count goes to OUT/<case>/flops.
 #include <sys/stat.h>
 
@@ -77,6 +78,8 @@ absl::Status Prepare(const std::string& out, const std::string& name, const std:
     // device_check.sh passes it to `device_run bench` (TFLOP/s).
     std::ofstream(dir + "/flops") << flops << "\n";
   }
+  // The text compiled, beside its artifact (what `kiln compile` would take).
+  std::ofstream(dir + "/model.kir") << text;
   KILN_ASSIGN_OR_RETURN(Module parsed, ParseModule(text, name));
   KILN_ASSIGN_OR_RETURN(Module typed, types::InferType(parsed));
   compiler::CompileOptions o;
@@ -159,6 +162,58 @@ std::string VmSymbolicBatch(const std::string& n) {
   return absl::StrCat("#[version = \"0.1\"]\ndef @main(%x: Tensor[(", n,
                       ", 128, 256), float32], %w: Tensor[(512, 256), float32], %b: Tensor[(512), float32]) {\n"
                       "  nn.softmax(nn.relu(nn.bias_add(nn.dense(%x, %w, units=512), %b, axis=-1)), axis=-1)\n}\n");
+}
+
+// ResNet-50 (torchvision's v1.5: the stride on the 3x3 conv of a stage's
+// first bottleneck) at batch 1 on 224x224 NCHW, for its latency against
+// PyTorch's on the same GPU. Inference form: each batch norm folded into its
+// conv's bias (conv2d + bias_add [+ relu]), as a deployed model has it. The
+// weights are inputs, not constants, so the artifact carries no 100 MB of
+// them to the GPU machine (device_run bench sets them to zeros; the time of
+// the kernels does not depend on the values).
+std::string ResNet50(const char* dtype) {
+  std::string params = absl::StrCat("%x: Tensor[(1, 3, 224, 224), ", dtype, "]");
+  std::string body;
+  int num_convs = 0, next = 0;
+  // conv (+ bias, + relu when `relu`) of `in` (a value name); returns the new value.
+  auto conv = [&](const std::string& in, int c, int oc, int k, int stride, bool relu) {
+    const int i = num_convs++;
+    absl::StrAppend(&params, ",\n          %w", i, ": Tensor[(", oc, ", ", c, ", ", k, ", ", k, "), ", dtype,
+                    "], %b", i, ": Tensor[(", oc, "), ", dtype, "]");
+    const int pad = k / 2;
+    std::string v = absl::StrCat("%", next++);
+    std::string e = absl::StrCat("nn.bias_add(nn.conv2d(", in, ", %w", i, ", strides=[", stride, ", ", stride,
+                                 "], padding=[", pad, ", ", pad, "], channels=", oc, ", kernel_size=[", k, ", ", k,
+                                 "]), %b", i, ")");
+    absl::StrAppend(&body, "  ", v, " = ", relu ? absl::StrCat("nn.relu(", e, ")") : e, ";\n");
+    return v;
+  };
+  std::string h = conv("%x", 3, 64, 7, 2, true);
+  std::string pooled = absl::StrCat("%", next++);
+  absl::StrAppend(&body, "  ", pooled, " = nn.max_pool2d(", h,
+                  ", pool_size=[3, 3], strides=[2, 2], padding=[1, 1]);\n");
+  h = pooled;
+  int c = 64;
+  const int blocks[4] = {3, 4, 6, 3};
+  for (int stage = 0; stage < 4; ++stage) {
+    const int width = 64 << stage, out = width * 4;
+    for (int b = 0; b < blocks[stage]; ++b) {
+      const int stride = stage > 0 && b == 0 ? 2 : 1;
+      std::string a = conv(h, c, width, 1, 1, true);
+      a = conv(a, width, width, 3, stride, true);
+      a = conv(a, width, out, 1, 1, false);
+      std::string shortcut = b == 0 ? conv(h, c, out, 1, stride, false) : h;
+      std::string sum = absl::StrCat("%", next++);
+      absl::StrAppend(&body, "  ", sum, " = nn.relu(add(", a, ", ", shortcut, "));\n");
+      h = sum;
+      c = out;
+    }
+  }
+  absl::StrAppend(&params, ",\n          %fc_w: Tensor[(1000, 2048), ", dtype, "], %fc_b: Tensor[(1000), ", dtype,
+                  "]");
+  absl::StrAppend(&body, "  %", next, " = reshape(nn.global_avg_pool2d(", h, "), newshape=[1, 2048]);\n",
+                  "  nn.bias_add(nn.dense(%", next, ", %fc_w, units=1000), %fc_b)\n");
+  return absl::StrCat("#[version = \"0.1\"]\ndef @main(", params, ") {\n", body, "}\n");
 }
 
 // 2 * output elements * C * KH * KW.
@@ -252,6 +307,12 @@ int Main(int argc, char** argv) {
        ConvFlops(32, 20, 48, 3, 1, 1)},
       {"conv_r50_3x3_28_fp32_tf32", Conv(128, 28, 128, 3, 1, 1, "float32"), false,
        "cuda -arch=sm_90 -tf32", ConvFlops(128, 28, 128, 3, 1, 1)},
+      // ResNet-50 at batch 1, timed against PyTorch's (device_check.sh):
+      // float32 (CUDA cores), float32 with TF32 convs (PyTorch's default
+      // for cuDNN convs), float16 (tensor cores).
+      {"resnet50_fp32", ResNet50("float32"), false},
+      {"resnet50_fp32_tf32", ResNet50("float32"), false, "cuda -arch=sm_90 -tf32"},
+      {"resnet50_fp16", ResNet50("float16"), false},
       // GPU VM artifacts, checked against the interpreter.
       {"vm_control_flow", VmControlFlow(), true},
       {"vm_symbolic_batch", VmSymbolicBatch("N"), true, nullptr, 0, VmSymbolicBatch("5")},
