@@ -40,9 +40,13 @@ grep -q '^input .* sequence ' "$export_dir"/node__test_sequence_insert_at_front/
   { echo "FAILED: the sequence input is not in the manifest"; exit 1; }
 
 replay="$tmp/replay.log"
-"$device_run" conformance "$export_dir" cuda:0 60 > "$replay" 2>&1
-rc=$?
-cat "$replay"
+# Replays every exported case through the fake driver; sets rc.
+run_replay() {
+  "$device_run" conformance "$export_dir" cuda:0 60 > "$replay" 2>&1
+  rc=$?
+  cat "$replay"
+}
+run_replay
 [[ $rc -eq 0 ]] || { echo "FAILED: device_run conformance exited $rc"; exit 1; }
 grep -q "^conformance on cuda:0: $passed of $passed cases pass, 0 fail" "$replay" ||
   { echo "FAILED: the replay does not pass every exported case"; exit 1; }
@@ -56,9 +60,7 @@ size=$(stat -c %s "$relu")
 printf '\x00\x00\xc8\x42' | dd of="$relu" bs=1 seek=$((size - 4)) conv=notrunc status=none
 model="$export_dir/node__test_identity/model_0.so"
 head -c 4096 "$model" > "$model.cut" && mv "$model.cut" "$model"
-"$device_run" conformance "$export_dir" cuda:0 60 > "$replay" 2>&1
-rc=$?
-cat "$replay"
+run_replay
 [[ $rc -eq 1 ]] || { echo "FAILED: expected exit 1 with two failing cases, got $rc"; exit 1; }
 grep -q '^FAIL node__test_relu: set 0: output 0: element .* expected 100 ' "$replay" ||
   { echo "FAILED: the wrong expected value is not reported"; exit 1; }
