@@ -242,7 +242,7 @@ static uint64_t num_elements(const DLTensor* t) {
 
 /* A one-element integer tensor's value (If, AllocStorage sizes). */
 static KilnStatus* scalar_of(KilnVm* vm, int32_t r, const char* operand, int64_t* out) {
-  Obj* o;
+  Obj* o = NULL;
   KilnStatus* st = get_obj(vm, r, OBJ_TENSOR, operand, &o);
   if (st == NULL) st = kiln_vm_host_access(vm, (Tensor*)o, 0);
   if (st != NULL) return st;
@@ -256,7 +256,7 @@ static KilnStatus* scalar_of(KilnVm* vm, int32_t r, const char* operand, int64_t
 
 /* An int64 shape tensor (rank 1, at most 32 values, each >= 0). */
 static KilnStatus* shape_of_reg(KilnVm* vm, int32_t r, int32_t* ndim, int64_t* dims) {
-  Obj* o;
+  Obj* o = NULL;
   KilnStatus* st = get_obj(vm, r, OBJ_TENSOR, "shape", &o);
   if (st == NULL) st = kiln_vm_host_access(vm, (Tensor*)o, 0);
   if (st != NULL) return st;
@@ -483,7 +483,7 @@ static KilnStatus* invoke_packed(KilnVm* vm, const KilnVmInstr* in) {
 }
 
 static KilnStatus* alloc_storage(KilnVm* vm, const KilnVmInstr* in, Obj** out) {
-  Obj* o;
+  Obj* o = NULL;
   KilnStatus* st = get_obj(vm, in->b, OBJ_TENSOR, "size", &o);
   if (st != NULL) return st;
   const DLTensor* t = &((Tensor*)o)->t;
@@ -537,7 +537,7 @@ static KilnStatus* alloc_storage(KilnVm* vm, const KilnVmInstr* in, Obj** out) {
 /* A tensor of `dtype` and `dims` at `offset` of the storage in register r. */
 static KilnStatus* alloc_tensor(KilnVm* vm, int32_t r, int64_t offset, DLDataType dtype,
                                 int32_t ndim, const int64_t* dims, Obj** out) {
-  Obj* o;
+  Obj* o = NULL;
   KilnStatus* st = get_obj(vm, r, OBJ_STORAGE, "storage", &o);
   if (st != NULL) return st;
   Storage* s = (Storage*)o;
