@@ -182,5 +182,84 @@ TEST(GemmStrategy, RuntimePackOfAPaddedWeightStaysInBounds) {
   }
 }
 
+// A convolution as an implicit GEMM whose pixel count (49) the AVX2 row tile
+// does not divide: M is computed padded to 50 and the A-packing stage reads
+// pixel min(p, 48) for the extra row, so no load leaves the input. The
+// loop-IR evaluator fails any out-of-bounds load; the result is checked
+// against a naive convolution. NCHW16c: a 1x1 unpadded convolution on 7x7
+// (it reads the input itself: without the clamp, "out-of-bounds load"), and
+// a 3x3, stride 2, padding 1 one on 14x14 (through the padded copy).
+void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h) {
+  const int64_t icb = 2, ocb = 8, oh = 7, c = 16;
+  Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {ocb, icb, k, k, c, c});
+  const int64_t wn = ocb * icb * k * k * c * c;
+  for (int64_t i = 0; i < wn; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 11) - 5;
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, icb, h, h, c}), DataType::Float(32)));
+  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<Op> op = GetOp("nn.conv2d");
+  ASSERT_TRUE(op.ok());
+  Ref<Conv2DAttrs> attrs(new Conv2DAttrs());
+  attrs->strides = {stride, stride};
+  attrs->padding = {pad, pad, pad, pad};
+  attrs->data_layout = "NCHW16c";
+  attrs->kernel_layout = "OIHW16i16o";
+  attrs->out_layout = "NCHW16c";
+  absl::StatusOr<Call> call = MakeCall(*op, {x, *w}, Ref<AttrsNode>(attrs));
+  ASSERT_TRUE(call.ok()) << call.status();
+  absl::StatusOr<Function> fn = MakeFunction({x}, *call);
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  Module mod;
+  ASSERT_TRUE(mod.AddFunction("main", *fn).ok());
+  absl::StatusOr<Module> typed = types::InferType(mod);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  absl::StatusOr<Function> f = typed->Lookup("main");
+  ASSERT_TRUE(f.ok());
+  LowerOptions opts;
+  opts.target = CpuTarget::Avx2();
+  opts.vector_lanes = 8;
+  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "conv", opts);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->strategies, std::vector<std::string>{"conv2d_gemm.x86"});
+  ASSERT_EQ(kernel->constants.size(), 1u);  // the packed weight
+  std::vector<tir::testing::EvalArg> args(3);
+  args[0].data.resize(icb * h * h * c);
+  for (size_t i = 0; i < args[0].data.size(); ++i) args[0].data[i] = static_cast<double>(i % 7) - 3;
+  const HostTensor& packed = *kernel->constants[0];
+  args[1].data.assign(packed.data<float>(), packed.data<float>() + packed.num_elements());
+  args[2].data.assign(ocb * oh * oh * c, 0.0);
+  absl::Status st = tir::testing::EvalPrimFunc(kernel->func, &args);
+  ASSERT_TRUE(st.ok()) << st;
+  const float* wd = wt->data<float>();
+  for (int64_t ob = 0; ob < ocb; ++ob) {
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t xx = 0; xx < oh; ++xx) {
+        for (int64_t o = 0; o < c; ++o) {
+          double want = 0;
+          for (int64_t ib = 0; ib < icb; ++ib) {
+            for (int64_t ky = 0; ky < k; ++ky) {
+              for (int64_t kx = 0; kx < k; ++kx) {
+                const int64_t iy = y * stride + ky - pad, ix = xx * stride + kx - pad;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= h) continue;
+                for (int64_t i = 0; i < c; ++i) {
+                  want += args[0].data[((ib * h + iy) * h + ix) * c + i] *
+                          wd[((((ob * icb + ib) * k + ky) * k + kx) * c + i) * c + o];
+                }
+              }
+            }
+          }
+          ASSERT_EQ(args[2].data[((ob * oh + y) * oh + xx) * c + o], want)
+              << ob << "," << y << "," << xx << "," << o;
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvGemmStrategy, PaddedPixelRowsStayInBoundsAndMatchANaiveConvolution) {
+  CheckConvGemm(/*k=*/1, /*stride=*/1, /*pad=*/0, /*h=*/7);
+  CheckConvGemm(/*k=*/3, /*stride=*/2, /*pad=*/1, /*h=*/14);
+}
+
 }  // namespace
 }  // namespace kiln::lowering::strategy

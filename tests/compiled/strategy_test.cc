@@ -80,17 +80,17 @@ std::vector<StrategyCase> Cases() {
     add({"conv3x3_weight_param_direct_o3",
          "%x: Tensor[(1, 32, 14, 14), float32], %w: Tensor[(32, 32, 3, 3), float32]",
          "nn.relu(nn.conv2d(%x, %w, padding=[1, 1]))", {}, "conv2d_NCHWc.x86", 3});
-    add({"winograd_odd_7x7_residual_o3",
-         "%x: Tensor[(1, 32, 7, 7), float32], %w: Tensor[(48, 32, 3, 3), float32], %r: Tensor[(1, 48, 7, 7), float32]",
+    add({"winograd_odd_13x13_residual_o3",
+         "%x: Tensor[(1, 32, 13, 13), float32], %w: Tensor[(48, 32, 3, 3), float32], %r: Tensor[(1, 48, 13, 13), float32]",
          "nn.relu(add(nn.conv2d(%x, %w, padding=[1, 1]), %r))", {"w"},
          "conv2d_winograd_NCHWc.x86", 3});
     add({"winograd_no_padding_odd_width_o3",
-         "%x: Tensor[(1, 16, 9, 12), float32], %w: Tensor[(32, 16, 3, 3), float32]",
+         "%x: Tensor[(1, 16, 13, 14), float32], %w: Tensor[(32, 16, 3, 3), float32]",
          "nn.conv2d(%x, %w)", {"w"}, "conv2d_winograd_NCHWc.x86", 3});
     add({"winograd_asym_padding_2_images_o3",
-         "%x: Tensor[(2, 16, 8, 10), float32], %w: Tensor[(64, 16, 3, 3), float32]",
+         "%x: Tensor[(2, 16, 12, 12), float32], %w: Tensor[(64, 16, 3, 3), float32]",
          "nn.conv2d(%x, %w, padding=[0, 1, 2, 1])", {"w"}, "conv2d_winograd_NCHWc.x86", 3});
-    add({"winograd_nchwc_32_out", "%x: Tensor[(1, 2, 10, 10, 16), float32], %w: Tensor[(1, 2, 3, 3, 16, 32), float32]",
+    add({"winograd_nchwc_32_out", "%x: Tensor[(1, 2, 12, 12, 16), float32], %w: Tensor[(1, 2, 3, 3, 16, 32), float32]",
          "nn.conv2d(%x, %w, padding=[1, 1], data_layout=\"NCHW16c\", kernel_layout=\"OIHW16i32o\", "
          "out_layout=\"NCHW32c\")",
          {"w"}, "conv2d_winograd_NCHWc.x86"});
@@ -101,7 +101,7 @@ std::vector<StrategyCase> Cases() {
          "add(nn.conv2d(%x, %w, strides=[2, 2]), nn.relu(nn.conv2d(%x, %v, strides=[2, 2])))",
          {"w", "v"}, "conv2d_NCHWc.x86", 3});
     add({"conv_bn_channel_vectors_o3",
-         "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(32, 16, 3, 3), float32], %s: Tensor[(32, 1, 1), float32], %t: Tensor[(32, 1, 1), float32]",
+         "%x: Tensor[(1, 16, 11, 11), float32], %w: Tensor[(32, 16, 3, 3), float32], %s: Tensor[(32, 1, 1), float32], %t: Tensor[(32, 1, 1), float32]",
          "nn.relu(add(multiply(nn.conv2d(%x, %w, padding=[1, 1]), %s), %t))", {"w", "s", "t"},
          "conv2d_winograd_NCHWc.x86", 3});
     add({"depthwise_bn_relu6_o3",
@@ -140,17 +140,39 @@ std::vector<StrategyCase> Cases() {
          "nn.relu(nn.bias_add(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1]), %b))", {"w", "b"},
          "conv2d_NCHWc.x86", 3});
     // 1000 channels: AlterOpLayout pads them to 63 blocks of 16 (0.8% more
-    // work), so the direct kernel runs with full vectors on either ISA.
+    // work), so the kernels run with full vectors on either ISA. A 5-wide
+    // row: on AVX2 the direct tile is 5 pixels x 2 vectors (10 accumulators);
+    // on AVX-512, 5 x 1 is too few to hide the FMA latency, so the GEMM.
     add({"conv1x1_1000_channels_o3",
          "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(1000, 32, 1, 1), float32]",
-         "nn.relu(nn.conv2d(%x, %w))", {"w"}, "conv2d_NCHWc.x86", 3});
+         "nn.relu(nn.conv2d(%x, %w))", {"w"},
+         VectorBits(t) >= 512 ? "conv2d_gemm.x86" : "conv2d_NCHWc.x86", 3});
     // 264 channels (8 * 33; padding to 272 would be 3%): 8-wide blocks,
     // narrower than an AVX-512 vector, so the 1x1 runs as a GEMM there; on
-    // AVX2 a block is one vector (direct).
+    // AVX2 a block is one vector, and 5 pixels x 1 vector too few
+    // accumulators: the GEMM too.
     add({"conv1x1_264_channels_o3",
          "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(264, 32, 1, 1), float32]",
-         "nn.relu(nn.conv2d(%x, %w))", {"w"},
-         VectorBits(t) >= 512 ? "conv2d_1x1_gemm.x86" : "conv2d_NCHWc.x86", 3});
+         "nn.relu(nn.conv2d(%x, %w))", {"w"}, "conv2d_gemm.x86", 3});
+    // Convolutions as implicit GEMMs (a row the direct tile fits badly):
+    // 7-wide outputs on either ISA (M = 49 pixels: padded to 50 for a 5-row
+    // tile on AVX2), with padding, strides, dilation, two images, epilogues.
+    add({"conv_gemm_3x3_stride2_bias_relu_o3",
+         "%x: Tensor[(1, 32, 14, 14), float32], %w: Tensor[(128, 32, 3, 3), float32], %b: Tensor[(128,), float32]",
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1]), %b))",
+         {"w", "b"}, "conv2d_gemm.x86", 3});
+    add({"conv_gemm_3x3_few_tiles_not_winograd_residual_o3",
+         "%x: Tensor[(1, 32, 7, 7), float32], %w: Tensor[(128, 32, 3, 3), float32], %r: Tensor[(1, 128, 7, 7), float32]",
+         "nn.relu(add(nn.conv2d(%x, %w, padding=[1, 1]), %r))", {"w"}, "conv2d_gemm.x86", 3});
+    add({"conv_gemm_dilated_asym_pad_2_images_o3",
+         "%x: Tensor[(2, 16, 9, 8), float32], %w: Tensor[(160, 16, 3, 3), float32]",
+         "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1])", {"w"}, "conv2d_gemm.x86", 3});
+    // 14 wide: AVX-512's direct tile is the whole row (14 accumulators);
+    // AVX2's best direct tile, 5 pixels padded to 15, loses to the GEMM.
+    add({"conv1x1_14_wide_o3",
+         "%x: Tensor[(1, 64, 14, 14), float32], %w: Tensor[(128, 64, 1, 1), float32]",
+         "nn.conv2d(%x, %w)", {"w"},
+         VectorBits(t) >= 512 ? "conv2d_NCHWc.x86" : "conv2d_gemm.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "

@@ -16,8 +16,10 @@
 // so each step loads one weight vector and does reg_n broadcast FMAs. The
 // epilogue (bias, batch-norm scale/shift, ReLU, residual add) is applied as
 // the tile is written out; (n, ocb, oh) are fused into one parallel loop.
-// reg_n is the largest divisor of the output width that fits the registers
-// (24 on AVX-512, 12 on AVX2).
+// reg_n comes from ChooseRegTile (conv_util.h): enough accumulators to hide
+// the FMA latency, few padded columns, within the registers (24 accumulators
+// on AVX-512, 12 on AVX2). Where no tile fits the row well, conv2d_gemm.x86
+// (below) takes the convolution as a GEMM over the flattened pixels.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -142,13 +144,23 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
       std::vector<te::Tensor>{Unpad(out, b.out_shapes[0])});
 }
 
-// A 1x1, stride-1, unpadded convolution whose output block is narrower than
-// a vector (NCHW8c on AVX-512: SqueezeNet's 1000 classes) as the packed GEMM
-// out[n, p, oc] = sum_k x[n, k / ib, p / W, p % W, k % ib] * w[oc, k] over the
-// H * W pixels p: full-width vectors (the direct micro-kernel would use half
-// vectors) and more FMAs per broadcast. The weight is packed at compile time;
-// the result is re-blocked to NCHW{ob}c as the epilogue writes it.
-absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv1x1GemmCompute(
+// A convolution as a GEMM over the output pixels ("implicit GEMM"):
+//   out[n, p, oc] = sum_k a[n, p, k] * w[oc, k],   p = oh * OW + ow,
+//   k = ((icb * KH + kh) * KW + kw) * ib + ic,
+//   a[n, p, k] = pad[n, icb, oh * sh + kh * dh, ow * sw + kw * dw, ic]
+// (k runs in the order the OIHW{ib}i{ob}o weight stores it). The register tile
+// then spans MR pixels of the flattened H * W, whatever the output width, and
+// the packed weight gives the micro-kernel NR contiguous floats per step. The
+// result is re-blocked to NCHW{ob}c as the epilogue writes it. Taken where
+// the direct micro-kernel is weak:
+//   - an output block narrower than a vector (NCHW8c on AVX-512: SqueezeNet's
+//     1000 classes), for 1x1 stride-1 unpadded convolutions: full-width
+//     vectors instead of half vectors;
+//   - a row the direct register tile fits badly (ChooseRegTile's score < 1:
+//     too few accumulators to hide the FMA latency, or padded columns): the
+//     14- and 7-wide layers of ResNet-50 on AVX2, whose direct tiles ran at
+//     about half the FMA rate.
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> ConvGemmCompute(
     const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
   const ComputeCtx& b = ctx.base;
@@ -157,46 +169,81 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv1x1GemmCompute(
   const Conv2DAttrs& a = *p->attrs;
   const int64_t ib = p->ib, ob = p->ob;
   const std::vector<int64_t>&xs = p->xs, &ws = p->ws, &os = p->os;
+  const std::vector<int64_t>&st = p->st, &dil = p->dil;
   const te::Tensor x = b.inputs[0];
   const int64_t lanes = ctx.target.Lanes(DataType::Float(32));
-  if (ob >= lanes || lanes % ob != 0 || a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o") ||
-      ws[2] != 1 || ws[3] != 1 || ws[1] != xs[1] || ws[4] != ib || ws[5] != ob ||
-      p->st != std::vector<int64_t>{1, 1} || p->pad != std::vector<int64_t>{0, 0, 0, 0})
+  if (a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o") || ws[1] != xs[1] ||
+      ws[4] != ib || ws[5] != ob || (lanes % ob != 0 && ob % lanes != 0))
     return none;
+  const int64_t kh = ws[2], kw = ws[3];
+  const bool pointwise = kh == 1 && kw == 1 && st == std::vector<int64_t>{1, 1} &&
+                         p->pad == std::vector<int64_t>{0, 0, 0, 0};
+  if (ob < lanes) {
+    if (!pointwise) return none;
+  } else if (ChooseRegTile(ctx.target, os[3], ob).score >= 1.0) {
+    return none;  // the direct micro-kernel is as good
+  }
   // Only for wide layers, where the GEMM's column panels (two vectors) waste
   // little: 24 or 40 channels would be padded by a third or more.
   const int64_t oc = os[1] * ob, nr = 2 * lanes;
   if (oc < 4 * nr || (oc + nr - 1) / nr * nr * 10 > oc * 11) return none;
-  const int64_t icb = xs[1], w = xs[3];
+  const te::Tensor xp = PadNCHWc(x, xs, p->pad, 0);
+  const int64_t icb = xs[1], ow = os[3], kk = kh * kw * ib;
   GemmOperands g;
-  g.out_shape = {IntImm(xs[0]), IntImm(xs[2] * w), IntImm(os[1] * ob)};
-  g.n = os[1] * ob;
-  g.k = icb * ib;
-  g.a = [x, ib, w](const std::vector<PrimExpr>& lead, const PrimExpr& k) {
-    const PrimExpr& p = lead[1];
-    return x({lead[0], tir::FloorDiv(k, IntImm(ib)), tir::FloorDiv(p, IntImm(w)),
-              tir::FloorMod(p, IntImm(w)), tir::FloorMod(k, IntImm(ib))});
+  g.out_shape = {IntImm(xs[0]), IntImm(os[2] * ow), IntImm(oc)};
+  g.n = oc;
+  g.k = icb * kk;
+  g.pad_m = true;
+  g.a = [xp, ib, kw, kk, ow, st, dil](const std::vector<PrimExpr>& lead, const PrimExpr& k) {
+    const PrimExpr& px = lead[1];
+    const PrimExpr r = tir::FloorMod(k, IntImm(kk));
+    const PrimExpr ih = tir::FloorDiv(px, IntImm(ow)) * IntImm(st[0]) +
+                        tir::FloorDiv(r, IntImm(kw * ib)) * IntImm(dil[0]);
+    const PrimExpr iw = tir::FloorMod(px, IntImm(ow)) * IntImm(st[1]) +
+                        tir::FloorMod(tir::FloorDiv(r, IntImm(ib)), IntImm(kw)) * IntImm(dil[1]);
+    return xp({lead[0], tir::FloorDiv(k, IntImm(kk)), ih, iw, tir::FloorMod(k, IntImm(ib))});
   };
   const te::Tensor wt = b.inputs[1];
-  g.b = [wt, ib, ob](const PrimExpr&, const PrimExpr& n, const PrimExpr& k) {
-    return wt({tir::FloorDiv(n, IntImm(ob)), tir::FloorDiv(k, IntImm(ib)), IntImm(0), IntImm(0),
-               tir::FloorMod(k, IntImm(ib)), tir::FloorMod(n, IntImm(ob))});
+  g.b = [wt, ib, ob, kw, kk](const PrimExpr&, const PrimExpr& n, const PrimExpr& k) {
+    const PrimExpr r = tir::FloorMod(k, IntImm(kk));
+    return wt({tir::FloorDiv(n, IntImm(ob)), tir::FloorDiv(k, IntImm(kk)),
+               tir::FloorDiv(r, IntImm(kw * ib)),
+               tir::FloorMod(tir::FloorDiv(r, IntImm(ib)), IntImm(kw)), tir::FloorMod(k, IntImm(ib)),
+               tir::FloorMod(n, IntImm(ob))});
   };
+  // The weight [OC/ob, IC/ib, KH, KW, ib, ob] holds (n, k) at
+  // (n / ob) * (K * ob) + k * ob + n % ob.
   const Ref<const HostTensor> wd = p->weight;
-  g.b_const_at = [wd, icb, ib, ob](int64_t n, int64_t k) {
-    return wd->data<float>()[(((n / ob) * icb + k / ib) * ib + k % ib) * ob + n % ob];
+  const int64_t kall = g.k;
+  g.b_const_at = [wd, ob, kall](int64_t n, int64_t k) {
+    return wd->data<float>()[(n / ob) * kall * ob + k * ob + n % ob];
   };
   KILN_ASSIGN_OR_RETURN(std::optional<std::vector<te::Tensor>> c,
-                        BuildGemm(ctx, g, "conv2d_1x1_gemm", "conv2d_gemm", "conv2d_1x1_gemm.x86"));
+                        BuildGemm(ctx, g, "conv2d_gemm", "conv2d_gemm", "conv2d_gemm.x86"));
   if (!c) return none;
-  const te::Tensor gemm = (*c)[0];  // [N, H * W, OC]
+  const te::Tensor gemm = (*c)[0];  // [N, OH * OW, OC]
   te::Tensor out = te::Compute(
       b.out_shapes[0],
       [&](const std::vector<tir::Var>& i) {
-        return gemm({i[0], i[2] * IntImm(w) + i[3], i[1] * IntImm(ob) + i[4]});
+        return gemm({i[0], i[2] * IntImm(ow) + i[3], i[1] * IntImm(ob) + i[4]});
       },
-      "conv2d_1x1_gemm_nchwc", "injective");
+      "conv2d_gemm_nchwc", "injective");
   return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+}
+
+// The GEMM's schedule, and the padded input (when there is one) computed
+// first by a parallel loop: the anchor, or its A-packing stage, reads it.
+absl::Status ScheduleConvGemm(te::Schedule& s, const std::vector<te::Tensor>& outputs,
+                              const te::Tensor& anchor, const CpuTarget& target) {
+  KILN_RETURN_IF_ERROR(GemmSchedule(s, outputs, anchor, target));
+  KILN_RETURN_IF_ERROR(SchedulePaddedInput(s, anchor.op()));
+  for (const te::Tensor& in : anchor.op()->InputTensors()) {
+    te::Stage* ps = s[in];
+    if (ps != nullptr && !ps->is_placeholder()) {
+      KILN_RETURN_IF_ERROR(SchedulePaddedInput(s, in.op()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // The reader's shape is the anchor's, or its prefix on the (padded) width axis.
@@ -264,8 +311,8 @@ absl::Status ScheduleDepthwiseNCHWc(te::Schedule& s, const std::vector<te::Tenso
 void RegisterConv2dStrategies() {
   RegisterImplementation({"conv2d_NCHWc.x86", "nn.conv2d", 20, true, Conv2dNCHWcCompute,
                           ScheduleConv2dNCHWc});
-  RegisterImplementation({"conv2d_1x1_gemm.x86", "nn.conv2d", 22, true, Conv1x1GemmCompute,
-                          GemmSchedule});
+  RegisterImplementation({"conv2d_gemm.x86", "nn.conv2d", 22, true, ConvGemmCompute,
+                          ScheduleConvGemm});
   RegisterImplementation({"depthwise_conv2d_NCHWc.x86", "nn.conv2d", 20, true,
                           DepthwiseNCHWcCompute, ScheduleDepthwiseNCHWc});
 }

@@ -37,24 +37,35 @@ bool Static(const std::vector<PrimExpr>& shape, std::vector<int64_t>* out) {
   return true;
 }
 
-// Pixels per register tile. An exact divisor of the output width of at least
-// a third of the accumulator budget is best; otherwise the width is padded
-// to a multiple of the tile (the least padding, larger tiles on ties) so the
-// micro-kernel never needs a bounds check.
+// Pixels per register tile. The micro-kernel runs at the FMA units' rate only
+// with enough independent accumulators to cover the FMA latency (kLatencyAcc:
+// 4-cycle latency x 2 FMA ports on current x86 cores) and without padded
+// columns (computed, then dropped). Each candidate up to the register budget
+// scores min(1, accumulators / kLatencyAcc) x (useful / computed columns); the
+// best wins, the larger tile on ties. (An earlier rule took any exact divisor
+// of at least a third of the budget first: a 14-wide row on AVX2 got 2-pixel
+// tiles, 4 accumulators, about half the FMA rate.)
 int64_t ChooseRegN(const CpuTarget& t, int64_t ow, int64_t ob) {
+  return ChooseRegTile(t, ow, ob).reg_n;
+}
+
+RegTile ChooseRegTile(const CpuTarget& t, int64_t ow, int64_t ob) {
+  constexpr int64_t kLatencyAcc = 8;
   const int64_t vectors_per_pixel = std::max<int64_t>(1, ob / t.Lanes(DataType::Float(32)));
   const int64_t max_acc = t.vector_registers >= 32 ? 24 : 12;
   const int64_t cap = std::max<int64_t>(1, max_acc / vectors_per_pixel);
-  if (ow <= cap) return ow;
-  for (int64_t r = cap; r >= std::max<int64_t>(2, cap / 3); --r) {
-    if (ow % r == 0) return r;
-  }
-  int64_t best = cap, waste = (ow + cap - 1) / cap * cap - ow;
-  for (int64_t r = cap - 1; r >= std::max<int64_t>(2, cap / 2); --r) {
-    const int64_t w = (ow + r - 1) / r * r - ow;
-    if (w < waste) {
-      best = r;
-      waste = w;
+  RegTile best;
+  best.reg_n = std::max<int64_t>(1, std::min(cap, ow));
+  best.score = -1;
+  for (int64_t r = std::min(cap, std::max<int64_t>(ow, 1)); r >= 1; --r) {
+    const double cover =
+        std::min(1.0, static_cast<double>(r * vectors_per_pixel) / static_cast<double>(kLatencyAcc));
+    const double useful =
+        static_cast<double>(ow) / static_cast<double>((ow + r - 1) / r * r);
+    const double score = cover * useful;
+    if (score > best.score + 1e-9) {
+      best.reg_n = r;
+      best.score = score;
     }
   }
   return best;

@@ -25,10 +25,16 @@ int64_t BlockOf(const std::string& s, const std::string& prefix, const std::stri
 // The constant dims of `shape`; false when one is symbolic.
 bool Static(const std::vector<tir::PrimExpr>& shape, std::vector<int64_t>* out);
 
-// Pixels per register tile for an output row of `ow` pixels of `ob`
-// channels: an exact divisor of ow if a good one exists, else the tile that
-// pads ow the least.
-int64_t ChooseRegN(const CpuTarget& t, int64_t ow, int64_t ob);
+// The register tile of an output row of `ow` pixels of `ob` channels: reg_n
+// pixels (ow padded to a multiple of it), and its modeled share of the FMA
+// rate, in (0, 1]: below 1 when it has too few accumulators to hide the FMA
+// latency or computes padded columns.
+struct RegTile {
+  int64_t reg_n = 1;
+  double score = 0;
+};
+RegTile ChooseRegTile(const CpuTarget& t, int64_t ow, int64_t ob);
+int64_t ChooseRegN(const CpuTarget& t, int64_t ow, int64_t ob);  // ChooseRegTile's reg_n
 
 // x [N, C/c, H, W, c] zero-padded ([top, left, bottom, right], and on the
 // right up to min_width columns), materialized (stage "data_pad"); x itself

@@ -107,11 +107,30 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
   int64_t m = 0;
   if (g.out_shape.size() >= 2 && !StaticInt(g.out_shape[g.out_shape.size() - 2], &m)) m = 0;
   if (g.out_shape.size() < 2) m = 1;
-  const Blocking bl = ChooseBlocking(ctx.target, m, g.n);
+  Blocking bl = ChooseBlocking(ctx.target, m, g.n);
+  // With pad_m, a row tile that does not divide M is replaced by the one
+  // that pads M least among those with enough accumulators to hide the FMA
+  // latency (8: 4 cycles x 2 ports), and M is computed padded to it.
+  int64_t mp = m;
+  if (g.pad_m && m > bl.mr && m % bl.mr != 0) {
+    const int64_t nv = bl.nr / bl.lanes;
+    const int64_t max_mr = bl.mr;
+    double best = -1;
+    for (int64_t r = max_mr; r >= 1; --r) {
+      const int64_t padded_m = (m + r - 1) / r * r;
+      const double score = std::min(1.0, static_cast<double>(r * nv) / 8.0) *
+                           static_cast<double>(m) / static_cast<double>(padded_m);
+      if (score > best + 1e-9) {
+        best = score;
+        bl.mr = r;
+        mp = padded_m;
+      }
+    }
+  }
   const int64_t nr = bl.nr;
   const int64_t nb = (g.n + nr - 1) / nr;
   const int64_t npad = nb * nr;
-  const bool padded = npad != g.n;
+  const bool padded = npad != g.n || mp != m;
   const DataType f32 = DataType::Float(32);
 
   te::Tensor bp;
@@ -144,18 +163,20 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
   // instead of one float from each of MR rows a whole row apart (MR streams
   // that alias in the L1 cache when the row length is a power of two).
   const size_t r = g.out_shape.size();
-  const bool pack_a = r >= 2 && m > bl.mr && m % bl.mr == 0;
+  const bool pack_a = r >= 2 && mp > bl.mr && mp % bl.mr == 0;
   std::optional<te::Tensor> ap;
   if (pack_a) {
     std::vector<PrimExpr> shape(g.out_shape.begin(), g.out_shape.end() - 2);
-    shape.push_back(IntImm(m / bl.mr));
+    shape.push_back(IntImm(mp / bl.mr));
     shape.push_back(IntImm(g.k));
     shape.push_back(IntImm(bl.mr));
     ap = te::Compute(
         shape,
         [&](const std::vector<tir::Var>& i) {
           std::vector<PrimExpr> lead(i.begin(), i.end() - 3);
-          lead.push_back(i[i.size() - 3] * IntImm(bl.mr) + i.back());
+          PrimExpr row = i[i.size() - 3] * IntImm(bl.mr) + i.back();
+          if (mp != m) row = tir::Min(row, IntImm(m - 1));  // the padded rows repeat the last
+          lead.push_back(row);
           return g.a(lead, i[i.size() - 2]);
         },
         absl::StrCat(name, "_pack_a"), "injective", {{"no_inline", "1"}, {kPackAttr, "a"}});
@@ -163,6 +184,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
   const tir::IterVar rk = te::ReduceAxis({IntImm(0), IntImm(g.k)}, "k");
   std::vector<PrimExpr> cshape = g.out_shape;
   cshape.back() = IntImm(npad);
+  if (mp != m) cshape[r - 2] = IntImm(mp);
   te::Tensor c = te::Compute(
       cshape,
       [&](const std::vector<tir::Var>& idx) {
@@ -179,6 +201,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
           ai.push_back(tir::FloorMod(lead.back(), IntImm(bl.mr)));
           av = (*ap)(ai);
         } else {
+          if (mp != m) lead.back() = tir::Min(lead.back(), IntImm(m - 1));
           av = g.a(lead, rk->var);
         }
         return te::Sum(tir::Mul(av, bp(bi)), {rk});

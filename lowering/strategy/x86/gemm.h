@@ -30,6 +30,10 @@ struct GemmOperands {
   std::function<tir::PrimExpr(const std::vector<tir::PrimExpr>& lead)> b_batch_index;
   // A constant B, packed at compile time: its element (n, k).
   std::function<float(int64_t n, int64_t k)> b_const_at;
+  // M (the second-to-last output dimension, static) may be computed padded to
+  // a multiple of the row tile MR, A read at row min(m, M - 1) past the end and
+  // the extra rows dropped: no partial row tile, and A packed whatever M is.
+  bool pad_m = false;
 };
 
 // C = A B^T packed for the micro-kernel, the anchor of `impl` (whose schedule
