@@ -190,7 +190,7 @@ TEST(GemmStrategy, RuntimePackOfAPaddedWeightStaysInBounds) {
 // (it reads the input itself: without the clamp, "out-of-bounds load"), and
 // a 3x3, stride 2, padding 1 one on 14x14 (through the padded copy).
 void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h) {
-  const int64_t icb = 2, ocb = 8, oh = 7, c = 16;
+  const int64_t icb = 4, ocb = 8, oh = 7, c = 16;  // K >= 64
   Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {ocb, icb, k, k, c, c});
   const int64_t wn = ocb * icb * k * k * c * c;
   for (int64_t i = 0; i < wn; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 11) - 5;

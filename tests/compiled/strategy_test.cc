@@ -144,7 +144,7 @@ std::vector<StrategyCase> Cases() {
     // row: on AVX2 the direct tile is 5 pixels x 2 vectors (10 accumulators);
     // on AVX-512, 5 x 1 is too few to hide the FMA latency, so the GEMM.
     add({"conv1x1_1000_channels_o3",
-         "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(1000, 32, 1, 1), float32]",
+         "%x: Tensor[(1, 64, 5, 5), float32], %w: Tensor[(1000, 64, 1, 1), float32]",
          "nn.relu(nn.conv2d(%x, %w))", {"w"},
          VectorBits(t) >= 512 ? "conv2d_gemm.x86" : "conv2d_NCHWc.x86", 3});
     // 264 channels (8 * 33; padding to 272 would be 3%): 8-wide blocks,
@@ -152,7 +152,7 @@ std::vector<StrategyCase> Cases() {
     // AVX2 a block is one vector, and 5 pixels x 1 vector too few
     // accumulators: the GEMM too.
     add({"conv1x1_264_channels_o3",
-         "%x: Tensor[(1, 32, 5, 5), float32], %w: Tensor[(264, 32, 1, 1), float32]",
+         "%x: Tensor[(1, 64, 5, 5), float32], %w: Tensor[(264, 64, 1, 1), float32]",
          "nn.relu(nn.conv2d(%x, %w))", {"w"}, "conv2d_gemm.x86", 3});
     // Convolutions as implicit GEMMs (a row the direct tile fits badly):
     // 7-wide outputs on either ISA (M = 49 pixels: padded to 50 for a 5-row

@@ -156,10 +156,10 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
 //   - an output block narrower than a vector (NCHW8c on AVX-512: SqueezeNet's
 //     1000 classes), for 1x1 stride-1 unpadded convolutions: full-width
 //     vectors instead of half vectors;
-//   - a row the direct register tile fits badly (ChooseRegTile's score < 1:
-//     too few accumulators to hide the FMA latency, or padded columns): the
-//     14- and 7-wide layers of ResNet-50 on AVX2, whose direct tiles ran at
-//     about half the FMA rate.
+//   - a row the direct register tile fits badly (ChooseRegTile's score below
+//     0.95: too few accumulators to hide the FMA latency, or padded columns)
+//     and K = IC * KH * KW of at least 64: the 14- and 7-wide layers of
+//     ResNet-50 on AVX2, whose direct tiles ran at about half the FMA rate.
 absl::StatusOr<std::optional<std::vector<te::Tensor>>> ConvGemmCompute(
     const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
@@ -180,8 +180,13 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> ConvGemmCompute(
                          p->pad == std::vector<int64_t>{0, 0, 0, 0};
   if (ob < lanes) {
     if (!pointwise) return none;
-  } else if (ChooseRegTile(ctx.target, os[3], ob).score >= 1.0) {
-    return none;  // the direct micro-kernel is as good
+  } else if (ChooseRegTile(ctx.target, os[3], ob).score >= 0.95 ||
+             xs[1] * ib * kh * kw < 64) {
+    // The direct micro-kernel is as good (within 5%), or K is so short that
+    // the GEMM's per-tile costs (A packed, accumulators, the re-blocking
+    // store) outweigh its K steps: SqueezeNet's RGB stem (K = 27) ran 1.7x
+    // slower as a GEMM, its 32- and 48-deep 1x1 layers ~10% slower.
+    return none;
   }
   // Only for wide layers, where the GEMM's column panels (two vectors) waste
   // little: 24 or 40 channels would be padded by a third or more.
