@@ -167,6 +167,13 @@ std::vector<StrategyCase> Cases() {
     add({"conv_gemm_dilated_asym_pad_2_images_o3",
          "%x: Tensor[(2, 16, 9, 8), float32], %w: Tensor[(160, 16, 3, 3), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1])", {"w"}, "conv2d_gemm.x86", 3});
+    // 256 input channels, 1x1: on AVX2 the GEMM (one packed A stream instead
+    // of 16 input-channel planes under a 4x2 tile); AVX-512's 8-pixel direct
+    // tile stays.
+    add({"conv1x1_deep_stride2_o3",
+         "%x: Tensor[(1, 256, 16, 16), float32], %w: Tensor[(128, 256, 1, 1), float32], %b: Tensor[(128,), float32]",
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w, strides=[2, 2]), %b))", {"w", "b"},
+         VectorBits(t) >= 512 ? "conv2d_NCHWc.x86" : "conv2d_gemm.x86", 3});
     // 14 wide: AVX-512's direct tile is the whole row (14 accumulators);
     // AVX2's best direct tile, 5 pixels padded to 15, loses to the GEMM.
     add({"conv1x1_14_wide_o3",
