@@ -189,8 +189,8 @@ TEST(GemmStrategy, RuntimePackOfAPaddedWeightStaysInBounds) {
 // against a naive convolution. NCHW16c: a 1x1 unpadded convolution on 7x7
 // (it reads the input itself: without the clamp, "out-of-bounds load"), and
 // a 3x3, stride 2, padding 1 one on 14x14 (through the padded copy).
-void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h) {
-  const int64_t icb = 4, ocb = 8, oh = 7, c = 16;  // K >= 64
+void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h, int64_t icb) {
+  const int64_t ocb = 4, oh = 7, c = 16;  // IC * k * k >= 64, 4 column panels
   Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {ocb, icb, k, k, c, c});
   const int64_t wn = ocb * icb * k * k * c * c;
   for (int64_t i = 0; i < wn; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 11) - 5;
@@ -257,8 +257,8 @@ void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h) {
 }
 
 TEST(ConvGemmStrategy, PaddedPixelRowsStayInBoundsAndMatchANaiveConvolution) {
-  CheckConvGemm(/*k=*/1, /*stride=*/1, /*pad=*/0, /*h=*/7);
-  CheckConvGemm(/*k=*/3, /*stride=*/2, /*pad=*/1, /*h=*/14);
+  CheckConvGemm(/*k=*/1, /*stride=*/1, /*pad=*/0, /*h=*/7, /*icb=*/4);
+  CheckConvGemm(/*k=*/3, /*stride=*/2, /*pad=*/1, /*h=*/14, /*icb=*/1);
 }
 
 }  // namespace
