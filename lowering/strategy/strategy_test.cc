@@ -4,6 +4,7 @@
 #include "lowering/strategy/strategy.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -80,17 +81,23 @@ TEST(StrategyRegistry, BuiltinsAreRegistered) {
   }
 }
 
-// nn.dense(x[5, 40], W[48, 40]) with W constant.
-absl::StatusOr<Function> DenseWithConstant(Ref<const HostTensor> w) {
-  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({5, 40}), DataType::Float(32)));
-  KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(w));
-  KILN_ASSIGN_OR_RETURN(Op op, GetOp("nn.dense"));
-  KILN_ASSIGN_OR_RETURN(Call call, MakeCall(op, {x, c}, Ref<AttrsNode>(new DenseAttrs())));
-  KILN_ASSIGN_OR_RETURN(Function f, MakeFunction({x}, call));
+// The type-checked main function `fn(params) = op(args)`.
+absl::StatusOr<Function> TypedMain(const std::string& op_name, std::vector<Expr> args,
+                                   std::vector<Var> params, Ref<AttrsNode> attrs) {
+  KILN_ASSIGN_OR_RETURN(Op op, GetOp(op_name));
+  KILN_ASSIGN_OR_RETURN(Call call, MakeCall(op, std::move(args), std::move(attrs)));
+  KILN_ASSIGN_OR_RETURN(Function f, MakeFunction(std::move(params), call));
   Module m;
   KILN_RETURN_IF_ERROR(m.AddFunction("main", f).status());
   KILN_ASSIGN_OR_RETURN(m, types::InferType(m));
   return m.Lookup("main");
+}
+
+// nn.dense(x[5, 40], W[48, 40]) with W constant.
+absl::StatusOr<Function> DenseWithConstant(Ref<const HostTensor> w) {
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({5, 40}), DataType::Float(32)));
+  KILN_ASSIGN_OR_RETURN(Constant c, MakeConstant(w));
+  return TypedMain("nn.dense", {x, c}, {x}, Ref<AttrsNode>(new DenseAttrs()));
 }
 
 TEST(GemmStrategy, ConstantWeightIsPackedAtCompileTimeForTheTarget) {
@@ -144,18 +151,9 @@ TEST(GemmStrategy, RuntimePackOfAPaddedWeightStaysInBounds) {
   const int64_t m = 3, n = 20, k = 40;
   Var x = MakeVar("x", MakeTensorType(ShapeFromInts({m, k}), DataType::Float(32)));
   Var w = MakeVar("w", MakeTensorType(ShapeFromInts({n, k}), DataType::Float(32)));
-  absl::StatusOr<Op> op = GetOp("nn.dense");
-  ASSERT_TRUE(op.ok());
-  absl::StatusOr<Call> call = MakeCall(*op, {x, w}, Ref<AttrsNode>(new DenseAttrs()));
-  ASSERT_TRUE(call.ok()) << call.status();
-  absl::StatusOr<Function> fn = MakeFunction({x, w}, *call);
-  ASSERT_TRUE(fn.ok()) << fn.status();
-  Module mod;
-  ASSERT_TRUE(mod.AddFunction("main", *fn).ok());
-  absl::StatusOr<Module> typed = types::InferType(mod);
-  ASSERT_TRUE(typed.ok()) << typed.status();
-  absl::StatusOr<Function> f = typed->Lookup("main");
-  ASSERT_TRUE(f.ok());
+  absl::StatusOr<Function> f =
+      TypedMain("nn.dense", {x, w}, {x, w}, Ref<AttrsNode>(new DenseAttrs()));
+  ASSERT_TRUE(f.ok()) << f.status();
   for (const CpuTarget& target : {CpuTarget::Avx512(), CpuTarget::Avx2()}) {
     LowerOptions opts;
     opts.target = target;
@@ -197,24 +195,14 @@ void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h, int64_t ic
   Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, icb, h, h, c}), DataType::Float(32)));
   absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
   ASSERT_TRUE(w.ok()) << w.status();
-  absl::StatusOr<Op> op = GetOp("nn.conv2d");
-  ASSERT_TRUE(op.ok());
   Ref<Conv2DAttrs> attrs(new Conv2DAttrs());
   attrs->strides = {stride, stride};
   attrs->padding = {pad, pad, pad, pad};
   attrs->data_layout = "NCHW16c";
   attrs->kernel_layout = "OIHW16i16o";
   attrs->out_layout = "NCHW16c";
-  absl::StatusOr<Call> call = MakeCall(*op, {x, *w}, Ref<AttrsNode>(attrs));
-  ASSERT_TRUE(call.ok()) << call.status();
-  absl::StatusOr<Function> fn = MakeFunction({x}, *call);
-  ASSERT_TRUE(fn.ok()) << fn.status();
-  Module mod;
-  ASSERT_TRUE(mod.AddFunction("main", *fn).ok());
-  absl::StatusOr<Module> typed = types::InferType(mod);
-  ASSERT_TRUE(typed.ok()) << typed.status();
-  absl::StatusOr<Function> f = typed->Lookup("main");
-  ASSERT_TRUE(f.ok());
+  absl::StatusOr<Function> f = TypedMain("nn.conv2d", {x, *w}, {x}, Ref<AttrsNode>(attrs));
+  ASSERT_TRUE(f.ok()) << f.status();
   LowerOptions opts;
   opts.target = CpuTarget::Avx2();
   opts.vector_lanes = 8;

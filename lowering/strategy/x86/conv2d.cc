@@ -226,8 +226,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> ConvGemmCompute(
     const PrimExpr r = tir::FloorMod(k, IntImm(kk));
     return wt({tir::FloorDiv(n, IntImm(ob)), tir::FloorDiv(k, IntImm(kk)),
                tir::FloorDiv(r, IntImm(kw * ib)),
-               tir::FloorMod(tir::FloorDiv(r, IntImm(ib)), IntImm(kw)), tir::FloorMod(k, IntImm(ib)),
-               tir::FloorMod(n, IntImm(ob))});
+               tir::FloorMod(tir::FloorDiv(r, IntImm(ib)), IntImm(kw)),
+               tir::FloorMod(k, IntImm(ib)), tir::FloorMod(n, IntImm(ob))});
   };
   // The weight [OC/ob, IC/ib, KH, KW, ib, ob] holds (n, k) at
   // (n / ob) * (K * ob) + k * ob + n % ob.

@@ -58,8 +58,8 @@ RegTile ChooseRegTile(const CpuTarget& t, int64_t ow, int64_t ob) {
   best.reg_n = std::max<int64_t>(1, std::min(cap, ow));
   best.score = -1;
   for (int64_t r = std::min(cap, std::max<int64_t>(ow, 1)); r >= 1; --r) {
-    const double cover =
-        std::min(1.0, static_cast<double>(r * vectors_per_pixel) / static_cast<double>(kLatencyAcc));
+    const double cover = std::min(
+        1.0, static_cast<double>(r * vectors_per_pixel) / static_cast<double>(kLatencyAcc));
     const double useful =
         static_cast<double>(ow) / static_cast<double>((ow + r - 1) / r * r);
     const double score = cover * useful;
