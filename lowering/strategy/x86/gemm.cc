@@ -114,7 +114,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
   int64_t mp = m;
   if (g.pad_m && m > bl.mr && m % bl.mr != 0) {
     const int64_t nv = bl.nr / bl.lanes;
-    const int64_t max_mr = bl.mr;
+    const int64_t max_mr = bl.mr;  // no divisor of M was close: ChooseBlocking's largest
     double best = -1;
     for (int64_t r = max_mr; r >= 1; --r) {
       const int64_t padded_m = (m + r - 1) / r * r;
