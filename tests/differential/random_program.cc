@@ -29,7 +29,7 @@ class Generator {
     for (int i = 0; i < rank; ++i) shape_.push_back(Int(1, 4));
     std::vector<std::string> dims;
     for (int64_t d : shape_) dims.push_back(absl::StrCat(d));
-    if (dynamic) dims[0] = "?";
+    if (dynamic) dims[0] = std::string(1, '?');  // not = "?": gcc 12 -O2 -Wrestrict false positive
     t_ = absl::StrCat("Tensor[(", absl::StrJoin(dims, ", "), rank == 1 ? ",)" : ")", ", float32]");
   }
 
