@@ -351,6 +351,7 @@ class Lowerer {
     f = BindExtents(f);
     tir::transform::LoopPassOptions lopts;
     lopts.vector_width = lanes();
+    lopts.native_ldexp = target().is_x86() && target().vector_bits >= 512;
     lopts.disabled = options_.disabled_loop_passes;
     if (options_.gpu) lopts.disabled.push_back("lower_intrinsics");
     KILN_ASSIGN_OR_RETURN(out.func, tir::transform::RunLoopPipeline(f, lopts));

@@ -13,8 +13,9 @@
 // Lowered, for float32 (and float16 / bfloat16, computed in float32 and cast
 // back), any lanes:
 //   exp     n = floor(x*log2(e) + 1/2), r = x - n*C1 - n*C2 (Cody-Waite, two
-//           constants), e^r by Cephes' degree-7 polynomial, times 2^n built as
-//           reinterpret((n + 127) * 2^23) in two halves (so results down to the
+//           constants), e^r by Cephes' degree-7 polynomial, times 2^n (the
+//           "ldexp" intrinsic: vscalefps on AVX-512, else two half-range
+//           factors reinterpret((k + 127) * 2^23), so results down to the
 //           subnormal range and up to overflow come out right); inputs
 //           clamped to [-104, 89]: overflow gives inf, underflow 0.
 //   exp2    same with n = floor(x + 1/2), r = (x - n) * ln 2.
@@ -45,10 +46,20 @@
 
 namespace kiln::tir::transform {
 
-absl::StatusOr<PrimFunc> LowerIntrinsics(const PrimFunc& f);
+struct LowerIntrinsicsOptions {
+  // The target multiplies by 2^n in one instruction (x86 with AVX-512:
+  // vscalefps), so exp's 2^n is always left to the "ldexp" intrinsic. Without
+  // it, where the range of n is known (sigmoid: n <= 0; tanh: 0 <= n <= 29)
+  // 2^n is built in the exponent field with integer arithmetic: five
+  // operations or fewer instead of the general ldexp's eleven.
+  bool native_ldexp = false;
+};
+
+absl::StatusOr<PrimFunc> LowerIntrinsics(const PrimFunc& f,
+                                         const LowerIntrinsicsOptions& options = {});
 
 // The lowering of one call; `call` itself when it is not lowered.
-PrimExpr LowerIntrinsicCall(const PrimExpr& call);
+PrimExpr LowerIntrinsicCall(const PrimExpr& call, const LowerIntrinsicsOptions& options = {});
 
 }  // namespace kiln::tir::transform
 

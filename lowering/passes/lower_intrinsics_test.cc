@@ -127,10 +127,11 @@ struct Accuracy {
 };
 
 // Runs the lowered `name` on `xs`.
-Accuracy Measure(const std::string& name, const std::vector<double>& xs_in) {
+Accuracy Measure(const std::string& name, const std::vector<double>& xs_in,
+                 const LowerIntrinsicsOptions& options = {}) {
   Var x = MakeVar("x", DataType(DTypeCode::kFloat, 32, kLanes));
   PrimExpr call = Call(x->dtype, name, {x});
-  PrimExpr lowered = LowerIntrinsicCall(call);
+  PrimExpr lowered = LowerIntrinsicCall(call, options);
   EXPECT_NE(lowered.get(), call.get()) << name << " was not lowered";
   std::vector<double> xs = xs_in;
   std::vector<double> edges = Edges();
@@ -181,8 +182,9 @@ Accuracy Measure(const std::string& name, const std::vector<double>& xs_in) {
   return acc;
 }
 
-void ExpectAccurate(const std::string& name, const std::vector<double>& xs) {
-  Accuracy a = Measure(name, xs);
+void ExpectAccurate(const std::string& name, const std::vector<double>& xs,
+                    const LowerIntrinsicsOptions& options = {}) {
+  Accuracy a = Measure(name, xs, options);
   EXPECT_LE(a.max_rel, 2e-6) << name << " worst at x = " << a.worst_x;
   // Below FLT_MIN the spacing of float32 is 1.4e-45: allow a few units.
   EXPECT_LE(a.max_abs_subnormal, 1e-44) << name;
@@ -224,6 +226,41 @@ TEST(LowerIntrinsicsAccuracyTest, Sigmoid) {
   ExpectAccurate("sigmoid",
                  Concat({Linspace(-100, 100, 1 << 19), LogSpaced(-38, 0, 1 << 14, true)}));
 }
+
+// With native_ldexp (AVX-512) sigmoid and tanh scale by the "ldexp"
+// intrinsic; without it (the cases above) by exponent-field arithmetic.
+// Both must be as accurate; sigmoid's results below FLT_MIN (x < -87.3)
+// test the final rounding of the 2^-64 scaling.
+LowerIntrinsicsOptions NativeLdexp() {
+  LowerIntrinsicsOptions o;
+  o.native_ldexp = true;
+  return o;
+}
+TEST(LowerIntrinsicsAccuracyTest, SigmoidNativeLdexp) {
+  ExpectAccurate("sigmoid", Concat({Linspace(-104, 10, 1 << 16), LogSpaced(-38, 0, 1 << 12, true)}),
+                 NativeLdexp());
+}
+TEST(LowerIntrinsicsAccuracyTest, TanhNativeLdexp) {
+  ExpectAccurate("tanh", Concat({Linspace(-12, 12, 1 << 16), LogSpaced(-38, 0, 1 << 12, true)}),
+                 NativeLdexp());
+}
+
+TEST(LowerIntrinsicsTest, ScalingFollowsTheTarget) {
+  Var x = MakeVar("x", DataType(DTypeCode::kFloat, 32, 8));
+  for (const char* name : {"sigmoid", "tanh", "exp"}) {
+    const std::string plain = ToText(LowerIntrinsicCall(Call(x->dtype, name, {x})));
+    const std::string native =
+        ToText(LowerIntrinsicCall(Call(x->dtype, name, {x}), NativeLdexp()));
+    EXPECT_THAT(native, HasSubstr("ldexp(")) << name;
+    if (std::string(name) == "exp") {
+      // exp's n spans [-150, 128]: no single exponent-field scaling covers it.
+      EXPECT_THAT(plain, HasSubstr("ldexp(")) << name;
+    } else {
+      EXPECT_THAT(plain, Not(HasSubstr("ldexp("))) << name;
+      EXPECT_THAT(plain, HasSubstr("reinterpret:")) << name;
+    }
+  }
+}
 TEST(LowerIntrinsicsAccuracyTest, Erf) {
   ExpectAccurate("erf", Concat({Linspace(-6, 6, 1 << 19), LogSpaced(-38, 0, 1 << 15, true)}));
 }
@@ -243,10 +280,15 @@ TEST(LowerIntrinsicsTest, LowersVectorCallsInAFunction) {
   std::string text = ToText(*g);
   EXPECT_THAT(text, Not(HasSubstr("tanh(")));
   EXPECT_THAT(text, Not(HasSubstr("sigmoid(")));
-  EXPECT_THAT(text, HasSubstr("ldexp("));
   absl::Status v = VerifyPrimFunc(*g);
   EXPECT_TRUE(v.ok()) << v;
   EXPECT_TRUE(testing::ExpectSameResults(f, *g, 5, {}, 2e-6).ok());
+  // The pass passes its options on: with native_ldexp, 2^n is the intrinsic.
+  absl::StatusOr<PrimFunc> native = LowerIntrinsics(f, NativeLdexp());
+  ASSERT_TRUE(native.ok());
+  EXPECT_THAT(ToText(*native), HasSubstr("ldexp("));
+  EXPECT_THAT(text, Not(HasSubstr("ldexp(")));
+  EXPECT_TRUE(testing::ExpectSameResults(f, *native, 5, {}, 2e-6).ok());
 }
 
 TEST(LowerIntrinsicsTest, HalfPrecisionIsComputedInFloat32) {

@@ -54,7 +54,11 @@ absl::StatusOr<LoopPass> SinglePass(absl::string_view name, const LoopPassOption
   }
   if (name == "storage_rewrite") return LoopPass(StorageRewrite);
   if (name == "remove_no_op") return LoopPass(RemoveNoOp);
-  if (name == "lower_intrinsics") return LoopPass(LowerIntrinsics);
+  if (name == "lower_intrinsics") {
+    LowerIntrinsicsOptions l;
+    l.native_ldexp = o.native_ldexp;
+    return LoopPass([l](const PrimFunc& f) { return LowerIntrinsics(f, l); });
+  }
   if (name == "verify") return LoopPass(Verify);
   return absl::InvalidArgumentError(absl::StrCat(
       "unknown loop pass '", name, "'; valid names: ", absl::StrJoin(LoopPassNames(), ", ")));

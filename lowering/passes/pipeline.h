@@ -41,6 +41,9 @@ struct LoopPassOptions {
   int vector_width = 16;
   // Serial innermost loops of at most this many steps are unrolled (0: off).
   int auto_unroll_max_step = 0;
+  // lower_intrinsics: the target multiplies by 2^n in one instruction
+  // (AVX-512's vscalefps; see lower_intrinsics.h).
+  bool native_ldexp = false;
   // Run VerifyPrimFunc at the end.
   bool verify = true;
   // Names of passes to skip (every occurrence), from LoopPassNames().
