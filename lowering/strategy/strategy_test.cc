@@ -7,10 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "ir/op.h"
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
+#include "ir/tir_printer.h"
 #include "lowering/lower.h"
 #include "lowering/passes/tir_eval.h"
 #include "types/infer_type.h"
@@ -210,6 +213,18 @@ void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h, int64_t ic
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->strategies, std::vector<std::string>{"conv2d_gemm.x86"});
   ASSERT_EQ(kernel->constants.size(), 1u);  // the packed weight
+  // The A-packing stage loops over (icb, kh, kw, ic): its reads of the
+  // padded input index affinely in k (no floordiv/floormod of the k loop).
+  bool saw_pack = false;
+  for (absl::string_view line : absl::StrSplit(tir::ToText(kernel->func), '\n')) {
+    if (!absl::StrContains(line, "conv2d_gemm_pack_a[") || !absl::StrContains(line, "] = ")) {
+      continue;
+    }
+    saw_pack = true;
+    EXPECT_FALSE(absl::StrContains(line, "floordiv(ax2")) << line;
+    EXPECT_FALSE(absl::StrContains(line, "floormod(ax2")) << line;
+  }
+  EXPECT_TRUE(saw_pack);
   std::vector<tir::testing::EvalArg> args(3);
   args[0].data.resize(icb * h * h * c);
   for (size_t i = 0; i < args[0].data.size(); ++i) args[0].data[i] = static_cast<double>(i % 7) - 3;

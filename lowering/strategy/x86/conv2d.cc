@@ -212,6 +212,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> ConvGemmCompute(
   g.n = oc;
   g.k = icb * kk;
   g.pad_m = true;
+  g.k_split = {kh, kw, ib};
   g.a = [xp, ib, kw, kk, ow, st, dil](const std::vector<PrimExpr>& lead, const PrimExpr& k) {
     const PrimExpr& px = lead[1];
     const PrimExpr r = tir::FloorMod(k, IntImm(kk));

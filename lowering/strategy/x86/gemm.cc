@@ -21,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
 #include "lowering/strategy/strategy.h"
@@ -35,6 +38,7 @@ using tir::IntImm;
 using tir::PrimExpr;
 
 constexpr char kPackAttr[] = "kiln.pack";
+constexpr char kPackKSplitAttr[] = "kiln.pack_k_split";  // GemmOperands::k_split
 
 struct Blocking {
   int64_t mr = 1;
@@ -179,7 +183,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
           lead.push_back(row);
           return g.a(lead, i[i.size() - 2]);
         },
-        absl::StrCat(name, "_pack_a"), "injective", {{"no_inline", "1"}, {kPackAttr, "a"}});
+        absl::StrCat(name, "_pack_a"), "injective",
+        {{"no_inline", "1"}, {kPackAttr, "a"}, {kPackKSplitAttr, absl::StrJoin(g.k_split, ",")}});
   }
   const tir::IterVar rk = te::ReduceAxis({IntImm(0), IntImm(g.k)}, "k");
   std::vector<PrimExpr> cshape = g.out_shape;
@@ -338,6 +343,23 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BatchMatmulCompute(
 absl::Status SchedulePack(te::Stage* st, int64_t lanes) {
   std::vector<tir::IterVar> ax = st->op->axis;  // [batch...,] panel, k, width
   if (st->op->attrs.at(kPackAttr) == "a") {
+    // K as the nested loops of k_split (innermost first here).
+    std::vector<int64_t> split;
+    auto it = st->op->attrs.find(kPackKSplitAttr);
+    if (it != st->op->attrs.end() && !it->second.empty()) {
+      for (absl::string_view f : absl::StrSplit(it->second, ',')) {
+        int64_t v = 0;
+        if (!absl::SimpleAtoi(f, &v) || v < 1) {
+          return absl::InternalError(absl::StrCat("bad ", kPackKSplitAttr, ": ", it->second));
+        }
+        split.push_back(v);
+      }
+    }
+    tir::IterVar k = ax[ax.size() - 2];
+    for (size_t i = split.size(); i > 0; --i) {
+      KILN_ASSIGN_OR_RETURN(te::SplitAxes ks, st->split(k, split[i - 1]));
+      k = ks.outer;
+    }
     std::vector<tir::IterVar> outer(ax.begin(), ax.end() - 2);
     KILN_ASSIGN_OR_RETURN(tir::IterVar f, st->fuse(outer));
     return st->parallel(f);

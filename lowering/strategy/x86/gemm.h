@@ -34,6 +34,12 @@ struct GemmOperands {
   // a multiple of the row tile MR, A read at row min(m, M - 1) past the end and
   // the extra rows dropped: no partial row tile, and A packed whatever M is.
   bool pad_m = false;
+  // A's K axis as nested loops, innermost last (a convolution's (KH, KW, ib):
+  // k = ((icb * KH + kh) * KW + kw) * ib + ic): the A-packing stage loops
+  // over them, so its reads of A index with affine expressions instead of a
+  // floordiv/floormod chain per element. Their product divides K; empty: one
+  // loop over K.
+  std::vector<int64_t> k_split;
 };
 
 // C = A B^T packed for the micro-kernel, the anchor of `impl` (whose schedule
