@@ -18,7 +18,8 @@ of elements of its main operator's output:
 
   nn.conv2d      2 * N * OH * OW * |W|   (|W| = OC * IC/groups * KH * KW;
                  N, OH, OW from the output: dims 0, 2, 3 of NCHW or NCHWc);
-                 the weight is the kernel's first constant (parameter) input;
+                 the weight is the kernel's largest parameter of rank >= 3
+                 (OIHW, blocked OIHWio, or packed for a GEMM as [OC/nr, K, nr]);
                  a Winograd kernel's transformed weight [16, OC/ob, IC/ib, ib,
                  ob] counts 9/16 of its size (direct-convolution FLOPs, so a
                  Winograd kernel may show more GFLOP/s than the FMA peak)
@@ -86,9 +87,11 @@ def kernel_flops(ops, in_shapes, in_is_param, out_shape):
     names = ops.split(",")
     out_n = _prod(out_shape)
     if any(o in CONV_OPS for o in names) and len(in_shapes) >= 2:
-        # The weight: the largest parameter of rank 4 or more (a bias has OC
-        # elements, the weight OC * IC/groups * KH * KW), else input 1.
-        cands = [s for s, p in zip(in_shapes[1:], in_is_param[1:]) if p and len(s) >= 4]
+        # The weight: the largest parameter of rank 3 or more (a bias has OC
+        # elements, the weight OC * IC/groups * KH * KW; an implicit-GEMM
+        # kernel's weight is packed as [OC/nr, K, nr], a Winograd kernel's
+        # transform matrices are rank 2), else input 1.
+        cands = [s for s, p in zip(in_shapes[1:], in_is_param[1:]) if p and len(s) >= 3]
         w = max(cands, key=_prod) if cands else in_shapes[1]
         if len(out_shape) in (4, 5):  # NCHW / NCHWc
             spatial = out_shape[0] * out_shape[2] * out_shape[3]
