@@ -15,6 +15,7 @@ namespace kiln::codegen {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace kiln::tir;  // NOLINT
 
 constexpr DataType kF32 = DataType::Float(32);
@@ -139,6 +140,10 @@ TEST(EmitTest, ParallelLoopIsOutlined) {
   ASSERT_TRUE(ir.ok()) << ir.status();
   EXPECT_THAT(*ir, HasSubstr("define internal i32 @par_parallel_0(i32"));
   EXPECT_THAT(*ir, HasSubstr("call i32 @kiln_parallel_launch(ptr"));
+  // The task count comes from the pool's size (not the runtime's default of
+  // one task per thread: 0).
+  EXPECT_THAT(*ir, HasSubstr("call i32 @kiln_parallel_num_threads(ptr"));
+  EXPECT_THAT(*ir, Not(HasSubstr("ptr %closure, i32 0)")));
 }
 
 // Compile-time errors are statuses naming the PrimFunc.

@@ -137,6 +137,45 @@ TEST(JitTest, ParallelLoopWithPoolAndWithoutContext) {
   kiln_thread_pool_destroy(pool);
 }
 
+// B[i] += 1 for i in [2, 2 + n) over a parallel loop with a symbolic extent:
+// the loop is cut into min(n, 8 * threads) tasks (lower_stmt.cc), so every
+// extent from 0 to past the task count, with pools of 2 to 4 threads, must
+// touch each element of the range exactly once and nothing outside it.
+PrimFunc ParallelIncrement() {
+  Var m = MakeVar("m");  // n + 4
+  Buffer b = MakeBuffer("B", kF32, {m});
+  Var i = MakeVar("i");
+  return MakePrimFunc("par_inc", {b},
+                      For(i, I(2), m - I(4), ForKind::kParallel,
+                          Store(b, Add(Load(b, {i}), FloatImm(1.0)), {i})));
+}
+
+TEST(JitTest, ParallelLoopRunsEveryIterationOnce) {
+  auto jit = JitHost({ParallelIncrement()});
+  ASSERT_TRUE(jit.ok()) << jit.status();
+  KilnKernelFn fn = *(*jit)->Lookup("par_inc");
+  for (int32_t threads : {2, 3, 4}) {
+    KilnThreadPool* pool = nullptr;
+    ASSERT_EQ(kiln_thread_pool_create(threads, &pool), 0);
+    KilnKernelContext* ctx = nullptr;
+    ASSERT_EQ(kiln_kernel_context_create(pool, &ctx), 0);
+    std::vector<int64_t> extents;
+    for (int64_t e = 0; e <= 40; ++e) extents.push_back(e);
+    for (int64_t e : {127, 1000, 1001}) extents.push_back(e);
+    for (int64_t e : extents) {
+      HostTensor b(kF32, {e + 4});
+      for (int64_t k = 0; k < e + 4; ++k) b.data<float>()[k] = static_cast<float>(k);
+      ASSERT_EQ(CallKernel(fn, {b.dl()}, ctx), 0) << kiln_kernel_context_error(ctx);
+      for (int64_t k = 0; k < e + 4; ++k) {
+        const float want = static_cast<float>(k) + (k >= 2 && k < e + 2 ? 1.0f : 0.0f);
+        ASSERT_EQ(b.data<float>()[k], want) << threads << " threads, extent " << e << ", at " << k;
+      }
+    }
+    kiln_kernel_context_destroy(ctx);
+    kiln_thread_pool_destroy(pool);
+  }
+}
+
 // An assert inside a parallel body: the task's error code comes back from the
 // kernel; a heap workspace allocated inside each task is freed on both paths.
 PrimFunc ParallelAssert() {

@@ -31,6 +31,11 @@ namespace {
 
 // Temporaries at most this big with a constant size live on the stack.
 constexpr int64_t kMaxStackAllocaBytes = 64 * 1024;
+// Tasks per pool thread of a parallel loop (EmitParallelFor). On a 2-vCPU
+// VM, 8 instead of 1 took the median of 120 ResNet-50 runs (2 threads) from
+// 59.2 to 56.1 ms, MobileNetV2 from 6.78 to 6.31 ms, SqueezeNet 1.1 from 7.92
+// to 7.07 ms; the fastest runs were unchanged.
+constexpr int64_t kTasksPerThread = 8;
 constexpr uint32_t kWorkspaceAlignment = 64;
 
 // DLTensor field numbers (dlpack.h).
@@ -125,6 +130,8 @@ llvm::FunctionCallee FunctionLowering::RuntimeFunction(absl::string_view name) {
     fty = llvm::FunctionType::get(i32, {ptr, i32, ptr}, false);
   } else if (name == "kiln_parallel_launch") {
     fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, i32}, false);
+  } else if (name == "kiln_parallel_num_threads") {
+    fty = llvm::FunctionType::get(i32, {ptr}, false);
   } else if (name == "kiln_workspace_alloc") {
     fty = llvm::FunctionType::get(ptr, {ptr, i64, i32}, false);
   } else {  // kiln_workspace_free
@@ -476,7 +483,7 @@ absl::Status FunctionLowering::EmitLoop(const tir::Var& var, llvm::Value* begin,
 // A parallel loop becomes
 //   int32_t <func>_parallel_<k>(int32_t task_id, int32_t num_tasks, void* closure)
 // running iterations [task_id * chunk, min(extent, (task_id + 1) * chunk)),
-// launched with kiln_parallel_launch(ctx, lambda, &closure, 0). The closure
+// launched with kiln_parallel_launch(ctx, lambda, &closure, tasks). The closure
 // holds ctx, the loop's min and extent, and every variable of the body that is
 // bound outside it (values, buffer pointers, shape variables). Parallel loops
 // inside the lambda run serially.
@@ -571,8 +578,24 @@ absl::Status FunctionLowering::EmitParallelFor(const StmtNode* n) {
   b_.restoreIP(saved_ip);
   KILN_RETURN_IF_ERROR(st);
 
+  // The number of tasks: kTasksPerThread per pool thread (at most one per
+  // iteration), handed out one at a time by the pool, so a thread that is
+  // preempted or starts late (a busy or virtualized machine) delays only its
+  // current task while the others take the rest; one per thread would make
+  // every launch as slow as its slowest thread. One task on one thread.
+  llvm::Value* threads = b_.CreateSExt(
+      b_.CreateCall(RuntimeFunction("kiln_parallel_num_threads"), {frame_.kctx}), i64);
+  llvm::Value* want = b_.CreateSelect(b_.CreateICmpSGT(threads, b_.getInt64(1)),
+                                      b_.CreateMul(threads, b_.getInt64(kTasksPerThread)),
+                                      b_.getInt64(1));
+  llvm::Value* tasks = b_.CreateBinaryIntrinsic(
+      llvm::Intrinsic::smax,
+      b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, want,
+                               b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, extent,
+                                                        b_.getInt64(INT32_MAX))),
+      b_.getInt64(1));
   llvm::Value* rc = b_.CreateCall(RuntimeFunction("kiln_parallel_launch"),
-                                  {frame_.kctx, lambda, closure, b_.getInt32(0)});
+                                  {frame_.kctx, lambda, closure, b_.CreateTrunc(tasks, i32)});
   EmitReturnIfError(rc);  // the failing task already reported its message
   return absl::OkStatus();
 }
