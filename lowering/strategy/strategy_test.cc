@@ -264,5 +264,78 @@ TEST(ConvGemmStrategy, PaddedPixelRowsStayInBoundsAndMatchANaiveConvolution) {
   CheckConvGemm(/*k=*/3, /*stride=*/2, /*pad=*/1, /*h=*/14, /*icb=*/1);
 }
 
+// A depthwise 3x3 convolution (NCHW16c, OIHW1i16o, groups = channels) for
+// AVX2, at stride 1 and 2 with padding 1: the padded input rows are made
+// inside the one parallel loop, per output row (no padded copy of the whole
+// input before it), and the result matches a naive convolution; the
+// loop-IR evaluator fails any out-of-bounds load.
+void CheckDepthwise(int64_t stride) {
+  const int64_t cb = 2, c = 16, h = 9, k = 3, pad = 1;
+  const int64_t oh = (h + 2 * pad - k) / stride + 1;
+  Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {cb, 1, k, k, 1, c});
+  const int64_t wn = cb * k * k * c;
+  for (int64_t i = 0; i < wn; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 13) - 6;
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, cb, h, h, c}), DataType::Float(32)));
+  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
+  ASSERT_TRUE(w.ok()) << w.status();
+  Ref<Conv2DAttrs> attrs(new Conv2DAttrs());
+  attrs->strides = {stride, stride};
+  attrs->padding = {pad, pad, pad, pad};
+  attrs->groups = cb * c;
+  attrs->data_layout = "NCHW16c";
+  attrs->kernel_layout = "OIHW1i16o";
+  attrs->out_layout = "NCHW16c";
+  absl::StatusOr<Function> f = TypedMain("nn.conv2d", {x, *w}, {x}, Ref<AttrsNode>(attrs));
+  ASSERT_TRUE(f.ok()) << f.status();
+  LowerOptions opts;
+  opts.target = CpuTarget::Avx2();
+  opts.vector_lanes = 8;
+  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "dw", opts);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->strategies, std::vector<std::string>{"depthwise_conv2d_NCHWc.x86"});
+  const std::string text = tir::ToText(kernel->func);
+  int parallel_loops = 0;
+  size_t pos = 0;
+  while ((pos = text.find("parallel (", pos)) != std::string::npos) ++parallel_loops, ++pos;
+  EXPECT_EQ(parallel_loops, 1) << text;
+  ASSERT_NE(text.find("allocate data_pad"), std::string::npos) << text;
+  EXPECT_LT(text.find("parallel ("), text.find("allocate data_pad")) << text;
+
+  std::vector<tir::testing::EvalArg> args(3);
+  args[0].data.resize(cb * h * h * c);
+  for (size_t i = 0; i < args[0].data.size(); ++i) args[0].data[i] = static_cast<double>(i % 7) - 3;
+  ASSERT_EQ(kernel->constants.size(), 1u);
+  const HostTensor& wc = *kernel->constants[0];
+  args[1].data.assign(wc.data<float>(), wc.data<float>() + wc.num_elements());
+  args[2].data.assign(cb * oh * oh * c, 0.0);
+  absl::Status st = tir::testing::EvalPrimFunc(kernel->func, &args);
+  ASSERT_TRUE(st.ok()) << st;
+  const float* wd = wt->data<float>();
+  for (int64_t b = 0; b < cb; ++b) {
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t xx = 0; xx < oh; ++xx) {
+        for (int64_t o = 0; o < c; ++o) {
+          double want = 0;
+          for (int64_t ky = 0; ky < k; ++ky) {
+            for (int64_t kx = 0; kx < k; ++kx) {
+              const int64_t iy = y * stride + ky - pad, ix = xx * stride + kx - pad;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= h) continue;
+              want += args[0].data[((b * h + iy) * h + ix) * c + o] *
+                      wd[((b * k + ky) * k + kx) * c + o];
+            }
+          }
+          ASSERT_EQ(args[2].data[((b * oh + y) * oh + xx) * c + o], want)
+              << "stride " << stride << ": " << b << "," << y << "," << xx << "," << o;
+        }
+      }
+    }
+  }
+}
+
+TEST(DepthwiseStrategy, PadsRowsInsideTheParallelLoopAndMatchesANaiveConvolution) {
+  CheckDepthwise(/*stride=*/1);
+  CheckDepthwise(/*stride=*/2);
+}
+
 }  // namespace
 }  // namespace kiln::lowering::strategy

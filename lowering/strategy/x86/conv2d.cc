@@ -134,9 +134,14 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DepthwiseNCHWcCompute(
       {{kStrategyAttr, "depthwise_conv2d_NCHWc.x86"},
        {"kiln.reg_n", absl::StrCat(reg_n)},
        {"kiln.lanes", absl::StrCat(std::min(lanes, cb))},
-       // Strided: each input row is read by fewer than two output rows, so
-       // padding the rows per output row costs less than a padded copy.
-       {"kiln.pad_per_row", st[0] > 1 ? "1" : "0"},
+       // The padded rows each output row reads, made inside its task (see
+       // ScheduleNCHWc), not a padded copy of the whole input: a depthwise
+       // conv does KH*KW multiply-adds per element, too few to hide a
+       // tensor-sized extra write and read. Strided, an input row is padded
+       // about once; at stride 1 KH times, from cache, which still costs
+       // less (MobileNetV2's and EfficientNet-B0's stride-1 depthwise kernels,
+       // 1 thread: 6% and 1% less time in all; 2 threads: 7.5%).
+       {"kiln.pad_per_row", "1"},
        {"data_layout", a.data_layout},
        {"kernel_layout", a.kernel_layout},
        {"out_layout", out_layout}});
@@ -282,10 +287,9 @@ bool CoveredBy(const te::Operation& reader, const te::Operation& anchor) {
 
 // The direct schedule; `pad_per_row` computes the padded input inside the
 // (n, channel block, row) loop, the rows each output row reads, instead of
-// materializing the whole padded input first (strided depthwise: little
-// arithmetic per input byte, and a padded copy of a 112x112 input doubled
-// the memory traffic; 450 -> 230 us for MobileNetV2's 96-channel stride-2
-// layer).
+// materializing the whole padded input first (depthwise: little arithmetic
+// per input byte, and a padded copy of a 112x112 input doubled the memory
+// traffic; 450 -> 230 us for MobileNetV2's 96-channel stride-2 layer).
 absl::Status ScheduleNCHWc(te::Schedule& s, const std::vector<te::Tensor>& outputs,
                            const te::Tensor& anchor, bool pad_per_row) {
   const te::Operation& op = anchor.op();
