@@ -225,6 +225,14 @@ void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h, int64_t ic
     EXPECT_FALSE(absl::StrContains(line, "floormod(ax2")) << line;
   }
   EXPECT_TRUE(saw_pack);
+  // The accumulator tile is computed where the output (NCHW16c) is written:
+  // a local buffer of MR pixels x 16 channels, no [pixels, OC] result in
+  // memory and no separate pass re-blocking it.
+  const std::string text = tir::ToText(kernel->func);
+  const size_t acc = text.find("allocate conv2d_gemm: ");
+  ASSERT_NE(acc, std::string::npos) << text;
+  const std::string acc_line = text.substr(acc, text.find('\n', acc) - acc);
+  EXPECT_TRUE(absl::StrContains(acc_line, "] local")) << acc_line;
   std::vector<tir::testing::EvalArg> args(3);
   args[0].data.resize(icb * h * h * c);
   for (size_t i = 0; i < args[0].data.size(); ++i) args[0].data[i] = static_cast<double>(i % 7) - 3;

@@ -385,10 +385,43 @@ class SetEvaluator {
 
 }  // namespace
 
+// k * c * floordiv(r, c) + k * floormod(r, c) = k * r (r = c * floordiv(r, c)
+// + floormod(r, c) for c > 0): the pixel index h * W + w of a loop fused
+// from (h, w) and split again, once h = floordiv(p, W) and w = floormod(p, W)
+// are substituted, is p. Repeats until no pair is left.
+void MergeDivMod(Canonicalizer& c, Linear* f) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = 0; i < f->terms.size() && !changed; ++i) {
+      const Term& m = f->terms[i];
+      if (m.coeff == 0 || m.atom->kind != ExprKind::kFloorMod) continue;
+      int64_t cst = 0;
+      if (!tir::IsConstInt(m.atom->args[1], &cst) || cst <= 0) continue;
+      for (size_t j = 0; j < f->terms.size(); ++j) {
+        const Term& d = f->terms[j];
+        if (j == i || d.atom->kind != ExprKind::kFloorDiv || d.coeff != m.coeff * cst ||
+            !tir::ExprDeepEqual(d.atom->args[0], m.atom->args[0]) ||
+            !tir::ExprDeepEqual(d.atom->args[1], m.atom->args[1])) {
+          continue;
+        }
+        const int64_t k = m.coeff;
+        const Linear r = c.Lin(m.atom->args[0]);
+        f->terms[i].coeff = 0;
+        f->terms[j].coeff = 0;
+        f->Merge(r, k);
+        changed = true;
+        break;
+      }
+    }
+  }
+}
+
 PrimExpr Simplify(const PrimExpr& e) {
   if (!e || !e->dtype.is_int() || e->dtype.lanes() != 1) return e;
   Canonicalizer c(e->dtype);
-  return c.Build(c.Lin(e));
+  Linear f = c.Lin(e);
+  MergeDivMod(c, &f);
+  return c.Build(f);
 }
 
 bool ConstDiff(const PrimExpr& a, const PrimExpr& b, int64_t* diff) {

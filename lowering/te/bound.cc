@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "ir/status_macros.h"
+#include "ir/tir_functor.h"
 #include "lowering/te/arith.h"
 #include "lowering/te/message_passing.h"
 #include "lowering/te/schedule_internal.h"
@@ -97,8 +98,14 @@ absl::Status BuildAttachPaths(Context* ctx) {
 class RegionCollector {
  public:
   RegionCollector(const ScheduleState& st, const Stage* producer, arith::VarSetMap dom,
-                  std::vector<std::vector<std::vector<IntSet>>>* tmap)
-      : st_(st), producer_(producer), dom_(std::move(dom)), tmap_(tmap) {}
+                  std::vector<std::vector<std::vector<IntSet>>>* tmap,
+                  const tir::VarMap* subst = nullptr, arith::VarSetMap relax = {})
+      : st_(st),
+        producer_(producer),
+        dom_(std::move(dom)),
+        tmap_(tmap),
+        subst_(subst),
+        relax_(std::move(relax)) {}
 
   void Visit(const PrimExpr& e) {
     if (!e) return;
@@ -114,7 +121,18 @@ class RegionCollector {
           r.value_index < static_cast<int>(tmap_->size())) {
         auto& dims = (*tmap_)[static_cast<size_t>(r.value_index)];
         for (size_t d = 0; d < dims.size() && d < e->args.size(); ++d) {
-          dims[d].push_back(arith::EvalSet(e->args[d], dom_));
+          if (subst_ == nullptr) {
+            dims[d].push_back(arith::EvalSet(e->args[d], dom_));
+          } else {
+            IntSet set =
+                arith::EvalSet(arith::Simplify(tir::Substitute(e->args[d], *subst_)), dom_);
+            // Then the loops outside the attach point that the region spans.
+            if (!relax_.empty() && set.HasLowerBound() && set.HasUpperBound()) {
+              set = IntSet::Interval(arith::EvalSet(set.min_value, relax_).min_value,
+                                     arith::EvalSet(set.max_value, relax_).max_value);
+            }
+            dims[d].push_back(set);
+          }
         }
       }
     }
@@ -126,7 +144,19 @@ class RegionCollector {
   const Stage* producer_;
   arith::VarSetMap dom_;
   std::vector<std::vector<std::vector<IntSet>>>* tmap_;
+  // When set, the consumer's root vars are replaced by these expressions of
+  // its leaf loops (and the index simplified) before the set is evaluated.
+  const tir::VarMap* subst_;
+  arith::VarSetMap relax_;  // with subst_: loops relaxed after the leaves
 };
+
+// The width of a set when it is a constant; -1 otherwise.
+int64_t ConstWidth(const IntSet& s) {
+  if (!s.HasLowerBound() || !s.HasUpperBound()) return -1;
+  int64_t w = 0;
+  if (!tir::IsConstInt(arith::Simplify(tir::Sub(s.max_value, s.min_value)), &w)) return -1;
+  return w;
+}
 
 absl::Status InferRootBound(const Stage& stage, const Context& ctx, BoundMap* rmap) {
   if (stage.is_placeholder() || stage.is_inlined()) return absl::OkStatus();
@@ -186,6 +216,9 @@ absl::Status InferRootBound(const Stage& stage, const Context& ctx, BoundMap* rm
             stage_attach[0].iv->var->name, "' of '", stage_attach[0].stage->name(),
             "', but its consumer '", c->name(), "' does not run inside that loop"));
       }
+      // The leaves' sets, for the exact evaluation below.
+      arith::VarSetMap leaf_dom;
+      for (const IterVar& iv : c->leaf_iter_vars) leaf_dom[iv->var.get()] = up_state.at(iv);
       KILN_RETURN_IF_ERROR(internal::PassUpDomain(*c, *rmap, &up_state));
       arith::VarSetMap dom;
       for (const IterVar& iv : c->root_iter_vars()) {
@@ -199,8 +232,54 @@ absl::Status InferRootBound(const Stage& stage, const Context& ctx, BoundMap* rm
           dom[iv->var.get()] = IntSet::FromRange(r);
         }
       }
-      RegionCollector collect(*ctx.st, &stage, std::move(dom), &tmap);
-      for (const PrimExpr& b : ctx.flow->bodies.at(c)) collect.Visit(b);
+      bool fuses = false;
+      for (const IterVarRelation& rel : c->relations) fuses |= rel.kind == RelationKind::kFuse;
+      if (!fuses) {
+        RegionCollector collect(*ctx.st, &stage, std::move(dom), &tmap);
+        for (const PrimExpr& b : ctx.flow->bodies.at(c)) collect.Visit(b);
+        continue;
+      }
+      // A consumer that fuses loops: PassUpDomain relaxes a fused range that
+      // is not a whole number of rows of the inner loop to whole rows, so an
+      // index that puts the pair back together (h * W + w, the pixel of a
+      // flattened h * w tiled by MR) would be evaluated over that rectangle
+      // (rows x W). So the indices are also evaluated with the roots written
+      // as expressions of the leaf loops (PassUpIndex) and simplified, over
+      // the leaves' sets; each dimension takes the narrower result when it
+      // has a constant width (both sets hold every index read).
+      std::vector<std::vector<std::vector<IntSet>>> by_root(tmap.size(),
+          std::vector<std::vector<IntSet>>(op->axis.size()));
+      std::vector<std::vector<std::vector<IntSet>>> by_leaf = by_root;
+      {
+        RegionCollector collect(*ctx.st, &stage, std::move(dom), &by_root);
+        for (const PrimExpr& b : ctx.flow->bodies.at(c)) collect.Visit(b);
+      }
+      internal::IndexMap values;
+      for (const IterVar& iv : c->leaf_iter_vars) values[iv] = iv->var;
+      KILN_RETURN_IF_ERROR(internal::PassUpIndex(*c, *rmap, &values, /*allow_missing=*/true));
+      tir::VarMap subst;
+      bool complete = true;
+      for (const IterVar& iv : c->root_iter_vars()) {
+        auto it = values.find(iv);
+        if (it == values.end()) {
+          complete = false;
+        } else {
+          subst[iv->var.get()] = it->second;
+        }
+      }
+      if (complete) {
+        RegionCollector collect(*ctx.st, &stage, std::move(leaf_dom), &by_leaf, &subst, relax);
+        for (const PrimExpr& b : ctx.flow->bodies.at(c)) collect.Visit(b);
+      }
+      for (size_t o = 0; o < tmap.size(); ++o) {
+        for (size_t d = 0; d < op->axis.size(); ++d) {
+          if (by_root[o][d].empty()) continue;
+          const IntSet a = arith::Union(by_root[o][d]);
+          const IntSet b = by_leaf[o][d].empty() ? a : arith::Union(by_leaf[o][d]);
+          const int64_t wa = ConstWidth(a), wb = ConstWidth(b);
+          tmap[o][d].push_back(wb >= 0 && (wa < 0 || wb < wa) ? b : a);
+        }
+      }
     }
   }
   for (size_t d = 0; d < op->axis.size(); ++d) {

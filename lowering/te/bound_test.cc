@@ -181,6 +181,30 @@ TEST(BoundTest, ComputeAtOf2DTileAndFusedLoop) {
   EXPECT_EQ(R(bf, s2[b]->op->axis[1]), "[floordiv(ax0.ax1.fused, 8), +1)");
 }
 
+// A consumer [N, H, W] that reads B[n, h * W + w] (a GEMM over flattened
+// pixels written back as an image), its (h, w) fused and split into tiles of
+// 5 pixels: the tile reads 5 consecutive rows of B, not the image rows it
+// touches (PassUpDomain alone relaxes w to [0, W) and h to the rows the tile
+// spans: 14 or 21 entries).
+TEST(BoundTest, FusedPixelTileReadsItsFlattenedWindow) {
+  const int64_t h = 7, w = 7;
+  Tensor a = Placeholder({IntImm(2), IntImm(h * w + 1)}, kF32, "A");
+  Tensor b = Elementwise(a, "B");
+  Tensor c = Compute({IntImm(2), IntImm(h), IntImm(w)}, [&](const std::vector<Var>& i) {
+    return b({i[0], i[1] * IntImm(w) + i[2]});
+  }, "C");
+  Schedule s = Make({c});
+  Stage* sc = s[c];
+  absl::StatusOr<IterVar> px = sc->fuse(sc->op->axis[1], sc->op->axis[2]);
+  ASSERT_TRUE(px.ok());
+  absl::StatusOr<SplitAxes> sp = sc->split(*px, 5);
+  ASSERT_TRUE(sp.ok());
+  ASSERT_TRUE(s[b]->compute_at(sc, sp->outer).ok());
+  BoundMap bm = Bounds(s);
+  EXPECT_EQ(R(bm, s[b]->op->axis[0]), "[ax0, +1)");
+  EXPECT_EQ(R(bm, s[b]->op->axis[1]), "[(ax1.ax2.fused.outer * 5), +5)");
+}
+
 TEST(BoundTest, ReductionAxesKeepTheirRangeAndOutputsCoverTheirShape) {
   Tensor a = Placeholder({IntImm(6), IntImm(9)}, kF32, "A");
   IterVar k = ReduceAxis({IntImm(1), IntImm(8)}, "k");
@@ -309,6 +333,19 @@ TEST(ArithTest, SimplifyAndIntervals) {
   EXPECT_EQ(tir::ToText(Simplify(tir::FloorMod(x * 8 + y + 9, IntImm(4)))), "floormod((y + 1), 4)");
   EXPECT_EQ(tir::ToText(Simplify(tir::Min(x + 2, x + 5))), "(x + 2)");
   EXPECT_EQ(tir::ToText(Simplify(y - x * 3)), "(y - (x * 3))");
+  // A floordiv/floormod pair by the same constant puts its numerator back
+  // together (also scaled, and with other terms around it)...
+  EXPECT_EQ(tir::ToText(Simplify(tir::FloorDiv(x * 5 + y, IntImm(7)) * 7 +
+                                 tir::FloorMod(x * 5 + y, IntImm(7)))),
+            "((x * 5) + y)");
+  EXPECT_EQ(tir::ToText(Simplify((tir::FloorDiv(x, IntImm(7)) * 14 + y) +
+                                 tir::FloorMod(x, IntImm(7)) * 2)),
+            "(y + (x * 2))");
+  // ...but not when the coefficients or the operands differ.
+  EXPECT_EQ(tir::ToText(Simplify(tir::FloorDiv(x, IntImm(7)) * 6 + tir::FloorMod(x, IntImm(7)))),
+            "((floordiv(x, 7) * 6) + floormod(x, 7))");
+  EXPECT_EQ(tir::ToText(Simplify(tir::FloorDiv(x, IntImm(7)) * 7 + tir::FloorMod(y, IntImm(7)))),
+            "((floordiv(x, 7) * 7) + floormod(y, 7))");
   arith::VarSetMap dom;
   dom[x.get()] = arith::IntSet::Interval(IntImm(0), IntImm(7));
   arith::IntSet s = arith::EvalSet(x * 2 + 1, dom);

@@ -259,7 +259,8 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> ConvGemmCompute(
 // first by a parallel loop: the anchor, or its A-packing stage, reads it.
 absl::Status ScheduleConvGemm(te::Schedule& s, const std::vector<te::Tensor>& outputs,
                               const te::Tensor& anchor, const CpuTarget& target) {
-  KILN_RETURN_IF_ERROR(GemmSchedule(s, outputs, anchor, target));
+  KILN_ASSIGN_OR_RETURN(bool blocked, GemmScheduleBlockedOutput(s, outputs, anchor));
+  if (!blocked) KILN_RETURN_IF_ERROR(GemmSchedule(s, outputs, anchor, target));
   KILN_RETURN_IF_ERROR(SchedulePaddedInput(s, anchor.op()));
   for (const te::Tensor& in : anchor.op()->InputTensors()) {
     te::Stage* ps = s[in];

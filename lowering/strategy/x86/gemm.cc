@@ -429,6 +429,62 @@ absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& output
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> GemmScheduleBlockedOutput(te::Schedule& s,
+                                               const std::vector<te::Tensor>& outputs,
+                                               const te::Tensor& anchor) {
+  const te::Operation& op = anchor.op();
+  const int64_t mr = IntAttr(op, "kiln.mr", 1);
+  const int64_t nr = IntAttr(op, "kiln.nr", 16);
+  const int64_t lanes = IntAttr(op, "kiln.lanes", 16);
+  if (outputs.size() != 1 || op->axis.size() != 3 || op->reduce_axis.size() != 1) return false;
+  KILN_RETURN_IF_ERROR(InlineInjective(s, outputs));
+  te::Stage* acc = s[anchor];
+  if (acc == nullptr || acc->is_output || !IsUntouched(*acc)) return false;
+  KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(acc));
+  if (readers.size() != 1 || !readers[0]->is_output || !IsUntouched(*readers[0]) ||
+      !readers[0]->op->reduce_axis.empty()) {
+    return false;
+  }
+  te::Stage* out = readers[0];
+  const std::vector<tir::IterVar> ax = out->op->axis;  // n, cb, h, w, c
+  int64_t c = 0;
+  if (ax.size() != 5 || !tir::IsConstInt(ax[4]->dom.extent, &c) || c != nr || nr % lanes != 0) {
+    return false;
+  }
+  for (const te::Tensor& in : op->InputTensors()) {
+    te::Stage* ps = s[in];
+    if (ps != nullptr && !ps->is_placeholder() && in.op()->attrs.count(kPackAttr) &&
+        IsUntouched(*ps)) {
+      KILN_RETURN_IF_ERROR(SchedulePack(ps, lanes));
+    }
+  }
+  // The output's tiles: (n, cb, MR pixels of the flattened h * w), the
+  // pixels unrolled and the channels vectorized; the last tile of a pixel
+  // count MR does not divide is guarded (the accumulator rows past it are
+  // the padded rows BuildGemm computes anyway).
+  KILN_ASSIGN_OR_RETURN(tir::IterVar px, out->fuse(ax[2], ax[3]));
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes ps, out->split(px, mr));
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes cs, out->split(ax[4], lanes));
+  KILN_RETURN_IF_ERROR(out->reorder({ax[0], ax[1], ps.outer, ps.inner, cs.outer, cs.inner}));
+  KILN_ASSIGN_OR_RETURN(tir::IterVar tile, out->fuse({ax[0], ax[1], ps.outer}));
+  KILN_RETURN_IF_ERROR(out->parallel(tile));
+  KILN_RETURN_IF_ERROR(out->unroll(ps.inner));
+  KILN_RETURN_IF_ERROR(out->unroll(cs.outer));
+  KILN_RETURN_IF_ERROR(out->vectorize(cs.inner));
+  // The accumulator (the anchor itself, in registers) at each tile: k
+  // outermost, rows and vectors unrolled, as in GemmSchedule.
+  KILN_RETURN_IF_ERROR(acc->set_scope("local"));
+  KILN_RETURN_IF_ERROR(acc->compute_at(out, tile));
+  const std::vector<tir::IterVar> lax = acc->op->axis;  // n, m, col
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes lv, acc->split(lax[2], lanes));
+  KILN_RETURN_IF_ERROR(
+      acc->reorder({lax[0], acc->op->reduce_axis[0], lax[1], lv.outer, lv.inner}));
+  KILN_RETURN_IF_ERROR(acc->unroll(lax[1]));
+  KILN_RETURN_IF_ERROR(acc->unroll(lv.outer));
+  KILN_RETURN_IF_ERROR(acc->vectorize(lv.inner));
+  return true;
+}
+
 void RegisterGemmStrategies() {
   RegisterImplementation({"dense_pack.x86", "nn.dense", 20, true, DenseCompute, GemmSchedule});
   RegisterImplementation({"matmul_pack.x86", "nn.matmul", 20, true, MatmulCompute, GemmSchedule});

@@ -54,6 +54,19 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
 absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& outputs,
                           const te::Tensor& anchor, const CpuTarget& target);
 
+// The schedule of a BuildGemm anchor [n, M, N] whose only reader is an
+// injective output [n, N / NR, H, W, NR] (H * W = M, the anchor's padded M
+// allowed) reading the anchor at (n, h * W + w, cb * NR + c): a convolution
+// as a GEMM written back in NCHW{NR}c. The output is tiled as the GEMM (NR
+// channels x MR pixels of the flattened h * w) and the accumulator computed
+// at each tile, so the epilogue (bias, activation, residual) and the
+// re-blocking happen as each tile is written instead of in a pass over a
+// materialized [n, M, N] result. False (nothing scheduled but the inlining
+// GemmSchedule also does) when the stages are not of that form.
+absl::StatusOr<bool> GemmScheduleBlockedOutput(te::Schedule& s,
+                                               const std::vector<te::Tensor>& outputs,
+                                               const te::Tensor& anchor);
+
 }  // namespace kiln::lowering::strategy::x86
 
 #endif  // KILN_LOWERING_STRATEGY_X86_GEMM_H_
