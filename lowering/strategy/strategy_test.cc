@@ -345,5 +345,41 @@ TEST(DepthwiseStrategy, PadsRowsInsideTheParallelLoopAndMatchesANaiveConvolution
   CheckDepthwise(/*stride=*/2);
 }
 
+// Winograd F(2x2, 3x3) for AVX2 (NCHW16c, 32 -> 32 channels): an output of
+// fewer than 8 tile rows (14x14: 7) is computed in three parallel passes
+// (input transform, batched GEMM, output transform; plus the padded input),
+// a taller one (28x28: 14) in one loop over the tile rows.
+int ParallelLoopsOfWinograd(int64_t h) {
+  const int64_t cb = 2, c = 16;
+  Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {cb, cb, 3, 3, c, c});
+  for (int64_t i = 0; i < wt->num_elements(); ++i) wt->mutable_data<float>()[i] = 0.25f;
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, cb, h, h, c}), DataType::Float(32)));
+  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
+  EXPECT_TRUE(w.ok()) << w.status();
+  Ref<Conv2DAttrs> attrs(new Conv2DAttrs());
+  attrs->padding = {1, 1, 1, 1};
+  attrs->data_layout = "NCHW16c";
+  attrs->kernel_layout = "OIHW16i16o";
+  attrs->out_layout = "NCHW16c";
+  absl::StatusOr<Function> f = TypedMain("nn.conv2d", {x, *w}, {x}, Ref<AttrsNode>(attrs));
+  EXPECT_TRUE(f.ok()) << f.status();
+  LowerOptions opts;
+  opts.target = CpuTarget::Avx2();
+  opts.vector_lanes = 8;
+  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "wino", opts);
+  EXPECT_TRUE(kernel.ok()) << kernel.status();
+  if (!kernel.ok()) return -1;
+  EXPECT_EQ(kernel->strategies, std::vector<std::string>{"conv2d_winograd_NCHWc.x86"});
+  const std::string text = tir::ToText(kernel->func);
+  int loops = 0;
+  for (size_t pos = 0; (pos = text.find("parallel (", pos)) != std::string::npos; ++pos) ++loops;
+  return loops;
+}
+
+TEST(WinogradStrategy, FewTileRowsTakeThreePasses) {
+  EXPECT_EQ(ParallelLoopsOfWinograd(14), 4);
+  EXPECT_EQ(ParallelLoopsOfWinograd(28), 2);
+}
+
 }  // namespace
 }  // namespace kiln::lowering::strategy

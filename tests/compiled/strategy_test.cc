@@ -80,6 +80,11 @@ std::vector<StrategyCase> Cases() {
     add({"conv3x3_weight_param_direct_o3",
          "%x: Tensor[(1, 32, 14, 14), float32], %w: Tensor[(32, 32, 3, 3), float32]",
          "nn.relu(nn.conv2d(%x, %w, padding=[1, 1]))", {}, "conv2d_NCHWc.x86", 3});
+    // 9 tile rows: the one-loop-over-rows Winograd schedule (the cases
+    // around it have fewer than 8 and take the three-pass one).
+    add({"winograd_rows_18x18_o3",
+         "%x: Tensor[(1, 16, 18, 18), float32], %w: Tensor[(32, 16, 3, 3), float32]",
+         "nn.relu(nn.conv2d(%x, %w, padding=[1, 1]))", {"w"}, "conv2d_winograd_NCHWc.x86", 3});
     add({"winograd_odd_13x13_residual_o3",
          "%x: Tensor[(1, 32, 13, 13), float32], %w: Tensor[(48, 32, 3, 3), float32], %r: Tensor[(1, 48, 13, 13), float32]",
          "nn.relu(add(nn.conv2d(%x, %w, padding=[1, 1]), %r))", {"w"},
