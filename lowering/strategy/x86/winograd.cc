@@ -11,9 +11,10 @@
 //   Y[n, ocb, oh, ow, oc]    = sum_a (A^T)[oh%2][e] (A^T)[ow%2][u] M[a, n, ocb, oh/2, ow/2, oc]
 // with a = 4e + u. M is sixteen 1x1 convolutions over the tile grid, and gets
 // the direct convolution's register-blocked micro-kernel (reg_n tiles x one
-// output block); V is vectorized over the channel block with its 4x4 window
-// unrolled; Y is computed at the epilogue's parallel loop by the default
-// schedule. The transform matrices are constants of the kernel.
+// output block); V is written with B^T's values (each point 3 additions or
+// subtractions of its 4x4 window), all 16 points of a window together,
+// vectorized over the channel block; Y is computed at the epilogue's
+// parallel loop by the default schedule, A^T a constant table of the kernel.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -64,22 +65,16 @@ absl::StatusOr<Ref<const HostTensor>> TransformWeight(const HostTensor& w) {
   return Ref<const HostTensor>(u);
 }
 
-// BB[4e + u][4r + c] = B^T[e][r] B^T[u][c]; AA[2i + j][4e + u] = A^T[i][e] A^T[j][u].
-absl::StatusOr<std::pair<Ref<const HostTensor>, Ref<const HostTensor>>> Tables() {
-  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> bb, HostTensor::Create(DataType::Float(32), {16, 16}));
+// AA[2i + j][4e + u] = A^T[i][e] A^T[j][u].
+absl::StatusOr<Ref<const HostTensor>> OutputTable() {
   KILN_ASSIGN_OR_RETURN(Ref<HostTensor> aa, HostTensor::Create(DataType::Float(32), {4, 16}));
   for (int e = 0; e < 4; ++e)
-    for (int u = 0; u < 4; ++u) {
-      for (int r = 0; r < 4; ++r)
-        for (int c = 0; c < 4; ++c)
-          bb->mutable_data<float>()[(e * 4 + u) * 16 + r * 4 + c] =
-              static_cast<float>(kBt[e][r] * kBt[u][c]);
+    for (int u = 0; u < 4; ++u)
       for (int i = 0; i < 2; ++i)
         for (int j = 0; j < 2; ++j)
           aa->mutable_data<float>()[(i * 2 + j) * 16 + e * 4 + u] =
               static_cast<float>(kAt[i][e] * kAt[j][u]);
-    }
-  return std::make_pair(Ref<const HostTensor>(bb), Ref<const HostTensor>(aa));
+  return Ref<const HostTensor>(aa);
 }
 
 absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
@@ -117,20 +112,40 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
   pad_h[2] += std::max<int64_t>(0, 2 * th + 2 - (xs[2] + pad[0] + pad[2]));
   const te::Tensor xp = PadNCHWc(x, xs, pad_h, 2 * twp + 2);
   KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> u_data, TransformWeight(*p->weight));
-  KILN_ASSIGN_OR_RETURN(auto tables, Tables());
+  KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> at_data, OutputTable());
   const te::Tensor u = ctx.add_constant(u_data, "winograd_weight");
-  const te::Tensor bb = ctx.add_constant(tables.first, "winograd_bt");
-  const te::Tensor aa = ctx.add_constant(tables.second, "winograd_at");
+  const te::Tensor aa = ctx.add_constant(at_data, "winograd_at");
   const int64_t n = xs[0], icb = xs[1], ocb = os[1];
 
-  const tir::IterVar rr = te::ReduceAxis({IntImm(0), IntImm(4)}, "r");
-  const tir::IterVar rc = te::ReduceAxis({IntImm(0), IntImm(4)}, "c");
+  // V[a] for a = 4e + u is sum over (r, c) of B^T[e][r] B^T[u][c] d[r][c],
+  // written out with the matrix's values: four of the sixteen are +-1, the
+  // rest 0, so each point is 3 additions or subtractions of the window
+  // (instead of 16 multiply-adds with coefficients loaded from a table). A
+  // select over a picks the point's sum; the schedule unrolls a, and the
+  // selects fold away.
   const te::Tensor v = te::Compute(
       {IntImm(16), IntImm(n), IntImm(icb), IntImm(th), IntImm(twp), IntImm(ib)},
       [&](const std::vector<tir::Var>& i) {
-        const PrimExpr d = xp({i[1], i[2], i[3] * IntImm(2) + rr->var, i[4] * IntImm(2) + rc->var,
-                               i[5]});
-        return te::Sum(tir::Mul(bb({i[0], rr->var * IntImm(4) + rc->var}), d), {rr, rc});
+        PrimExpr result;
+        for (int a = 15; a >= 0; --a) {
+          const int e = a / 4, u = a % 4;
+          // The positive terms first, then the negative ones subtracted.
+          std::vector<PrimExpr> plus, minus;
+          for (int r = 0; r < 4; ++r) {
+            for (int c = 0; c < 4; ++c) {
+              const double coef = kBt[e][r] * kBt[u][c];
+              if (coef == 0) continue;
+              (coef > 0 ? plus : minus)
+                  .push_back(xp({i[1], i[2], i[3] * IntImm(2) + IntImm(r),
+                                 i[4] * IntImm(2) + IntImm(c), i[5]}));
+            }
+          }
+          PrimExpr sum = plus.empty() ? tir::MakeConst(f32, 0) : plus[0];
+          for (size_t k = 1; k < plus.size(); ++k) sum = tir::Add(sum, plus[k]);
+          for (const PrimExpr& d : minus) sum = tir::Sub(sum, d);
+          result = !result ? sum : tir::Select(tir::EQ(i[0], IntImm(a)), sum, result);
+        }
+        return result;
       },
       "winograd_input", "winograd_input", {{"no_inline", "1"}});
   const tir::IterVar rco = te::ReduceAxis({IntImm(0), IntImm(icb)}, "icb");
@@ -178,11 +193,11 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
 // their GEMMs are short in K).
 constexpr int64_t kThreePassRows = 8;
 
-// One parallel loop over (image, pair of output rows): inside it, for each
-// of the 16 transform points the input transform of that tile row (V, a few
-// KB), the GEMM over all output blocks (M, register-blocked), then the output
-// transform and the epilogue for the two rows. Every intermediate stays in
-// cache.
+// One parallel loop over (image, pair of output rows): inside it the input
+// transform of that tile row (V, all 16 points: ~115 KB for 64 channels on
+// a 56-wide row), for each of the 16 points the GEMM over all output blocks
+// (M, register-blocked), then the output transform and the epilogue for the
+// two rows. Every intermediate stays in cache.
 absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& outputs,
                               const te::Tensor& anchor, const CpuTarget&) {
   const te::Operation& op = anchor.op();
@@ -224,13 +239,10 @@ absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& ou
     // cache for all its tiles, and a run of tasks shares V[a]; then Y and
     // the epilogue, parallel over (n, output block, pair of rows).
     const std::vector<tir::IterVar> vax = sv->op->axis;  // a, n, icb, th, tw, ic
-    const std::vector<tir::IterVar> vrx = sv->op->reduce_axis;  // r, c
-    KILN_RETURN_IF_ERROR(
-        sv->reorder({vax[1], vax[2], vax[3], vax[0], vax[4], vrx[0], vrx[1], vax[5]}));
+    KILN_RETURN_IF_ERROR(sv->reorder({vax[1], vax[2], vax[3], vax[4], vax[0], vax[5]}));
     KILN_ASSIGN_OR_RETURN(tir::IterVar vpar, sv->fuse({vax[1], vax[2], vax[3]}));
     KILN_RETURN_IF_ERROR(sv->parallel(vpar));
-    KILN_RETURN_IF_ERROR(sv->unroll(vrx[0]));
-    KILN_RETURN_IF_ERROR(sv->unroll(vrx[1]));
+    KILN_RETURN_IF_ERROR(sv->unroll(vax[0]));
     KILN_RETURN_IF_ERROR(sv->vectorize(vax[5]));
 
     KILN_ASSIGN_OR_RETURN(te::Tensor ml3, s.cache_write(anchor, "local"));
@@ -287,14 +299,13 @@ absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& ou
   KILN_RETURN_IF_ERROR(vectorize_block(sm, max[5]).status());
   KILN_RETURN_IF_ERROR(local->compute_at(sm, ws.outer));
   KILN_RETURN_IF_ERROR(ScheduleRegisterTile(local, lanes));
-  // Input transform of one transform point's tile row, at M's point loop.
-  KILN_RETURN_IF_ERROR(sv->compute_at(sm, max[0]));
+  // Input transform of the tile row, all 16 points of a window at once, at
+  // the output's parallel loop.
+  KILN_RETURN_IF_ERROR(sv->compute_at(so, par));
   {
     const std::vector<tir::IterVar> ax = sv->op->axis;  // a, n, icb, th, tw, ic
-    const std::vector<tir::IterVar> rx = sv->op->reduce_axis;  // r, c
-    KILN_RETURN_IF_ERROR(sv->reorder({ax[0], ax[1], ax[2], ax[3], ax[4], rx[0], rx[1], ax[5]}));
-    KILN_RETURN_IF_ERROR(sv->unroll(rx[0]));
-    KILN_RETURN_IF_ERROR(sv->unroll(rx[1]));
+    KILN_RETURN_IF_ERROR(sv->reorder({ax[1], ax[2], ax[3], ax[4], ax[0], ax[5]}));
+    KILN_RETURN_IF_ERROR(sv->unroll(ax[0]));
     KILN_RETURN_IF_ERROR(sv->vectorize(ax[5]));
   }
   return absl::OkStatus();
