@@ -13,8 +13,8 @@
 // the direct convolution's register-blocked micro-kernel (reg_n tiles x one
 // output block); V is written with B^T's values (each point 3 additions or
 // subtractions of its 4x4 window), all 16 points of a window together,
-// vectorized over the channel block; Y is computed at the epilogue's
-// parallel loop by the default schedule, A^T a constant table of the kernel.
+// vectorized over the channel block; Y likewise with A^T's values (9
+// additions per output), at the epilogue's parallel loop.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -65,17 +65,6 @@ absl::StatusOr<Ref<const HostTensor>> TransformWeight(const HostTensor& w) {
   return Ref<const HostTensor>(u);
 }
 
-// AA[2i + j][4e + u] = A^T[i][e] A^T[j][u].
-absl::StatusOr<Ref<const HostTensor>> OutputTable() {
-  KILN_ASSIGN_OR_RETURN(Ref<HostTensor> aa, HostTensor::Create(DataType::Float(32), {4, 16}));
-  for (int e = 0; e < 4; ++e)
-    for (int u = 0; u < 4; ++u)
-      for (int i = 0; i < 2; ++i)
-        for (int j = 0; j < 2; ++j)
-          aa->mutable_data<float>()[(i * 2 + j) * 16 + e * 4 + u] =
-              static_cast<float>(kAt[i][e] * kAt[j][u]);
-  return Ref<const HostTensor>(aa);
-}
 
 absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
     const StrategyComputeCtx& ctx) {
@@ -112,9 +101,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
   pad_h[2] += std::max<int64_t>(0, 2 * th + 2 - (xs[2] + pad[0] + pad[2]));
   const te::Tensor xp = PadNCHWc(x, xs, pad_h, 2 * twp + 2);
   KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> u_data, TransformWeight(*p->weight));
-  KILN_ASSIGN_OR_RETURN(Ref<const HostTensor> at_data, OutputTable());
   const te::Tensor u = ctx.add_constant(u_data, "winograd_weight");
-  const te::Tensor aa = ctx.add_constant(at_data, "winograd_at");
   const int64_t n = xs[0], icb = xs[1], ocb = os[1];
 
   // V[a] for a = 4e + u is sum over (r, c) of B^T[e][r] B^T[u][c] d[r][c],
@@ -161,18 +148,39 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
       {{kStrategyAttr, "conv2d_winograd_NCHWc.x86"},
        {"kiln.reg_n", absl::StrCat(reg_n)},
        {"kiln.lanes", absl::StrCat(lanes)}});
-  const tir::IterVar ra = te::ReduceAxis({IntImm(0), IntImm(16)}, "a");
+  // Y written with A^T's values likewise: the output at (oh % 2, ow % 2) of
+  // its 2x2 block is a sum of 9 of the 16 points (+-1 each), picked by a
+  // select the schedule's unrolled row and column fold away.
   const te::Tensor y = te::Compute(
       b.out_shapes[0],
       [&](const std::vector<tir::Var>& i) {
-        const PrimExpr ij = tir::FloorMod(i[2], IntImm(2)) * IntImm(2) + tir::FloorMod(i[3], IntImm(2));
-        return te::Sum(
-            tir::Mul(aa({ij, ra->var}), m({ra->var, i[0], i[1], tir::FloorDiv(i[2], IntImm(2)),
-                                           tir::FloorDiv(i[3], IntImm(2)), i[4]})),
-            {ra});
+        const PrimExpr bh = tir::FloorDiv(i[2], IntImm(2)), bw = tir::FloorDiv(i[3], IntImm(2));
+        PrimExpr part[2][2];
+        for (int oi = 0; oi < 2; ++oi) {
+          for (int oj = 0; oj < 2; ++oj) {
+            std::vector<PrimExpr> plus, minus;
+            for (int e = 0; e < 4; ++e) {
+              for (int u = 0; u < 4; ++u) {
+                const double coef = kAt[oi][e] * kAt[oj][u];
+                if (coef == 0) continue;
+                (coef > 0 ? plus : minus).push_back(m({IntImm(4 * e + u), i[0], i[1], bh, bw, i[4]}));
+              }
+            }
+            PrimExpr sum = plus.empty() ? tir::MakeConst(f32, 0) : plus[0];
+            for (size_t k = 1; k < plus.size(); ++k) sum = tir::Add(sum, plus[k]);
+            for (const PrimExpr& d : minus) sum = tir::Sub(sum, d);
+            part[oi][oj] = sum;
+          }
+        }
+        const PrimExpr col0 = tir::EQ(tir::FloorMod(i[3], IntImm(2)), IntImm(0));
+        return tir::Select(tir::EQ(tir::FloorMod(i[2], IntImm(2)), IntImm(0)),
+                           tir::Select(col0, part[0][0], part[0][1]),
+                           tir::Select(col0, part[1][0], part[1][1]));
       },
       "winograd_output", "winograd_output",
-      {{"data_layout", a.data_layout}, {"kernel_layout", a.kernel_layout},
+      {{"no_inline", "1"},
+       {"data_layout", a.data_layout},
+       {"kernel_layout", a.kernel_layout},
        {"out_layout", out_layout}});
   // An injective stage over Y, so the kernel's output (this or the epilogue
   // that FuseOps put after the convolution, inlined into it) is always an
@@ -231,6 +239,16 @@ absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& ou
     KILN_RETURN_IF_ERROR(st->vectorize(oc));
     return oc;
   };
+  // Y at the output's parallel loop (two rows): the row and the column
+  // within a 2x2 block unrolled, so each output's select is decided.
+  auto schedule_output_transform = [&]() -> absl::Status {
+    const std::vector<tir::IterVar> yax = sy->op->axis;  // n, ocb, oh, ow, oc
+    KILN_ASSIGN_OR_RETURN(te::SplitAxes cols, sy->split(yax[3], 2));
+    KILN_RETURN_IF_ERROR(sy->reorder({yax[0], yax[1], yax[2], cols.outer, cols.inner, yax[4]}));
+    KILN_RETURN_IF_ERROR(sy->unroll(yax[2]));
+    KILN_RETURN_IF_ERROR(sy->unroll(cols.inner));
+    return vectorize_block(sy, yax[4]).status();
+  };
   int64_t tile_rows = 0;
   if (tir::IsConstInt(sv->op->axis[3]->dom.extent, &tile_rows) && tile_rows < kThreePassRows) {
     // Three passes. V for the whole image, parallel over (n, input block,
@@ -266,10 +284,7 @@ absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& ou
     KILN_RETURN_IF_ERROR(so->parallel(par3));
     KILN_RETURN_IF_ERROR(vectorize_block(so, oax3[4]).status());
     KILN_RETURN_IF_ERROR(sy->compute_at(so, par3));
-    const std::vector<tir::IterVar> yax = sy->op->axis;
-    KILN_RETURN_IF_ERROR(
-        sy->reorder({yax[0], yax[1], yax[2], yax[3], sy->op->reduce_axis[0], yax[4]}));
-    return vectorize_block(sy, yax[4]).status();
+    return schedule_output_transform();
   }
   // The output: (n, pair of rows) parallel.
   const std::vector<tir::IterVar> oax = so->op->axis;  // n, ocb, oh, ow, oc
@@ -280,12 +295,7 @@ absl::Status ScheduleWinograd(te::Schedule& s, const std::vector<te::Tensor>& ou
   KILN_RETURN_IF_ERROR(vectorize_block(so, oax[4]).status());
   // Output transform, at the output's parallel loop.
   KILN_RETURN_IF_ERROR(sy->compute_at(so, par));
-  {
-    const std::vector<tir::IterVar> yax = sy->op->axis;
-    KILN_RETURN_IF_ERROR(
-        sy->reorder({yax[0], yax[1], yax[2], yax[3], sy->op->reduce_axis[0], yax[4]}));
-    KILN_RETURN_IF_ERROR(vectorize_block(sy, yax[4]).status());
-  }
+  KILN_RETURN_IF_ERROR(schedule_output_transform());
   // The GEMM: a copy stage (M) at the output's parallel loop, the register
   // block (M.local) at its tile loop.
   KILN_ASSIGN_OR_RETURN(te::Tensor ml, s.cache_write(anchor, "local"));
