@@ -46,6 +46,9 @@ absl::StatusOr<IterVar> FuseParallel(Stage* s, const std::vector<IterVar>& axes,
 // iterations become the parallel loop; the loops inside it stay loops.
 constexpr int64_t kMinParallelIterations = 32;
 
+// Reduction windows of at most this many elements are unrolled.
+constexpr int64_t kMaxUnrolledWindow = 16;
+
 // Vectorizes the innermost axis (split by `lanes`) and makes the loops
 // around it one fused parallel loop. With `whole_nest` every outer loop is
 // fused (one vector per iteration: the attach point for a stage computed per
@@ -166,19 +169,51 @@ absl::Status ScheduleReduce(Stage* s, int lanes, bool parallel) {
   const std::vector<IterVar> dp = s->op->axis;
   const std::vector<IterVar> rd = s->op->reduce_axis;
   std::vector<IterVar> outer = dp;
-  PrimExpr outer_extent = Extent(dp);
+  std::vector<PrimExpr> extents;  // of `outer`
+  for (const IterVar& iv : dp) extents.push_back(iv->dom.extent);
   if (dp.size() >= 2 && IsConstAtLeast(dp.back()->dom.extent, lanes)) {
     KILN_ASSIGN_OR_RETURN(SplitAxes sp, s->split(dp.back(), lanes));
     outer.back() = sp.outer;
+    extents.back() = arith::CeilDiv(dp.back()->dom.extent, tir::IntImm(lanes));
     std::vector<IterVar> order = outer;
     order.insert(order.end(), rd.begin(), rd.end());
     order.push_back(sp.inner);
     KILN_RETURN_IF_ERROR(s->reorder(order));
     KILN_RETURN_IF_ERROR(s->vectorize(sp.inner));
-    std::vector<IterVar> head(dp.begin(), dp.end() - 1);
-    outer_extent = Extent(head) * arith::CeilDiv(dp.back()->dom.extent, tir::IntImm(lanes));
+    // A small window (pooling's 2x2 or 3x3) unrolled: straight-line loads
+    // and maxima or sums, the accumulator in a register.
+    int64_t window = 1;
+    for (const IterVar& r : rd) {
+      int64_t e = 0;
+      window = tir::IsConstInt(r->dom.extent, &e) && window > 0 ? window * e : 0;
+    }
+    if (window > 1 && window <= kMaxUnrolledWindow) {
+      for (const IterVar& r : rd) KILN_RETURN_IF_ERROR(s->unroll(r));
+    }
   }
-  KILN_ASSIGN_OR_RETURN(IterVar fused, FuseParallel(s, outer, outer_extent, parallel));
+  // As ScheduleInjective: the fewest leading loops with enough iterations
+  // are the parallel loop, the rest stay loops (affine indices instead of
+  // floordiv/floormod of one fused variable per output vector).
+  size_t count = outer.size();
+  if (parallel) {
+    int64_t iterations = 1;
+    for (size_t k = 0; k < outer.size(); ++k) {
+      int64_t e = 0;
+      if (!tir::IsConstInt(extents[k], &e)) {
+        count = outer.size();
+        break;
+      }
+      iterations *= e;
+      if (iterations >= kMinParallelIterations) {
+        count = k + 1;
+        break;
+      }
+    }
+  }
+  std::vector<IterVar> head(outer.begin(), outer.begin() + static_cast<long>(count));
+  PrimExpr head_extent = tir::IntImm(1);
+  for (size_t k = 0; k < count; ++k) head_extent = head_extent * extents[k];
+  KILN_ASSIGN_OR_RETURN(IterVar fused, FuseParallel(s, head, head_extent, parallel));
   (void)fused;
   return absl::OkStatus();
 }

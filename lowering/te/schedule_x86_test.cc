@@ -252,6 +252,56 @@ TEST(ScheduleX86Test, ReductionOutputsAndSharedReductions) {
   EXPECT_LT(MaxAbsDiff(out[1], rq), 1e-6);
 }
 
+// A 3x3 stride-2 max pool over NCHW16c (8 lanes): the parallel loop covers
+// (n, channel block, output row), the row's pixels and vectors stay loops
+// (affine indices), the 3x3 window is unrolled; a window of 49 (a global
+// pool) stays a loop. (Loops of extent 1 are not listed.)
+TEST(ScheduleX86Test, PoolingWindowsAreUnrolledInsideRowLoops) {
+  const int64_t cb = 4, h = 17, oh = 8;  // 1 * 4 * 8 = 32 rows: enough tasks
+  Tensor a = Placeholder({IntImm(1), IntImm(cb), IntImm(h), IntImm(h), IntImm(16)}, kF32, "A");
+  IterVar rh = ReduceAxis({IntImm(0), IntImm(3)}, "rh");
+  IterVar rw = ReduceAxis({IntImm(0), IntImm(3)}, "rw");
+  Tensor pool = Compute(
+      {IntImm(1), IntImm(cb), IntImm(oh), IntImm(oh), IntImm(16)},
+      [&](const std::vector<Var>& i) {
+        return Max(a({i[0], i[1], i[2] * IntImm(2) + rh->var, i[3] * IntImm(2) + rw->var, i[4]}),
+                   {rh, rw});
+      },
+      "pool", "comm_reduce");
+  EXPECT_EQ(Loops({pool}, 8),
+            "parallel ax0.ax1.fused.ax2.fused; for ax3; for ax4.outer; vectorized ax4.inner.init; "
+            "unrolled rh; unrolled rw; vectorized ax4.inner");
+  std::vector<double> av = RandomData(static_cast<size_t>(cb * h * h * 16), 41);
+  std::vector<std::vector<double>> out;
+  LowerRun({a}, {pool}, {av}, &out, 8);
+  std::vector<double> ref(static_cast<size_t>(cb * oh * oh * 16));
+  for (int64_t c = 0; c < cb; ++c)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t x = 0; x < oh; ++x)
+        for (int64_t l = 0; l < 16; ++l) {
+          double m = -INFINITY;
+          for (int64_t dy = 0; dy < 3; ++dy)
+            for (int64_t dx = 0; dx < 3; ++dx)
+              m = std::max(m, static_cast<double>(F(
+                                  av[static_cast<size_t>(((c * h + y * 2 + dy) * h + x * 2 + dx) * 16 + l)])));
+          ref[static_cast<size_t>(((c * oh + y) * oh + x) * 16 + l)] = m;
+        }
+  EXPECT_EQ(MaxAbsDiff(out[0], ref), 0.0);
+
+  IterVar gh = ReduceAxis({IntImm(0), IntImm(7)}, "gh");
+  IterVar gw = ReduceAxis({IntImm(0), IntImm(7)}, "gw");
+  Tensor b = Placeholder({IntImm(1), IntImm(64), IntImm(7), IntImm(7), IntImm(16)}, kF32, "B");
+  Tensor gsum = Compute(
+      {IntImm(1), IntImm(64), IntImm(1), IntImm(1), IntImm(16)},
+      [&](const std::vector<Var>& i) {
+        return Sum(b({i[0], i[1], gh->var, gw->var, i[4]}), {gh, gw});
+      },
+      "gsum", "comm_reduce");
+  EXPECT_EQ(Loops({gsum}, 8),
+            "parallel ax0.ax1.fused; for ax4.outer; vectorized ax4.inner.init; for gh; for gw; "
+            "vectorized ax4.inner");
+}
+
 // A reduction along the innermost axis of its input with at least two
 // vectors per row (softmax's max and sum, mean over the last axis) is
 // factored: a vector of partial results per row, accumulated from
