@@ -183,6 +183,30 @@ TEST(GemmStrategy, RuntimePackOfAPaddedWeightStaysInBounds) {
   }
 }
 
+// nn.conv2d of x [1, xs...] (NCHW16c) with the constant weight `wt` and
+// `attrs` (layouts NCHW16c / `kernel_layout` / NCHW16c set here), lowered
+// for AVX2 (8 lanes).
+absl::StatusOr<LoweredFunc> LowerConvAvx2(const std::vector<int64_t>& xs, Ref<HostTensor> wt,
+                                          Ref<Conv2DAttrs> attrs, const std::string& kernel_layout,
+                                          const std::string& name) {
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts(xs), DataType::Float(32)));
+  KILN_ASSIGN_OR_RETURN(Constant w, MakeConstant(Ref<const HostTensor>(wt)));
+  attrs->data_layout = "NCHW16c";
+  attrs->kernel_layout = kernel_layout;
+  attrs->out_layout = "NCHW16c";
+  KILN_ASSIGN_OR_RETURN(Function f, TypedMain("nn.conv2d", {x, w}, {x}, Ref<AttrsNode>(attrs)));
+  LowerOptions opts;
+  opts.target = CpuTarget::Avx2();
+  opts.vector_lanes = 8;
+  return LowerPrimitive(f, name, opts);
+}
+
+int CountParallelLoops(const std::string& text) {
+  int loops = 0;
+  for (size_t pos = 0; (pos = text.find("parallel (", pos)) != std::string::npos; ++pos) ++loops;
+  return loops;
+}
+
 // A convolution as an implicit GEMM whose pixel count (49) the AVX2 row tile
 // does not divide: M is computed padded to 50 and the A-packing stage reads
 // pixel min(p, 48) for the extra row, so no load leaves the input. The
@@ -195,21 +219,11 @@ void CheckConvGemm(int64_t k, int64_t stride, int64_t pad, int64_t h, int64_t ic
   Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {ocb, icb, k, k, c, c});
   const int64_t wn = ocb * icb * k * k * c * c;
   for (int64_t i = 0; i < wn; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 11) - 5;
-  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, icb, h, h, c}), DataType::Float(32)));
-  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
-  ASSERT_TRUE(w.ok()) << w.status();
   Ref<Conv2DAttrs> attrs(new Conv2DAttrs());
   attrs->strides = {stride, stride};
   attrs->padding = {pad, pad, pad, pad};
-  attrs->data_layout = "NCHW16c";
-  attrs->kernel_layout = "OIHW16i16o";
-  attrs->out_layout = "NCHW16c";
-  absl::StatusOr<Function> f = TypedMain("nn.conv2d", {x, *w}, {x}, Ref<AttrsNode>(attrs));
-  ASSERT_TRUE(f.ok()) << f.status();
-  LowerOptions opts;
-  opts.target = CpuTarget::Avx2();
-  opts.vector_lanes = 8;
-  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "conv", opts);
+  absl::StatusOr<LoweredFunc> kernel =
+      LowerConvAvx2({1, icb, h, h, c}, wt, attrs, "OIHW16i16o", "conv");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->strategies, std::vector<std::string>{"conv2d_gemm.x86"});
   ASSERT_EQ(kernel->constants.size(), 1u);  // the packed weight
@@ -283,29 +297,16 @@ void CheckDepthwise(int64_t stride) {
   Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {cb, 1, k, k, 1, c});
   const int64_t wn = cb * k * k * c;
   for (int64_t i = 0; i < wn; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 13) - 6;
-  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, cb, h, h, c}), DataType::Float(32)));
-  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
-  ASSERT_TRUE(w.ok()) << w.status();
   Ref<Conv2DAttrs> attrs(new Conv2DAttrs());
   attrs->strides = {stride, stride};
   attrs->padding = {pad, pad, pad, pad};
   attrs->groups = cb * c;
-  attrs->data_layout = "NCHW16c";
-  attrs->kernel_layout = "OIHW1i16o";
-  attrs->out_layout = "NCHW16c";
-  absl::StatusOr<Function> f = TypedMain("nn.conv2d", {x, *w}, {x}, Ref<AttrsNode>(attrs));
-  ASSERT_TRUE(f.ok()) << f.status();
-  LowerOptions opts;
-  opts.target = CpuTarget::Avx2();
-  opts.vector_lanes = 8;
-  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "dw", opts);
+  absl::StatusOr<LoweredFunc> kernel =
+      LowerConvAvx2({1, cb, h, h, c}, wt, attrs, "OIHW1i16o", "dw");
   ASSERT_TRUE(kernel.ok()) << kernel.status();
   EXPECT_EQ(kernel->strategies, std::vector<std::string>{"depthwise_conv2d_NCHWc.x86"});
   const std::string text = tir::ToText(kernel->func);
-  int parallel_loops = 0;
-  size_t pos = 0;
-  while ((pos = text.find("parallel (", pos)) != std::string::npos) ++parallel_loops, ++pos;
-  EXPECT_EQ(parallel_loops, 1) << text;
+  EXPECT_EQ(CountParallelLoops(text), 1) << text;
   ASSERT_NE(text.find("allocate data_pad"), std::string::npos) << text;
   EXPECT_LT(text.find("parallel ("), text.find("allocate data_pad")) << text;
 
@@ -353,27 +354,14 @@ int ParallelLoopsOfWinograd(int64_t h) {
   const int64_t cb = 2, c = 16;
   Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {cb, cb, 3, 3, c, c});
   for (int64_t i = 0; i < wt->num_elements(); ++i) wt->mutable_data<float>()[i] = 0.25f;
-  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, cb, h, h, c}), DataType::Float(32)));
-  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
-  EXPECT_TRUE(w.ok()) << w.status();
   Ref<Conv2DAttrs> attrs(new Conv2DAttrs());
   attrs->padding = {1, 1, 1, 1};
-  attrs->data_layout = "NCHW16c";
-  attrs->kernel_layout = "OIHW16i16o";
-  attrs->out_layout = "NCHW16c";
-  absl::StatusOr<Function> f = TypedMain("nn.conv2d", {x, *w}, {x}, Ref<AttrsNode>(attrs));
-  EXPECT_TRUE(f.ok()) << f.status();
-  LowerOptions opts;
-  opts.target = CpuTarget::Avx2();
-  opts.vector_lanes = 8;
-  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "wino", opts);
+  absl::StatusOr<LoweredFunc> kernel =
+      LowerConvAvx2({1, cb, h, h, c}, wt, attrs, "OIHW16i16o", "wino");
   EXPECT_TRUE(kernel.ok()) << kernel.status();
   if (!kernel.ok()) return -1;
   EXPECT_EQ(kernel->strategies, std::vector<std::string>{"conv2d_winograd_NCHWc.x86"});
-  const std::string text = tir::ToText(kernel->func);
-  int loops = 0;
-  for (size_t pos = 0; (pos = text.find("parallel (", pos)) != std::string::npos; ++pos) ++loops;
-  return loops;
+  return CountParallelLoops(tir::ToText(kernel->func));
 }
 
 TEST(WinogradStrategy, FewTileRowsTakeThreePasses) {

@@ -49,6 +49,37 @@ constexpr int64_t kMinParallelIterations = 32;
 // Reduction windows of at most this many elements are unrolled.
 constexpr int64_t kMaxUnrolledWindow = 16;
 
+// Fuses `outer` (whose extents are `extents`) into one loop, parallel if
+// asked: all of them, or (all == false) the fewest leading ones whose
+// extents multiply to kMinParallelIterations or more, the rest staying
+// nested serial loops so that their indices are affine in the loop
+// variables rather than floordiv/floormod of one fused variable. Symbolic
+// extents: all. Returns the fused loop, or null when `outer` is empty.
+absl::StatusOr<IterVar> FuseLeadingParallel(Stage* s, const std::vector<IterVar>& outer,
+                                            const std::vector<PrimExpr>& extents, bool all,
+                                            bool parallel) {
+  size_t count = outer.size();
+  if (!all) {
+    int64_t iterations = 1;
+    for (size_t k = 0; k < outer.size(); ++k) {
+      int64_t e = 0;
+      if (!tir::IsConstInt(extents[k], &e)) {
+        count = outer.size();
+        break;
+      }
+      iterations *= e;
+      if (iterations >= kMinParallelIterations) {
+        count = k + 1;
+        break;
+      }
+    }
+  }
+  std::vector<IterVar> head(outer.begin(), outer.begin() + static_cast<long>(count));
+  PrimExpr head_extent = tir::IntImm(1);
+  for (size_t k = 0; k < count; ++k) head_extent = head_extent * extents[k];
+  return FuseParallel(s, head, head_extent, parallel);
+}
+
 // Vectorizes the innermost axis (split by `lanes`) and makes the loops
 // around it one fused parallel loop. With `whole_nest` every outer loop is
 // fused (one vector per iteration: the attach point for a stage computed per
@@ -81,26 +112,7 @@ absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel,
     outer.push_back(inner);
     extents.push_back(inner->dom.extent);
   }
-  size_t count = outer.size();
-  if (!whole_nest) {
-    int64_t iterations = 1;
-    for (size_t k = 0; k < outer.size(); ++k) {
-      int64_t e = 0;
-      if (!tir::IsConstInt(extents[k], &e)) {
-        count = outer.size();  // symbolic: fuse everything, as before
-        break;
-      }
-      iterations *= e;
-      if (iterations >= kMinParallelIterations) {
-        count = k + 1;
-        break;
-      }
-    }
-  }
-  std::vector<IterVar> head(outer.begin(), outer.begin() + static_cast<long>(count));
-  PrimExpr head_extent = tir::IntImm(1);
-  for (size_t k = 0; k < count; ++k) head_extent = head_extent * extents[k];
-  return FuseParallel(s, head, head_extent, parallel);
+  return FuseLeadingParallel(s, outer, extents, /*all=*/whole_nest, parallel);
 }
 
 // A reduction over one axis that every tensor access of its body indexes
@@ -192,30 +204,8 @@ absl::Status ScheduleReduce(Stage* s, int lanes, bool parallel) {
     }
   }
   // As ScheduleInjective: the fewest leading loops with enough iterations
-  // are the parallel loop, the rest stay loops (affine indices instead of
-  // floordiv/floormod of one fused variable per output vector).
-  size_t count = outer.size();
-  if (parallel) {
-    int64_t iterations = 1;
-    for (size_t k = 0; k < outer.size(); ++k) {
-      int64_t e = 0;
-      if (!tir::IsConstInt(extents[k], &e)) {
-        count = outer.size();
-        break;
-      }
-      iterations *= e;
-      if (iterations >= kMinParallelIterations) {
-        count = k + 1;
-        break;
-      }
-    }
-  }
-  std::vector<IterVar> head(outer.begin(), outer.begin() + static_cast<long>(count));
-  PrimExpr head_extent = tir::IntImm(1);
-  for (size_t k = 0; k < count; ++k) head_extent = head_extent * extents[k];
-  KILN_ASSIGN_OR_RETURN(IterVar fused, FuseParallel(s, head, head_extent, parallel));
-  (void)fused;
-  return absl::OkStatus();
+  // are the parallel loop, the rest stay loops.
+  return FuseLeadingParallel(s, outer, extents, /*all=*/!parallel, parallel).status();
 }
 
 bool SameShape(const Operation& a, const Operation& b) {

@@ -36,6 +36,15 @@ constexpr double kBt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1,
 constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
 constexpr double kAt[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
 
+// plus[0] + plus[1] + ... - minus[0] - minus[1] - ... (0 when both are empty).
+PrimExpr SignedSum(const std::vector<PrimExpr>& plus, const std::vector<PrimExpr>& minus,
+                   DataType t) {
+  PrimExpr sum = plus.empty() ? tir::MakeConst(t, 0) : plus[0];
+  for (size_t k = 1; k < plus.size(); ++k) sum = tir::Add(sum, plus[k]);
+  for (const PrimExpr& d : minus) sum = tir::Sub(sum, d);
+  return sum;
+}
+
 // w [OCB, ICB, 3, 3, ib, ob] -> U [16, OCB, ICB, ib, ob].
 absl::StatusOr<Ref<const HostTensor>> TransformWeight(const HostTensor& w) {
   const std::vector<int64_t>& s = w.shape();
@@ -127,9 +136,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
                                  i[4] * IntImm(2) + IntImm(c), i[5]}));
             }
           }
-          PrimExpr sum = plus.empty() ? tir::MakeConst(f32, 0) : plus[0];
-          for (size_t k = 1; k < plus.size(); ++k) sum = tir::Add(sum, plus[k]);
-          for (const PrimExpr& d : minus) sum = tir::Sub(sum, d);
+          const PrimExpr sum = SignedSum(plus, minus, f32);
           result = !result ? sum : tir::Select(tir::EQ(i[0], IntImm(a)), sum, result);
         }
         return result;
@@ -166,10 +173,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> WinogradCompute(
                 (coef > 0 ? plus : minus).push_back(m({IntImm(4 * e + u), i[0], i[1], bh, bw, i[4]}));
               }
             }
-            PrimExpr sum = plus.empty() ? tir::MakeConst(f32, 0) : plus[0];
-            for (size_t k = 1; k < plus.size(); ++k) sum = tir::Add(sum, plus[k]);
-            for (const PrimExpr& d : minus) sum = tir::Sub(sum, d);
-            part[oi][oj] = sum;
+            part[oi][oj] = SignedSum(plus, minus, f32);
           }
         }
         const PrimExpr col0 = tir::EQ(tir::FloorMod(i[3], IntImm(2)), IntImm(0));
