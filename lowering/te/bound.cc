@@ -111,7 +111,9 @@ class RegionCollector {
     if (!e) return;
     if (e->kind == tir::ExprKind::kLet) {
       Visit(e->args[1]);
-      dom_[e->args[0].get()] = arith::EvalSet(e->args[1], dom_);
+      dom_[e->args[0].get()] = arith::EvalSet(
+          subst_ == nullptr ? e->args[1] : arith::Simplify(tir::Substitute(e->args[1], *subst_)),
+          dom_);
       Visit(e->args[2]);
       return;
     }

@@ -203,6 +203,22 @@ TEST(BoundTest, FusedPixelTileReadsItsFlattenedWindow) {
   BoundMap bm = Bounds(s);
   EXPECT_EQ(R(bm, s[b]->op->axis[0]), "[ax0, +1)");
   EXPECT_EQ(R(bm, s[b]->op->axis[1]), "[(ax1.ax2.fused.outer * 5), +5)");
+
+  // The same with the pixel index bound by a let: its value is rewritten in
+  // the leaf loops too (a root var left in it would be unbound where B is).
+  Var p = tir::MakeVar("p");
+  Tensor c2 = Compute({IntImm(2), IntImm(h), IntImm(w)}, [&](const std::vector<Var>& i) {
+    return tir::Let(p, i[1] * IntImm(w) + i[2], b({i[0], p}));
+  }, "C2");
+  Schedule s2 = Make({c2});
+  Stage* sc2 = s2[c2];
+  absl::StatusOr<IterVar> px2 = sc2->fuse(sc2->op->axis[1], sc2->op->axis[2]);
+  ASSERT_TRUE(px2.ok());
+  absl::StatusOr<SplitAxes> sp2 = sc2->split(*px2, 5);
+  ASSERT_TRUE(sp2.ok());
+  ASSERT_TRUE(s2[b]->compute_at(sc2, sp2->outer).ok());
+  BoundMap bm2 = Bounds(s2);
+  EXPECT_EQ(R(bm2, s2[b]->op->axis[1]), "[(ax1.ax2.fused.outer * 5), +5)");
 }
 
 TEST(BoundTest, ReductionAxesKeepTheirRangeAndOutputsCoverTheirShape) {
