@@ -186,6 +186,20 @@ TEST(BoundTest, ComputeAtOf2DTileAndFusedLoop) {
 // 5 pixels: the tile reads 5 consecutive rows of B, not the image rows it
 // touches (PassUpDomain alone relaxes w to [0, W) and h to the rows the tile
 // spans: 14 or 21 entries).
+// B's range on each axis when `c` (which reads B) has its (h, w) fused,
+// split by 5, and B computed at the outer loop.
+std::vector<std::string> WindowOfFusedPixelTile(const Tensor& b, const Tensor& c) {
+  Schedule s = Make({c});
+  Stage* sc = s[c];
+  absl::StatusOr<IterVar> px = sc->fuse(sc->op->axis[1], sc->op->axis[2]);
+  absl::StatusOr<SplitAxes> sp = px.ok() ? sc->split(*px, 5) : px.status();
+  EXPECT_TRUE(sp.ok()) << sp.status();
+  if (!sp.ok()) return {};
+  EXPECT_TRUE(s[b]->compute_at(sc, sp->outer).ok());
+  BoundMap bm = Bounds(s);
+  return {R(bm, s[b]->op->axis[0]), R(bm, s[b]->op->axis[1])};
+}
+
 TEST(BoundTest, FusedPixelTileReadsItsFlattenedWindow) {
   const int64_t h = 7, w = 7;
   Tensor a = Placeholder({IntImm(2), IntImm(h * w + 1)}, kF32, "A");
@@ -193,16 +207,10 @@ TEST(BoundTest, FusedPixelTileReadsItsFlattenedWindow) {
   Tensor c = Compute({IntImm(2), IntImm(h), IntImm(w)}, [&](const std::vector<Var>& i) {
     return b({i[0], i[1] * IntImm(w) + i[2]});
   }, "C");
-  Schedule s = Make({c});
-  Stage* sc = s[c];
-  absl::StatusOr<IterVar> px = sc->fuse(sc->op->axis[1], sc->op->axis[2]);
-  ASSERT_TRUE(px.ok());
-  absl::StatusOr<SplitAxes> sp = sc->split(*px, 5);
-  ASSERT_TRUE(sp.ok());
-  ASSERT_TRUE(s[b]->compute_at(sc, sp->outer).ok());
-  BoundMap bm = Bounds(s);
-  EXPECT_EQ(R(bm, s[b]->op->axis[0]), "[ax0, +1)");
-  EXPECT_EQ(R(bm, s[b]->op->axis[1]), "[(ax1.ax2.fused.outer * 5), +5)");
+  std::vector<std::string> win = WindowOfFusedPixelTile(b, c);
+  ASSERT_EQ(win.size(), 2u);
+  EXPECT_EQ(win[0], "[ax0, +1)");
+  EXPECT_EQ(win[1], "[(ax1.ax2.fused.outer * 5), +5)");
 
   // The same with the pixel index bound by a let: its value is rewritten in
   // the leaf loops too (a root var left in it would be unbound where B is).
@@ -210,15 +218,9 @@ TEST(BoundTest, FusedPixelTileReadsItsFlattenedWindow) {
   Tensor c2 = Compute({IntImm(2), IntImm(h), IntImm(w)}, [&](const std::vector<Var>& i) {
     return tir::Let(p, i[1] * IntImm(w) + i[2], b({i[0], p}));
   }, "C2");
-  Schedule s2 = Make({c2});
-  Stage* sc2 = s2[c2];
-  absl::StatusOr<IterVar> px2 = sc2->fuse(sc2->op->axis[1], sc2->op->axis[2]);
-  ASSERT_TRUE(px2.ok());
-  absl::StatusOr<SplitAxes> sp2 = sc2->split(*px2, 5);
-  ASSERT_TRUE(sp2.ok());
-  ASSERT_TRUE(s2[b]->compute_at(sc2, sp2->outer).ok());
-  BoundMap bm2 = Bounds(s2);
-  EXPECT_EQ(R(bm2, s2[b]->op->axis[1]), "[(ax1.ax2.fused.outer * 5), +5)");
+  win = WindowOfFusedPixelTile(b, c2);
+  ASSERT_EQ(win.size(), 2u);
+  EXPECT_EQ(win[1], "[(ax1.ax2.fused.outer * 5), +5)");
 }
 
 TEST(BoundTest, ReductionAxesKeepTheirRangeAndOutputsCoverTheirShape) {
