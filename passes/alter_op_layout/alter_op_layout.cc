@@ -17,6 +17,7 @@
 #include "ir/op.h"
 #include "ir/op_attrs.h"
 #include "ir/status_macros.h"
+#include "ir/tensor.h"
 #include "ir/traversal.h"
 #include "passes/infra/expr_util.h"
 #include "types/infer_type.h"
@@ -327,7 +328,7 @@ class Blocker : public ExprRewriter {
     const bool depthwise = a->groups > 1 && dt->shape[1].is_static() &&
                            dt->shape[1].value() == a->groups && ot->shape[1] == dt->shape[1] &&
                            wt != nullptr && wt->ndim() == 4 && wt->shape[1] == Dim(1);
-    if (a->groups != 1 && !depthwise) return Generic(pre, std::move(post));
+    if (a->groups != 1 && !depthwise) return Grouped(pre, c, std::move(post));
     if (depthwise) {
       const int64_t cb = BlockFactor(dt->shape[1]);
       if (cb == 0) return Generic(pre, std::move(post));
@@ -348,12 +349,84 @@ class Blocker : public ExprRewriter {
                    absl::StrCat("NCHW", oc, "c"), padded);
   }
 
+  // A grouped convolution that is not depthwise (ResNeXt's, RegNet's):
+  // blocked like a dense one, with each output block inside one group, so
+  // a block reads only its group's input blocks. Where a group has fewer
+  // output channels than the block (ResNeXt's first stage: 4 per group),
+  // `merge` = ob / ocg neighbouring groups become one whose weight is
+  // block-diagonal (zeros between the merged groups): `merge` times the
+  // multiply-adds, all on full vectors, instead of the unblocked kernel.
+  // The output block is the one of 16 and 8 that merges fewer groups.
+  absl::StatusOr<Expr> Grouped(const Expr& pre, const CallNode* c, Expr post) {
+    const auto* a = c->attrs.as<Conv2DAttrs>();
+    const TensorTypeNode* dt = TT(c->args[0]);
+    const TensorTypeNode* ot = TT(pre);
+    const TensorTypeNode* wt = TT(c->args[1]);
+    if (wt == nullptr || wt->ndim() != 4 || !dt->shape[1].is_static() ||
+        !ot->shape[1].is_static() || a->groups < 2) {
+      return Generic(pre, std::move(post));
+    }
+    for (const Dim& d : wt->shape) {
+      if (!d.is_static()) return Generic(pre, std::move(post));
+    }
+    const int64_t g = a->groups, cin = dt->shape[1].value(), cout = ot->shape[1].value();
+    if (cin % g != 0 || cout % g != 0) return Generic(pre, std::move(post));
+    const int64_t icg = cin / g, ocg = cout / g;
+    int64_t ob = 0, merge = 0;
+    for (int64_t f : {16, 8}) {
+      if (cout % f != 0) continue;
+      const int64_t m = ocg % f == 0 ? 1 : (f % ocg == 0 ? f / ocg : 0);
+      if (m != 0 && (merge == 0 || m < merge)) {
+        ob = f;
+        merge = m;
+      }
+    }
+    // More than 4x the work on zeros is not worth the vectors.
+    if (ob == 0 || merge > 4) return Generic(pre, std::move(post));
+    const int64_t ib = BlockFactor(Dim(icg * merge));
+    if (ib == 0) return Generic(pre, std::move(post));
+    KILN_ASSIGN_OR_RETURN(Expr w, Restore(c->args[1]));
+    if (merge > 1) {
+      KILN_ASSIGN_OR_RETURN(w, MergeGroups(w, g / merge, merge, ocg, icg, wt->shape[2].value(),
+                                           wt->shape[3].value()));
+    }
+    return Blocked(pre, c, absl::StrCat("NCHW", ib, "c"), absl::StrCat("OIHW", ib, "i", ob, "o"),
+                   absl::StrCat("NCHW", ob, "c"), 0, w, g / merge);
+  }
+
+  // The OIHW weight [G * M * O, I, KH, KW] of G * M groups (O output and I
+  // input channels each) as that of G groups of M * O output and M * I input
+  // channels: [G, M, O, 1, I, KH, KW] times the mask [1, M, 1, M, 1, 1, 1]
+  // (1 on the diagonal), reshaped to [G * M * O, M * I, KH, KW].
+  static absl::StatusOr<Expr> MergeGroups(const Expr& w, int64_t groups, int64_t merge,
+                                          int64_t ocg, int64_t icg, int64_t kh, int64_t kw) {
+    KILN_ASSIGN_OR_RETURN(Op reshape, GetOp("reshape"));
+    KILN_ASSIGN_OR_RETURN(Op multiply, GetOp("multiply"));
+    auto* split = new ReshapeAttrs();
+    split->newshape = {groups, merge, ocg, 1, icg, kh, kw};
+    KILN_ASSIGN_OR_RETURN(Call ws, MakeCall(reshape, {w}, Ref<AttrsNode>(split)));
+    KILN_ASSIGN_OR_RETURN(Ref<HostTensor> mask,
+                          HostTensor::Create(DataType::Float(32), {1, merge, 1, merge, 1, 1, 1}));
+    float* m = mask->mutable_data<float>();
+    for (int64_t i = 0; i < merge; ++i) {
+      for (int64_t j = 0; j < merge; ++j) m[i * merge + j] = i == j ? 1.0f : 0.0f;
+    }
+    KILN_ASSIGN_OR_RETURN(Constant mc, MakeConstant(mask, "group_mask"));
+    KILN_ASSIGN_OR_RETURN(Call masked, MakeCall(multiply, {Expr(ws), Expr(mc)}));
+    auto* join = new ReshapeAttrs();
+    join->newshape = {groups * merge * ocg, merge * icg, kh, kw};
+    KILN_ASSIGN_OR_RETURN(Call r, MakeCall(reshape, {Expr(masked)}, Ref<AttrsNode>(join)));
+    return Expr(r);
+  }
+
   // The convolution `c` rewritten to the given blocked layouts; with
   // `padded_channels` its output channels are padded to that many (the
-  // weight gets zero filters).
+  // weight gets zero filters). `weight` and `groups`, when given, replace
+  // c's weight (in OIHW) and group count.
   absl::StatusOr<Expr> Blocked(const Expr& pre, const CallNode* c, const std::string& in_layout,
                                const std::string& kernel_layout, const std::string& out_layout,
-                               int64_t padded_channels = 0) {
+                               int64_t padded_channels = 0,
+                               std::optional<Expr> weight = std::nullopt, int64_t groups = 0) {
     Expr data;
     if (const LState* s = StateOf(c->args[0]);
         s != nullptr && s->cur == in_layout && s->channels == 0) {
@@ -362,9 +435,15 @@ class Blocker : public ExprRewriter {
       KILN_ASSIGN_OR_RETURN(Expr r, Restore(c->args[0]));
       KILN_ASSIGN_OR_RETURN(data, Transform(r, "NCHW", in_layout));
     }
-    KILN_ASSIGN_OR_RETURN(Expr w, Restore(c->args[1]));
+    Expr w;
+    if (weight) {
+      w = *weight;
+    } else {
+      KILN_ASSIGN_OR_RETURN(w, Restore(c->args[1]));
+    }
     Ref<AttrsNode> cloned = c->attrs->Clone();
     auto* na = static_cast<Conv2DAttrs*>(cloned.get());
+    if (groups > 0) na->groups = groups;
     int64_t true_channels = 0;
     if (padded_channels > 0) {
       true_channels = TT(pre)->shape[1].value();

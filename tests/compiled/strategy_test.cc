@@ -185,6 +185,34 @@ std::vector<StrategyCase> Cases() {
          "%x: Tensor[(1, 64, 14, 14), float32], %w: Tensor[(128, 64, 1, 1), float32]",
          "nn.conv2d(%x, %w)", {"w"},
          VectorBits(t) >= 512 ? "conv2d_NCHWc.x86" : "conv2d_gemm.x86", 3});
+    // Grouped convolutions (AlterOpLayout blocks each group; narrow groups
+    // merged with a block-diagonal weight), on the direct micro-kernel:
+    // RegNetX's 16 channels per group with bias + ReLU; 8 in / 16 out per
+    // group (8-wide input blocks); ResNeXt's 4 per group, strided (merged
+    // in pairs into 8-wide blocks); 8 in / 4 out per group with a residual
+    // (merged into 16-wide input blocks); RegNetY's 8 per group, 7 wide.
+    add({"grouped_16_per_group_bias_relu_o3",
+         "%x: Tensor[(1, 64, 9, 9), float32], %w: Tensor[(64, 16, 3, 3), float32], %b: Tensor[(64,), float32]",
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w, padding=[1, 1], groups=4), %b))", {"w", "b"},
+         "conv2d_NCHWc.x86", 3});
+    add({"grouped_8_in_16_out_1x1_o3",
+         "%x: Tensor[(1, 32, 6, 10), float32], %w: Tensor[(64, 8, 1, 1), float32]",
+         "nn.conv2d(%x, %w, groups=4)", {"w"}, "conv2d_NCHWc.x86", 3});
+    add({"grouped_merged_4_per_group_stride2_o3",
+         "%x: Tensor[(1, 32, 11, 11), float32], %w: Tensor[(32, 4, 3, 3), float32]",
+         "nn.relu(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=8))", {"w"},
+         "conv2d_NCHWc.x86", 3});
+    add({"grouped_merged_8_in_4_out_residual_o3",
+         "%x: Tensor[(1, 64, 8, 8), float32], %w: Tensor[(32, 8, 3, 3), float32], %r: Tensor[(1, 32, 8, 8), float32]",
+         "add(nn.conv2d(%x, %w, padding=[1, 1], groups=8), %r)", {"w"}, "conv2d_NCHWc.x86", 3});
+    add({"grouped_8_per_group_7_wide_o3",
+         "%x: Tensor[(1, 48, 7, 7), float32], %w: Tensor[(48, 8, 3, 3), float32]",
+         "nn.conv2d(%x, %w, padding=[1, 1], groups=6)", {"w"}, "conv2d_NCHWc.x86", 3});
+    // A grouped weight that is a parameter, not a constant: the merge is
+    // computed at run time.
+    add({"grouped_merged_weight_param_o3",
+         "%x: Tensor[(1, 16, 6, 6), float32], %w: Tensor[(16, 4, 3, 3), float32]",
+         "nn.conv2d(%x, %w, padding=[1, 1], groups=4)", {}, "conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "

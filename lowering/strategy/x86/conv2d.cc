@@ -43,7 +43,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
   const auto none = std::optional<std::vector<te::Tensor>>();
   const ComputeCtx& b = ctx.base;
   const std::optional<BlockedConv> p = ParseBlockedConv(b, ctx.constants);
-  if (!p || p->attrs->groups != 1) return none;
+  if (!p || p->attrs->groups < 1) return none;
   const Conv2DAttrs& a = *p->attrs;
   const int64_t ib = p->ib, ob = p->ob;
   const std::vector<int64_t>&xs = p->xs, &ws = p->ws, &os = p->os;
@@ -51,9 +51,14 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
   const std::string& out_layout = p->out_layout;
   const te::Tensor x = b.inputs[0];
   const te::Tensor w = b.inputs[1];
+  // Grouped (AlterOpLayout's Grouped): every output block inside one group
+  // of ocb_per_group blocks, whose ws[1] input blocks start at block
+  // (ocb / ocb_per_group) * ws[1].
+  const int64_t groups = a.groups;
   if (a.kernel_layout != absl::StrCat("OIHW", ib, "i", ob, "o") || ws[4] != ib || ws[5] != ob ||
-      ws[1] != xs[1])
+      ws[1] * groups != xs[1] || os[1] % groups != 0)
     return none;
+  const int64_t ocb_per_group = os[1] / groups;
   // Vector-friendly output blocks only.
   const int64_t lanes = ctx.target.Lanes(DataType::Float(32));
   if (ob % lanes != 0 && lanes % ob != 0) return none;
@@ -65,7 +70,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
   te::Tensor xp = PadNCHWc(x, xs, pad, (owp - 1) * st[1] + (kw - 1) * dil[1] + 1);
   std::vector<PrimExpr> cshape = b.out_shapes[0];
   cshape[3] = IntImm(owp);
-  const tir::IterVar rco = te::ReduceAxis({IntImm(0), IntImm(xs[1])}, "icb");
+  const tir::IterVar rco = te::ReduceAxis({IntImm(0), IntImm(ws[1])}, "icb");
   const tir::IterVar ry = te::ReduceAxis({IntImm(0), IntImm(kh)}, "kh");
   const tir::IterVar rx = te::ReduceAxis({IntImm(0), IntImm(kw)}, "kw");
   const tir::IterVar rci = te::ReduceAxis({IntImm(0), IntImm(ib)}, "ic");
@@ -74,7 +79,9 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
       [&](const std::vector<tir::Var>& i) {
         const PrimExpr ih = i[2] * IntImm(st[0]) + ry->var * IntImm(dil[0]);
         const PrimExpr iw = i[3] * IntImm(st[1]) + rx->var * IntImm(dil[1]);
-        return te::Sum(tir::Mul(xp({i[0], rco->var, ih, iw, rci->var}),
+        PrimExpr icb = rco->var;
+        if (groups > 1) icb = tir::FloorDiv(i[1], IntImm(ocb_per_group)) * IntImm(ws[1]) + icb;
+        return te::Sum(tir::Mul(xp({i[0], icb, ih, iw, rci->var}),
                                 w({i[1], rco->var, ry->var, rx->var, rci->var, i[4]})),
                        {rco, ry, rx, rci});
       },
