@@ -51,9 +51,27 @@ int64_t PaddedChannels(const Dim& channels) {
   return padded * 50 <= c * 51 ? padded : 0;
 }
 
+// Channels whose largest block is under 8 (ShuffleNet's 58 and 116: blocks
+// of 2 and 4, a quarter or an eighth of an AVX2 vector) padded to whole
+// vector blocks: to a multiple of 16 where that adds at most 1/8, else of 8
+// where that adds at most 1/4; 0 where neither holds or no padding is needed.
+int64_t NarrowPaddedChannels(const Dim& channels) {
+  if (!channels.is_static()) return 0;
+  const int64_t c = channels.value();
+  if (c < 8 || c % 8 == 0) return 0;
+  const int64_t p16 = (c + 15) / 16 * 16;
+  if ((p16 - c) * 8 <= c) return p16;
+  const int64_t p8 = (c + 7) / 8 * 8;
+  return (p8 - c) * 4 <= c ? p8 : 0;
+}
+
 // `x` padded with zeros on `axis` from `size` to `padded` entries.
 absl::StatusOr<Expr> PadAxis(const Expr& x, size_t ndim, size_t axis, int64_t size,
                              int64_t padded) {
+  if (padded < size) {
+    return absl::InternalError(absl::StrCat("AlterOpLayout: padding axis ", axis, " of ", size,
+                                            " entries to ", padded));
+  }
   auto* attrs = new PadAttrs();
   attrs->pad_width.assign(ndim, {0, 0});
   attrs->pad_width[axis][1] = padded - size;
@@ -109,6 +127,20 @@ absl::StatusOr<Expr> LayoutTransform(const Expr& x, const std::string& src,
   KILN_ASSIGN_OR_RETURN(Call c, MakeCall(lt, {x}, Ref<AttrsNode>(attrs)));
   return Expr(c);
 }
+
+// How Blocked rewrites a convolution besides its layouts.
+struct BlockOptions {
+  // Input channels zero-padded to this many (0: none). The weight gets
+  // zero input channels on its I axis (groups = 1 only); a depthwise
+  // conv's weight gets them as zero filters from out_channels.
+  int64_t data_channels = 0;
+  bool depthwise = false;
+  // Output channels padded to this many (0: none): zero filters, and the
+  // output's state keeps the true count (Restore slices it).
+  int64_t out_channels = 0;
+  std::optional<Expr> weight;  // replaces c's weight (OIHW) when set
+  int64_t groups = 0;          // replaces c's group count when > 0
+};
 
 class Blocker : public ExprRewriter {
  public:
@@ -297,7 +329,13 @@ class Blocker : public ExprRewriter {
       r = rc;
     }
     if (st.channels > 0) {
-      KILN_ASSIGN_OR_RETURN(r, PadAxis(r, 4, 1, channels, PaddedChannels(Dim(channels))));
+      // The state's channels fill whole blocks of its layout (NCHW{b}c).
+      int64_t block = 0;
+      for (char ch : layout) {
+        if (ch >= '0' && ch <= '9') block = block * 10 + (ch - '0');
+      }
+      if (block <= 0) return absl::InternalError(absl::StrCat("no channel block in ", layout));
+      KILN_ASSIGN_OR_RETURN(r, PadAxis(r, 4, 1, channels, (channels + block - 1) / block * block));
     }
     return LayoutTransform(r, "NCHW", layout);
   }
@@ -330,23 +368,41 @@ class Blocker : public ExprRewriter {
                            wt != nullptr && wt->ndim() == 4 && wt->shape[1] == Dim(1);
     if (a->groups != 1 && !depthwise) return Grouped(pre, c, std::move(post));
     if (depthwise) {
-      const int64_t cb = BlockFactor(dt->shape[1]);
+      // Narrow channels padded (zero filters on zero channels): one group
+      // per padded channel.
+      const int64_t cp = NarrowPaddedChannels(dt->shape[1]);
+      const int64_t cb = cp > 0 ? (cp % 16 == 0 ? 16 : 8) : BlockFactor(dt->shape[1]);
       if (cb == 0) return Generic(pre, std::move(post));
+      BlockOptions o;
+      o.depthwise = true;
+      o.data_channels = cp;
+      o.out_channels = cp;
+      o.groups = cp;
       return Blocked(pre, c, absl::StrCat("NCHW", cb, "c"), absl::StrCat("OIHW1i", cb, "o"),
-                     absl::StrCat("NCHW", cb, "c"));
+                     absl::StrCat("NCHW", cb, "c"), o);
     }
+    BlockOptions o;
     int64_t ic = BlockFactor(dt->shape[1]);
+    if (const int64_t p = NarrowPaddedChannels(dt->shape[1]); p > 0) {
+      o.data_channels = p;
+      ic = p % 16 == 0 ? 16 : 8;
+    }
     // A few input channels that no power of two divides (an RGB stem): one
     // block of all of them (NCHW3c), so the convolution still runs blocked.
     if (ic == 0 && dt->shape[1].is_static() && dt->shape[1].value() <= 16) {
       ic = dt->shape[1].value();
     }
     int64_t oc = BlockFactor(ot->shape[1]);
-    const int64_t padded = PaddedChannels(ot->shape[1]);
-    if (padded > 0) oc = kPadBlock;
+    if (const int64_t p = PaddedChannels(ot->shape[1]); p > 0) {
+      o.out_channels = p;
+      oc = kPadBlock;
+    } else if (const int64_t q = NarrowPaddedChannels(ot->shape[1]); q > 0) {
+      o.out_channels = q;
+      oc = q % 16 == 0 ? 16 : 8;
+    }
     if (ic == 0 || oc == 0) return Generic(pre, std::move(post));
     return Blocked(pre, c, absl::StrCat("NCHW", ic, "c"), absl::StrCat("OIHW", ic, "i", oc, "o"),
-                   absl::StrCat("NCHW", oc, "c"), padded);
+                   absl::StrCat("NCHW", oc, "c"), o);
   }
 
   // A grouped convolution that is not depthwise (ResNeXt's, RegNet's):
@@ -390,8 +446,11 @@ class Blocker : public ExprRewriter {
       KILN_ASSIGN_OR_RETURN(w, MergeGroups(w, g / merge, merge, ocg, icg, wt->shape[2].value(),
                                            wt->shape[3].value()));
     }
+    BlockOptions o;
+    o.weight = w;
+    o.groups = g / merge;
     return Blocked(pre, c, absl::StrCat("NCHW", ib, "c"), absl::StrCat("OIHW", ib, "i", ob, "o"),
-                   absl::StrCat("NCHW", ob, "c"), 0, w, g / merge);
+                   absl::StrCat("NCHW", ob, "c"), o);
   }
 
   // The OIHW weight [G * M * O, I, KH, KW] of G * M groups (O output and I
@@ -419,36 +478,40 @@ class Blocker : public ExprRewriter {
     return Expr(r);
   }
 
-  // The convolution `c` rewritten to the given blocked layouts; with
-  // `padded_channels` its output channels are padded to that many (the
-  // weight gets zero filters). `weight` and `groups`, when given, replace
-  // c's weight (in OIHW) and group count.
+  // The convolution `c` rewritten to the given blocked layouts.
   absl::StatusOr<Expr> Blocked(const Expr& pre, const CallNode* c, const std::string& in_layout,
                                const std::string& kernel_layout, const std::string& out_layout,
-                               int64_t padded_channels = 0,
-                               std::optional<Expr> weight = std::nullopt, int64_t groups = 0) {
+                               const BlockOptions& o = BlockOptions()) {
     Expr data;
     if (const LState* s = StateOf(c->args[0]);
-        s != nullptr && s->cur == in_layout && s->channels == 0) {
+        o.data_channels == 0 && s != nullptr && s->cur == in_layout && s->channels == 0) {
       data = Post(c->args[0]);
     } else {
       KILN_ASSIGN_OR_RETURN(Expr r, Restore(c->args[0]));
+      if (o.data_channels > 0) {
+        KILN_ASSIGN_OR_RETURN(
+            r, PadAxis(r, 4, 1, TT(c->args[0])->shape[1].value(), o.data_channels));
+      }
       KILN_ASSIGN_OR_RETURN(data, Transform(r, "NCHW", in_layout));
     }
     Expr w;
-    if (weight) {
-      w = *weight;
+    if (o.weight) {
+      w = *o.weight;
     } else {
       KILN_ASSIGN_OR_RETURN(w, Restore(c->args[1]));
     }
     Ref<AttrsNode> cloned = c->attrs->Clone();
     auto* na = static_cast<Conv2DAttrs*>(cloned.get());
-    if (groups > 0) na->groups = groups;
+    if (o.groups > 0) na->groups = o.groups;
     int64_t true_channels = 0;
-    if (padded_channels > 0) {
+    if (o.out_channels > 0) {
       true_channels = TT(pre)->shape[1].value();
-      KILN_ASSIGN_OR_RETURN(w, PadAxis(w, 4, 0, true_channels, padded_channels));
-      if (na->channels) na->channels = padded_channels;
+      KILN_ASSIGN_OR_RETURN(w, PadAxis(w, 4, 0, true_channels, o.out_channels));
+      if (na->channels) na->channels = o.out_channels;
+    }
+    if (o.data_channels > 0 && !o.depthwise) {
+      KILN_ASSIGN_OR_RETURN(
+          w, PadAxis(w, 4, 1, TT(c->args[0])->shape[1].value(), o.data_channels));
     }
     KILN_ASSIGN_OR_RETURN(w, Transform(w, "OIHW", kernel_layout));
     na->data_layout = in_layout;

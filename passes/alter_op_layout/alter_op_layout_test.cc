@@ -245,6 +245,46 @@ def @main(%x: Tensor[(1, 32, 6, 6), float32], %w: Tensor[(16, 2, 3, 3), float32]
   ExpectRewrite(text, text);
 }
 
+// Channel counts whose largest block is under 8 (ShuffleNet's 58: blocks of
+// 2) are zero-padded to vector blocks: 58 -> 64 as NCHW16c (the 1x1's input
+// and output, the depthwise conv's channels and groups), 20 -> 24 as NCHW8c
+// (32 would add more than 1/8). The padded program computes the original's
+// values.
+TEST(AlterOpLayoutTest, NarrowChannelsArePaddedToVectorBlocks) {
+  const char* text = R"(
+def @main(%x: Tensor[(1, 58, 6, 6), float32], %w: Tensor[(58, 58, 1, 1), float32],
+          %d: Tensor[(58, 1, 3, 3), float32], %v: Tensor[(20, 58, 1, 1), float32]) {
+  %0 = nn.relu(nn.conv2d(%x, %w));
+  %1 = nn.conv2d(%0, %d, padding=[1, 1], groups=58);
+  nn.conv2d(%1, %v)
+}
+)";
+  Function f = Typed(text);
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ExpectWellTyped(*g);
+  const std::string printed = PrintExpr(*g);
+  for (const char* want :
+       {"pad_width=[[0, 0], [0, 6], [0, 0], [0, 0]]", "kernel_layout=\"OIHW16i16o\"",
+        "groups=64, data_layout=\"NCHW16c\", kernel_layout=\"OIHW1i16o\"",
+        "kernel_layout=\"OIHW16i8o\", out_layout=\"NCHW8c\"",
+        "strided_slice(%", "end=[20]"}) {
+    EXPECT_NE(printed.find(want), std::string::npos) << want << "\n" << printed;
+  }
+  EXPECT_EQ(printed.find("NCHW2c"), std::string::npos) << printed;
+  auto h = AlterOpLayoutFunction(f);
+  ASSERT_TRUE(h.ok()) << h.status();
+  std::vector<Ref<const HostTensor>> args = {Filled({1, 58, 6, 6}, 1), Filled({58, 58, 1, 1}, 2),
+                                             Filled({58, 1, 3, 3}, 3), Filled({20, 58, 1, 1}, 4)};
+  std::vector<double> want = RunMain(f, args);
+  std::vector<double> got = RunMain(*h, args);
+  ASSERT_EQ(want.size(), 20u * 6 * 6);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-3) << i;
+}
+
 // Channels that no factor divides (3 input channels) leave the conv as it is;
 // the residual add with a same-typed NCHW tensor transforms that operand.
 // 17 input channels: no block divides them and they are too many for one block.

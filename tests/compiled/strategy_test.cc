@@ -213,6 +213,16 @@ std::vector<StrategyCase> Cases() {
     add({"grouped_merged_weight_param_o3",
          "%x: Tensor[(1, 16, 6, 6), float32], %w: Tensor[(16, 4, 3, 3), float32]",
          "nn.conv2d(%x, %w, padding=[1, 1], groups=4)", {}, "conv2d_NCHWc.x86", 3});
+    // ShuffleNet's 58 channels, padded to 64 (NCHW16c) instead of blocks
+    // of 2: a 1x1 with bias + ReLU, then a depthwise 3x3 on its padded
+    // output.
+    add({"conv1x1_58_channels_padded_o3",
+         "%x: Tensor[(1, 58, 6, 16), float32], %w: Tensor[(58, 58, 1, 1), float32], %b: Tensor[(58,), float32]",
+         "nn.relu(nn.bias_add(nn.conv2d(%x, %w), %b))", {"w", "b"}, "conv2d_NCHWc.x86", 3});
+    add({"depthwise_58_channels_padded_o3",
+         "%x: Tensor[(1, 58, 9, 9), float32], %w: Tensor[(58, 58, 1, 1), float32], %d: Tensor[(58, 1, 3, 3), float32]",
+         "nn.conv2d(nn.relu(nn.conv2d(%x, %w)), %d, strides=[2, 2], padding=[1, 1], groups=58)",
+         {"w", "d"}, "depthwise_conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "
