@@ -124,6 +124,9 @@ class Analyzer::Impl {
   // Linear form of `e` whose atoms are simplified.
   LinearForm Linearize(const PrimExpr& e);
   PrimExpr SimplifyArith(const PrimExpr& e);  // add/sub/mul of index-like scalars
+  // See canonical_simplify.cc.
+  bool SplitAtCoefficient(const LinearForm& r, int64_t divisor, int64_t* d, LinearForm* y,
+                          LinearForm* z, int64_t* k);
   PrimExpr SimplifyFloorDiv(const PrimExpr& a, const PrimExpr& b, DataType t);
   PrimExpr SimplifyFloorMod(const PrimExpr& a, const PrimExpr& b, DataType t);
   // a op b with op in EQ..GE, a and b simplified and index-like: decided, or

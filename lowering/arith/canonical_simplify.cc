@@ -62,6 +62,40 @@ PrimExpr Analyzer::Impl::SimplifyArith(const PrimExpr& e) {
   return FromLinearForm(f);
 }
 
+// A split of r = d * y + z at the largest coefficient d (> 1, dividing
+// `divisor`) for which floordiv(z, d) is one constant k over z's bounds; z
+// holds the terms d does not divide and r's constant. A reshape's flattened
+// index split again at a coarser stride: r = 196 * i + 14 * j + l with
+// 14 * j + l < 196 splits at d = 196 into y = i, k = 0.
+bool Analyzer::Impl::SplitAtCoefficient(const LinearForm& r, int64_t divisor, int64_t* d,
+                                        LinearForm* y, LinearForm* z, int64_t* k) {
+  *d = 0;
+  for (const Term& cand : r.terms) {
+    const int64_t c = cand.coeff;
+    if (c <= 1 || divisor % c != 0 || c <= *d) continue;
+    LinearForm cy, cz;
+    cy.dtype = cz.dtype = r.dtype;
+    for (const Term& term : r.terms) {
+      if (term.coeff % c == 0) {
+        cy.AddTerm(term.atom, term.coeff / c);
+      } else {
+        cz.AddTerm(term.atom, term.coeff);
+      }
+    }
+    cz.constant = r.constant;
+    const ConstIntBound zb = LinearBound(cz, true);
+    if (zb.min_value == ConstIntBound::kNegInf || zb.max_value == ConstIntBound::kPosInf ||
+        FloorDivInt(zb.min_value, c) != FloorDivInt(zb.max_value, c)) {
+      continue;
+    }
+    *d = c;
+    *k = FloorDivInt(zb.min_value, c);
+    *y = std::move(cy);
+    *z = std::move(cz);
+  }
+  return *d > 0;
+}
+
 PrimExpr Analyzer::Impl::SimplifyFloorDiv(const PrimExpr& a, const PrimExpr& b, DataType t) {
   int64_t av = 0, bv = 0;
   if (!IsConstInt(b, &bv)) {
@@ -122,6 +156,19 @@ PrimExpr Analyzer::Impl::SimplifyFloorDiv(const PrimExpr& a, const PrimExpr& b, 
         FloorDivInt(yb.min_value, divisor) == FloorDivInt(yb.max_value, divisor)) {
       q.AddConst(FloorDivInt(yb.min_value, divisor));
       return q.overflow ? tir::FloorDiv(a, b) : FromLinearForm(q);
+    }
+  }
+  // floordiv(d * y + z, d * c) = floordiv(y + k, c) where floordiv(z, d) = k.
+  {
+    int64_t d = 0, k = 0;
+    LinearForm y, z;
+    if (SplitAtCoefficient(r, divisor, &d, &y, &z, &k)) {
+      y.AddConst(k);
+      if (!y.overflow) {
+        const PrimExpr inner = SimplifyFloorDiv(FromLinearForm(y), MakeInt(divisor / d, t), t);
+        q.AddForm(ToLinearForm(inner), 1);
+        if (!q.overflow) return FromLinearForm(q);
+      }
     }
   }
   if (q.terms.empty() && q.constant == 0 && g == 1 && r.constant == la.constant) {
@@ -187,6 +234,22 @@ PrimExpr Analyzer::Impl::SimplifyFloorMod(const PrimExpr& a, const PrimExpr& b, 
   }
   ModularSet m = LinearModular(r);
   if (m.coeff % bv == 0) return MakeInt(FloorModInt(m.base, bv), t);
+  // floormod(d * y + z, d * c) = d * floormod(y + k, c) + (z - d * k) where
+  // floordiv(z, d) = k.
+  {
+    int64_t d = 0, k = 0, dk = 0;
+    LinearForm y, z;
+    if (SplitAtCoefficient(r, bv, &d, &y, &z, &k) && !__builtin_mul_overflow(d, k, &dk)) {
+      y.AddConst(k);
+      if (!y.overflow) {
+        const PrimExpr inner = SimplifyFloorMod(FromLinearForm(y), MakeInt(bv / d, t), t);
+        LinearForm out = z;
+        out.AddConst(-dk);
+        out.AddForm(ToLinearForm(inner), d);
+        if (!out.overflow) return FromLinearForm(out);
+      }
+    }
+  }
   if (!changed) return tir::FloorMod(a, b);
   return tir::FloorMod(FromLinearForm(r), b);
 }

@@ -111,6 +111,24 @@ TEST_F(SimplifyTest, FloorDivAndFloorMod) {
   Check("floordiv(k, m)", "floordiv(k, m)");
 }
 
+// A flattened index split again at a multiple of one of its strides (a
+// reshape / transpose / reshape channel shuffle): the terms below the
+// stride stay inside one multiple of it.
+TEST_F(SimplifyTest, FloorDivAndModSplitAtAStride) {
+  // 64 * i + 4 * k + 1 with 4 * k + 1 <= 13 < 64: floordiv(i, 2).
+  Check("floordiv(i * 64 + k * 4 + 1, 128)", "floordiv(i, 2)");
+  Check("floormod(i * 64 + k * 4 + 1, 128)", "floormod(i, 2) * 64 + k * 4 + 1");
+  // j * 4 + k reaches 63 < 64; with n the split is not provable: unchanged.
+  Check("floordiv(i * 64 + j * 4 + k, 192)", "floordiv(i, 3)");
+  Check("floordiv(i * 64 + n, 128)", "floordiv(i * 64 + n, 128)");
+  // The part below the stride spans two multiples of it: only the common
+  // factor 8 comes out.
+  Check("floordiv(i * 64 + j * 8, 128)", "floordiv(i * 8 + j, 16)");
+  // A constant that carries into the next multiple: floordiv(i + 1, 2).
+  Check("floordiv(i * 64 + k + 64, 128)", "floordiv(i + 1, 2)");
+  Check("floormod(i * 64 + k + 64, 128)", "floormod(i + 1, 2) * 64 + k");
+}
+
 TEST_F(SimplifyTest, TruncatingDivisionOfNonNegativeOperands) {
   Check("(i * 16 + j) / 16", "i");
   Check("(i * 16 + j) % 16", "j");
@@ -255,7 +273,7 @@ TEST_F(SimplifyTest, VectorsOfRampsAndBroadcasts) {
   // keeps the ramp inside one block of a multiple of 16.
   Check("floordiv(ramp(n * 16, 1, 16), broadcast(16384, 16))", "broadcast(floordiv(n, 1024), 16)");
   Check("floormod(ramp(n * 16 + 3, 1, 8), broadcast(4096, 8))",
-        "ramp(floormod(n * 16 + 3, 4096), 1, 8)");
+        "ramp(floormod(n, 256) * 16 + 3, 1, 8)");
   // 9 + 7 lanes reaches the next multiple of 16: left alone.
   Check("floordiv(ramp(n * 16 + 9, 1, 8), broadcast(4096, 8))",
         "floordiv(ramp(n * 16 + 9, 1, 8), broadcast(4096, 8))");
