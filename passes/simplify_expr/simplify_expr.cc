@@ -1,6 +1,8 @@
 #include "passes/simplify_expr/simplify_expr.h"
 
+#include <limits>
 #include <numeric>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -72,6 +74,78 @@ std::optional<std::vector<int64_t>> Perm(const CallNode* c) {
   return p;
 }
 
+// Padding as {top, left, bottom, right} from a 1-, 2- or 4-element list.
+std::optional<std::vector<int64_t>> Padding4(const std::vector<int64_t>& p) {
+  if (p.size() == 1) return std::vector<int64_t>{p[0], p[0], p[0], p[0]};
+  if (p.size() == 2) return std::vector<int64_t>{p[0], p[1], p[0], p[1]};
+  if (p.size() == 4) return p;
+  return std::nullopt;
+}
+
+// The spatial padding {top, left, bottom, right} of `pad` (an nn.pad call)
+// when it is a constant-mode pad of a 4-D NCHW tensor by `value` on H and W
+// only, every width non-negative; nullopt otherwise.
+std::optional<std::vector<int64_t>> SpatialPad(const CallNode* pad, double value) {
+  const auto* a = pad->attrs.as<PadAttrs>();
+  TensorType t = TensorTypeOf(pad->args[0]);
+  if (a == nullptr || a->pad_mode != "constant" || pad->args.size() != 2 || !t ||
+      t->ndim() != 4 || a->pad_width.size() != 4 || !IsConstantAll(pad->args[1], value)) {
+    return std::nullopt;
+  }
+  for (const auto& w : a->pad_width) {
+    if (w.size() != 2 || w[0] < 0 || w[1] < 0) return std::nullopt;
+  }
+  if (a->pad_width[0] != std::vector<int64_t>{0, 0} ||
+      a->pad_width[1] != std::vector<int64_t>{0, 0}) {
+    return std::nullopt;
+  }
+  return std::vector<int64_t>{a->pad_width[2][0], a->pad_width[3][0], a->pad_width[2][1],
+                              a->pad_width[3][1]};
+}
+
+// conv2d / avg_pool2d / max_pool2d (NCHW) of an explicitly padded input
+// (ONNX exporters write avg_pool2d(padding=1, count_include_pad=True) as
+// Pad + AveragePool, TensorFlow models a Pad before a Conv) with the padding
+// taken into the op: zeros for a conv, zeros counted for an average pool
+// (count_include_pad, ceil_mode off), -inf for a max pool. The pad is then
+// no separate kernel, and the op keeps its layout choices (a padded pool
+// stays in NCHW{c}c under AlterOpLayout).
+absl::StatusOr<std::optional<Expr>> FoldPadIntoWindowOp(const Expr& pre, const CallNode* c,
+                                                        const std::string& op) {
+  const auto none = std::optional<Expr>();
+  const CallNode* pad = c->args.empty() ? nullptr : AsOpCall(c->args[0], "nn.pad");
+  if (pad == nullptr) return none;
+  Ref<AttrsNode> attrs = Ref<AttrsNode>(c->attrs->Clone());
+  std::vector<int64_t>* padding = nullptr;
+  double value = 0;
+  if (op == "nn.conv2d") {
+    auto* a = static_cast<Conv2DAttrs*>(attrs.get());
+    if (a->data_layout != "NCHW") return none;
+    padding = &a->padding;
+  } else {
+    auto* a = static_cast<Pool2DAttrs*>(attrs.get());
+    if (a->layout != "NCHW" || a->ceil_mode) return none;
+    if (op == "nn.avg_pool2d") {
+      std::optional<std::vector<int64_t>> own = Padding4(a->padding);
+      const bool unpadded = own && *own == std::vector<int64_t>{0, 0, 0, 0};
+      if (!a->count_include_pad && !unpadded) return none;
+      a->count_include_pad = true;
+    } else {
+      value = -std::numeric_limits<double>::infinity();
+    }
+    padding = &a->padding;
+  }
+  std::optional<std::vector<int64_t>> extra = SpatialPad(pad, value);
+  std::optional<std::vector<int64_t>> own = Padding4(*padding);
+  if (!extra || !own) return none;
+  for (size_t i = 0; i < 4; ++i) (*own)[i] += (*extra)[i];
+  *padding = *own;
+  std::vector<Expr> args = c->args;
+  args[0] = pad->args[0];
+  KILN_ASSIGN_OR_RETURN(Expr r, Typed(CallOpNamed(op, std::move(args), Attrs(attrs)), pre));
+  return std::optional<Expr>(r);
+}
+
 class Simplifier : public TypedRewriter {
  protected:
   absl::StatusOr<Expr> Transform(const Expr& pre, Expr post) override {
@@ -85,6 +159,10 @@ class Simplifier : public TypedRewriter {
       if (IsConstantAll(r, unit) && SameType(pre, l)) return l;
       if ((op == "multiply" || op == "add") && IsConstantAll(l, unit) && SameType(pre, r)) return r;
       return post;
+    }
+    if (op == "nn.conv2d" || op == "nn.avg_pool2d" || op == "nn.max_pool2d") {
+      KILN_ASSIGN_OR_RETURN(std::optional<Expr> folded, FoldPadIntoWindowOp(pre, c, op));
+      return folded ? *folded : post;
     }
     if (op == "reshape") {
       const Expr& x = c->args[0];

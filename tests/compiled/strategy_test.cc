@@ -223,6 +223,15 @@ std::vector<StrategyCase> Cases() {
          "%x: Tensor[(1, 58, 9, 9), float32], %w: Tensor[(58, 58, 1, 1), float32], %d: Tensor[(58, 1, 3, 3), float32]",
          "nn.conv2d(nn.relu(nn.conv2d(%x, %w)), %d, strides=[2, 2], padding=[1, 1], groups=58)",
          {"w", "d"}, "depthwise_conv2d_NCHWc.x86", 3});
+    // Explicit zero pads (ONNX exporters' Pad + AveragePool, TensorFlow's
+    // Pad + Conv) folded into the ops' padding by SimplifyExpr: the conv's
+    // asymmetric padding, and an average pool counting its padded zeros,
+    // kept blocked after the conv.
+    add({"conv_and_avg_pool_after_explicit_pads_o3",
+         "%x: Tensor[(1, 16, 9, 9), float32], %w: Tensor[(32, 16, 3, 3), float32]",
+         "nn.avg_pool2d(nn.pad(nn.relu(nn.conv2d(nn.pad(%x, 0f, pad_width=[[0, 0], [0, 0], [1, 2], "
+         "[2, 0]]), %w)), 0f, pad_width=[[0, 0], [0, 0], [1, 1], [1, 1]]), pool_size=[3, 3])",
+         {"w"}, "conv2d_NCHWc.x86", 3});
     add({"conv_nchwc_dilated_asym",
          "%x: Tensor[(1, 2, 9, 10, 8), float32], %w: Tensor[(2, 2, 3, 3, 8, 16), float32]",
          "nn.conv2d(%x, %w, padding=[1, 0, 2, 1], dilation=[2, 1], data_layout=\"NCHW8c\", "
