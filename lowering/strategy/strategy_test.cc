@@ -183,6 +183,70 @@ TEST(GemmStrategy, RuntimePackOfAPaddedWeightStaysInBounds) {
   }
 }
 
+// A matmul whose output [1, 7, 7, N] has a short row axis (7: one 6-row
+// and one 1-row tile on AVX2) runs over the 49 flattened rows instead,
+// padded to 50 for 5-row tiles: its accumulator is one MR x NR register
+// tile (not all 49 rows, which a read index InferBound cannot narrow would
+// give), no row guard sits inside the K loop, and the result (squared by a
+// fused multiply: two reads of the product) matches a naive product on the
+// loop-IR evaluator (out-of-bounds loads fail there).
+TEST(GemmStrategy, ShortRowAxesAreFlattenedIntoWholeRowTiles) {
+  const int64_t h = 7, k = 24, n = 32;
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({1, h, h, k}), DataType::Float(32)));
+  Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {k, n});
+  for (int64_t i = 0; i < k * n; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 9) - 4;
+  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<Call> mm = MakeCall(*GetOp("nn.matmul"), {x, *w}, Ref<AttrsNode>(new MatmulAttrs()));
+  ASSERT_TRUE(mm.ok()) << mm.status();
+  absl::StatusOr<Call> sq = MakeCall(*GetOp("multiply"), {*mm, *mm});
+  ASSERT_TRUE(sq.ok()) << sq.status();
+  absl::StatusOr<Function> f = MakeFunction({x}, *sq);
+  ASSERT_TRUE(f.ok()) << f.status();
+  Module m;
+  ASSERT_TRUE(m.AddFunction("main", *f).ok());
+  absl::StatusOr<Module> typed = types::InferType(m);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  LowerOptions opts;
+  opts.target = CpuTarget::Avx2();
+  opts.vector_lanes = 8;
+  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*typed->Lookup("main"), "mm", opts);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->strategies, std::vector<std::string>{"matmul_pack.x86"});
+  const std::string text = tir::ToText(kernel->func);
+  const size_t acc = text.find("allocate T_matmul: ");
+  ASSERT_NE(acc, std::string::npos) << text;
+  EXPECT_EQ(text.substr(acc, text.find('\n', acc) - acc),
+            "allocate T_matmul: float32[80] local");  // 5 rows x 16 columns
+  // The K loop (up to its closing brace at its own indentation) holds no
+  // guard; the one guard left is the last tile's store of the 49th row.
+  const size_t kloop = text.find("for (k, 0, 24) {");
+  ASSERT_NE(kloop, std::string::npos) << text;
+  const size_t line_start = text.rfind('\n', kloop) + 1;
+  const std::string close = "\n" + std::string(kloop - line_start, ' ') + "}";
+  const size_t kend = text.find(close, kloop);
+  ASSERT_NE(kend, std::string::npos) << text;
+  EXPECT_EQ(text.substr(kloop, kend - kloop).find("if ("), std::string::npos) << text;
+  std::vector<tir::testing::EvalArg> args(3);
+  args[0].data.resize(h * h * k);
+  for (size_t i = 0; i < args[0].data.size(); ++i) args[0].data[i] = static_cast<double>(i % 7) - 3;
+  ASSERT_EQ(kernel->constants.size(), 1u);
+  const HostTensor& packed = *kernel->constants[0];
+  args[1].data.assign(packed.data<float>(), packed.data<float>() + packed.num_elements());
+  args[2].data.assign(h * h * n, 0.0);
+  absl::Status st = tir::testing::EvalPrimFunc(kernel->func, &args);
+  ASSERT_TRUE(st.ok()) << st;
+  for (int64_t r = 0; r < h * h; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        want += args[0].data[r * k + kk] * wt->data<float>()[kk * n + j];
+      }
+      ASSERT_EQ(args[2].data[r * n + j], want * want) << r << "," << j;
+    }
+  }
+}
+
 // nn.conv2d of x [1, xs...] (NCHW16c) with the constant weight `wt` and
 // `attrs` (layouts NCHW16c / `kernel_layout` / NCHW16c set here), lowered
 // for AVX2 (8 lanes).

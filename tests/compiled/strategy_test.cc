@@ -70,6 +70,16 @@ std::vector<StrategyCase> Cases() {
          "nn.matmul(%x, %w, transpose_a=true, transpose_b=true)", {}, "matmul_pack.x86"});
     add({"matmul_transposed_const", "%x: Tensor[(18, 33), float32], %w: Tensor[(40, 33), float32]",
          "nn.matmul(%x, %w, transpose_b=true)", {"w"}, "matmul_pack.x86"});
+    // Several leading output dimensions whose last tiles badly (7 rows,
+    // ConvNeXt's 7x7 stage as [1, 7, 7, C]): flattened into M = 49 (padded
+    // to a whole row tile), with a fused GELU; a dense on [2, 3, 5, K].
+    add({"matmul_4d_7x7_rows_gelu_o3", "%x: Tensor[(1, 7, 7, 48), float32], %w: Tensor[(48, 40), float32]",
+         "nn.gelu(nn.matmul(%x, %w))", {"w"}, "matmul_pack.x86", 3});
+    add({"dense_4d_short_rows", "%x: Tensor[(2, 3, 5, 24), float32], %w: Tensor[(32, 24), float32]",
+         "nn.dense(%x, %w)", {"w"}, "dense_pack.x86"});
+    add({"dense_5d_unit_axes_between_rows_squared",
+         "%x: Tensor[(1, 2, 1, 7, 24), float32], %w: Tensor[(32, 24), float32]",
+         "multiply(nn.dense(%x, %w), nn.dense(%x, %w))", {"w"}, "dense_pack.x86", 3});
     add({"batch_matmul_tb", "%x: Tensor[(4, 33, 20), float32], %y: Tensor[(4, 48, 20), float32]",
          "nn.batch_matmul(%x, %y)", {}, "batch_matmul_pack.x86"});
     add({"batch_matmul_broadcast", "%x: Tensor[(1, 16, 24), float32], %y: Tensor[(3, 24, 40), float32]",

@@ -240,6 +240,77 @@ bool WorthIt(const StrategyComputeCtx& ctx, int64_t n, int64_t k) {
   return n >= ctx.target.Lanes(DataType::Float(32)) && k >= 1;
 }
 
+// A GEMM whose output has several leading dimensions ([1, 7, 7, N]: a
+// ConvNeXt's pointwise MLP, a token-major transformer's dense) is tiled
+// along the second-to-last one only, so a short one (7 rows: a 6-row tile
+// and a 1-row tile, guarded inside the K loop) wastes most of its tiles.
+// Those are flattened into one M instead (49 rows, padded to 50 for a 5-row
+// tile): the GEMM computes [M, N] and the output reads it back, the two
+// tiled alike by GemmSchedule. Only where the last leading dimension tiles
+// badly (a tail tile, or fewer rows than a tile) and every leading
+// dimension is static; `lead` gets the flattened shape's unflattening.
+struct FlatM {
+  int64_t m = 0;
+  std::vector<int64_t> dims;  // the output's leading dimensions
+};
+std::optional<FlatM> FlattenLeadingRows(const CpuTarget& t, const std::vector<PrimExpr>& out_shape,
+                                        int64_t n) {
+  if (out_shape.size() < 3) return std::nullopt;
+  FlatM f;
+  f.m = 1;
+  for (size_t i = 0; i + 1 < out_shape.size(); ++i) {
+    int64_t d = 0;
+    if (!StaticInt(out_shape[i], &d) || d < 1) return std::nullopt;
+    f.dims.push_back(d);
+    f.m *= d;
+  }
+  const int64_t rows = f.dims.back();
+  if (rows == f.m) return std::nullopt;  // nothing to gain
+  const Blocking b = ChooseBlocking(t, rows, n);
+  const int64_t nv = b.nr / b.lanes;
+  const int64_t max_mr = std::max<int64_t>(1, std::min<int64_t>(14, (t.vector_registers - nv - 2) / nv));
+  if (rows % b.mr == 0 && rows >= max_mr) return std::nullopt;
+  return f;
+}
+
+// The leading indices of flattened row `m` (row-major over f.dims).
+std::vector<PrimExpr> Unflatten(const FlatM& f, const PrimExpr& m) {
+  std::vector<PrimExpr> idx(f.dims.size());
+  int64_t stride = 1;
+  for (size_t i = f.dims.size(); i > 0; --i) {
+    PrimExpr v = stride == 1 ? m : tir::FloorDiv(m, IntImm(stride));
+    if (i > 1) v = tir::FloorMod(v, IntImm(f.dims[i - 1]));
+    idx[i - 1] = v;
+    stride *= f.dims[i - 1];
+  }
+  return idx;
+}
+
+// BuildGemm over the flattened rows, then the output [dims..., N] read from it.
+absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildFlatGemm(
+    const StrategyComputeCtx& ctx, GemmOperands g, const FlatM& f, const std::string& name,
+    const std::string& tag, const std::string& impl) {
+  const std::vector<PrimExpr> out_shape = g.out_shape;
+  auto a = g.a;
+  g.out_shape = {IntImm(f.m), IntImm(g.n)};
+  g.pad_m = true;
+  g.a = [a, f](const std::vector<PrimExpr>& lead, const PrimExpr& k) {
+    return a(Unflatten(f, lead[0]), k);
+  };
+  KILN_ASSIGN_OR_RETURN(std::optional<std::vector<te::Tensor>> c, BuildGemm(ctx, g, name, tag, impl));
+  if (!c) return c;
+  const te::Tensor flat = (*c)[0];
+  te::Tensor out = te::Compute(
+      out_shape,
+      [&](const std::vector<tir::Var>& i) {
+        PrimExpr m = IntImm(0);
+        for (size_t d = 0; d + 1 < i.size(); ++d) m = m * IntImm(f.dims[d]) + i[d];
+        return flat({m, i.back()});
+      },
+      absl::StrCat(name, "_rows"), "injective");
+  return std::optional<std::vector<te::Tensor>>(std::vector<te::Tensor>{out});
+}
+
 absl::StatusOr<std::optional<std::vector<te::Tensor>>> DenseCompute(const StrategyComputeCtx& ctx) {
   const auto none = std::optional<std::vector<te::Tensor>>();
   if (ctx.base.inputs.size() != 2 || !AllFloat32(ctx)) return none;
@@ -262,6 +333,9 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DenseCompute(const Strate
   g.b = [w](const PrimExpr&, const PrimExpr& nn, const PrimExpr& kk) { return w({nn, kk}); };
   if (ctx.constants.size() == 2 && ctx.constants[1]) {
     g.b_const_at = Matrix(ctx.constants[1], /*nk=*/true, n, k);
+  }
+  if (std::optional<FlatM> f = FlattenLeadingRows(ctx.target, g.out_shape, n)) {
+    return BuildFlatGemm(ctx, g, *f, "T_dense", "dense", "dense_pack.x86");
   }
   return BuildGemm(ctx, g, "T_dense", "dense", "dense_pack.x86");
 }
@@ -301,6 +375,11 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> MatmulCompute(
   };
   if (ctx.constants.size() == 2 && ctx.constants[1]) {
     g.b_const_at = Matrix(ctx.constants[1], /*nk=*/tb, n, k);
+  }
+  if (!ta) {
+    if (std::optional<FlatM> f = FlattenLeadingRows(ctx.target, g.out_shape, n)) {
+      return BuildFlatGemm(ctx, g, *f, "T_matmul", "matmul", "matmul_pack.x86");
+    }
   }
   return BuildGemm(ctx, g, "T_matmul", "matmul", "matmul_pack.x86");
 }
@@ -371,6 +450,72 @@ absl::Status SchedulePack(te::Stage* st, int64_t lanes) {
   return st->parallel(f);
 }
 
+// BuildFlatGemm's output [dims..., N] over its [M, N] anchor (`anchor`
+// read by the output alone): the output's leading loops fused into M and
+// tiled MR x NR as GemmSchedule tiles a 2-D output, the anchor in registers
+// at each tile. False (nothing changed) where the stages are not so.
+absl::StatusOr<bool> GemmScheduleFlatRows(te::Schedule& s, const te::Tensor& anchor, int64_t mr,
+                                          int64_t nr, int64_t lanes) {
+  te::Stage* acc = s[anchor];
+  if (acc == nullptr || acc->is_output || !IsUntouched(*acc) || acc->op->axis.size() != 2 ||
+      acc->op->reduce_axis.size() != 1) {
+    return false;
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(acc));
+  if (readers.size() != 1 || !readers[0]->is_output || !IsUntouched(*readers[0]) ||
+      !readers[0]->op->reduce_axis.empty() || readers[0]->op->axis.size() < 3) {
+    return false;
+  }
+  te::Stage* out = readers[0];
+  const std::vector<tir::IterVar> ax = out->op->axis;
+  int64_t rows = 1, m = 0;
+  for (size_t i = 0; i + 1 < ax.size(); ++i) {
+    int64_t d = 0;
+    if (!tir::IsConstInt(ax[i]->dom.extent, &d)) return false;
+    rows *= d;
+  }
+  if (!tir::IsConstInt(acc->op->axis[0]->dom.extent, &m) || m < rows || m % mr != 0) return false;
+  // The rows fused are the leading axes longer than 1: a unit axis stays
+  // its own (outermost) loop, so the read index keeps its term and the
+  // fused index simplifies back to the row (InferBound then gives each tile
+  // its MR rows, not all of M).
+  std::vector<tir::IterVar> unit, lead;
+  for (size_t i = 0; i + 1 < ax.size(); ++i) {
+    int64_t d = 0;
+    tir::IsConstInt(ax[i]->dom.extent, &d);
+    (d == 1 ? unit : lead).push_back(ax[i]);
+  }
+  if (lead.empty()) return false;
+  std::vector<tir::IterVar> adjacent = unit;  // the rows' loops next to each other
+  adjacent.insert(adjacent.end(), lead.begin(), lead.end());
+  adjacent.push_back(ax.back());
+  KILN_RETURN_IF_ERROR(out->reorder(adjacent));
+  KILN_ASSIGN_OR_RETURN(tir::IterVar px, out->fuse(lead));
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes ms, out->split(px, mr));
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes ns, out->split(ax.back(), nr));
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes nv, out->split(ns.inner, lanes));
+  std::vector<tir::IterVar> order = unit;
+  for (const tir::IterVar& iv : {ns.outer, ms.outer, ms.inner, nv.outer, nv.inner}) {
+    order.push_back(iv);
+  }
+  KILN_RETURN_IF_ERROR(out->reorder(order));
+  std::vector<tir::IterVar> par = unit;
+  par.push_back(ns.outer);
+  par.push_back(ms.outer);
+  KILN_ASSIGN_OR_RETURN(tir::IterVar tile, out->fuse(par));
+  KILN_RETURN_IF_ERROR(out->parallel(tile));
+  KILN_RETURN_IF_ERROR(out->vectorize(nv.inner));
+  KILN_RETURN_IF_ERROR(acc->set_scope("local"));
+  KILN_RETURN_IF_ERROR(acc->compute_at(out, tile));
+  const std::vector<tir::IterVar> lax = acc->op->axis;  // m, n
+  KILN_ASSIGN_OR_RETURN(te::SplitAxes lv, acc->split(lax[1], lanes));
+  KILN_RETURN_IF_ERROR(acc->reorder({acc->op->reduce_axis[0], lax[0], lv.outer, lv.inner}));
+  KILN_RETURN_IF_ERROR(acc->unroll(lax[0]));
+  KILN_RETURN_IF_ERROR(acc->unroll(lv.outer));
+  KILN_RETURN_IF_ERROR(acc->vectorize(lv.inner));
+  return true;
+}
+
 }  // namespace
 
 absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& outputs,
@@ -387,6 +532,8 @@ absl::Status GemmSchedule(te::Schedule& s, const std::vector<te::Tensor>& output
       KILN_RETURN_IF_ERROR(SchedulePack(ps, lanes));
     }
   }
+  KILN_ASSIGN_OR_RETURN(bool flat, GemmScheduleFlatRows(s, anchor, mr, nr, lanes));
+  if (flat) return absl::OkStatus();
   KILN_ASSIGN_OR_RETURN(AccumulatorStages st, SplitAccumulator(s, anchor, SameShape));
   te::Stage* out = st.out;
   te::Stage* local = st.local;
