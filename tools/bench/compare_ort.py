@@ -287,8 +287,9 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kiln", required=True,
                    help="the kiln binary (compare_ort.sh builds one when not given)")
-    p.add_argument("--models", default=",".join(models.SPECS),
-                   help="comma-separated, from: " + ", ".join(models.SPECS))
+    p.add_argument("--models", default=",".join(models.DEFAULT_MODELS),
+                   help="comma-separated, from: " + ", ".join(models.SPECS) +
+                   "; 'all' for every one (default: " + ",".join(models.DEFAULT_MODELS) + ")")
     p.add_argument("--runs", type=int, default=None, help="timed runs per measurement, all rounds together (40)")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs first (5)")
     p.add_argument("--rounds", type=int, default=4,
@@ -316,6 +317,8 @@ def parse_args(argv):
                    help="a smoke test: 3 runs, 1 warm-up, one kiln debug per kernel table")
     a = p.parse_args(argv)
     a.models = [m.strip() for m in a.models.split(",") if m.strip()]
+    if a.models == ["all"]:
+        a.models = list(models.SPECS)
     bad = [m for m in a.models if m not in models.SPECS]
     if bad:
         p.error("unknown model(s) %s; known: %s" % (", ".join(bad), ", ".join(models.SPECS)))

@@ -2,7 +2,10 @@
 # File: tools/bench/compare_ort.sh
 #
 # kiln against ONNX Runtime on six real models (issue 13's benchmark), at 1
-# and 2 threads, side by side in one run; writes docs/performance.md.
+# and 2 threads, side by side in one run; writes docs/performance.md. Eleven
+# more torchvision models (models.py: RegNet, ResNeXt, ShuffleNetV2,
+# Inception, DenseNet, ConvNeXt, Swin, ...) run when named, or with
+# `--models all`.
 #
 #   tools/bench/compare_ort.sh                       # everything (builds kiln)
 #   tools/bench/compare_ort.sh --kiln /path/to/kiln --models resnet50,bert
@@ -12,7 +15,8 @@
 #   --kiln PATH        the kiln binary (default: bazel build --config=opt
 #                      //tools:kiln, then $(bazel info --config=opt bazel-bin)/tools/kiln)
 #   --models a,b       resnet50, resnet18, mobilenet_v2, squeezenet1_1,
-#                      efficientnet_b0, bert (default: all six)
+#                      efficientnet_b0, bert (default: those six), or any
+#                      of models.py's others; all: every one
 #   --runs N           timed runs per measurement (default 20; the median is reported)
 #   --threads 1,2      thread counts (default 1,2)
 #   --kernels a,b      models with per-kernel tables (default resnet50,bert; none)

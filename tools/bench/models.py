@@ -1,4 +1,6 @@
-"""The six benchmark models of issue 13, exported to ONNX from PyTorch.
+"""The benchmark models, exported to ONNX from PyTorch: the six of issue 13
+(compare_ort.sh's default set) and more torchvision models for a wider
+sweep (`--models` names them; `--models all` runs every one).
 
     export_model(name, path, seed=0) -> writes path (ONNX, opset 13), returns
                                         the ModelSpec
@@ -22,6 +24,16 @@ folding:
       "output" [1, 128, 768], the last hidden state. Weights are drawn like
       BERT's initializer (normal, std 0.02; LayerNorm 1 and 0).
 
+The wider sweep (not in the default set), torchvision 0.14 like the image
+models above, batch 1, BatchNorm calibrated the same way:
+  regnet_x_400mf, regnet_y_400mf, resnext50_32x4d   grouped convolutions
+  shufflenet_v2_x1_0                               58/116/232 channels, channel shuffle
+  googlenet, inception_v3 (299 x 299)              branches, explicit-pad pools
+  densenet121                                      long concatenations
+  mnasnet1_0, mobilenet_v3_large                   depthwise, hardswish / SE
+  convnext_tiny                                    7x7 depthwise, LayerNorm, [1, H, W, C] MLPs
+  swin_t                                           windowed attention
+
 torch is imported lazily: a run that finds its models cached never loads it.
 """
 import math
@@ -34,9 +46,11 @@ class ModelSpec:
     title: str                # for tables
     inputs: dict = field(default_factory=dict)  # name -> (numpy dtype, shape)
     per_kernel: bool = False  # part of the per-kernel report by default
+    default: bool = True      # in compare_ort.sh's default model set
 
 
 IMAGE = {"input": ("float32", (1, 3, 224, 224))}
+IMAGE_299 = {"input": ("float32", (1, 3, 299, 299))}
 BERT_SEQ, BERT_HIDDEN, BERT_HEADS, BERT_FFN, BERT_LAYERS, BERT_VOCAB = 128, 768, 12, 3072, 4, 30522
 
 SPECS = {
@@ -48,6 +62,20 @@ SPECS = {
     "bert": ModelSpec("bert", "BERT-base, 4 layers, seq 128",
                       {"input_ids": ("int64", (1, BERT_SEQ))}, per_kernel=True),
 }
+for _name, _title, _inputs in [
+        ("regnet_x_400mf", "RegNetX-400MF", IMAGE),
+        ("regnet_y_400mf", "RegNetY-400MF", IMAGE),
+        ("resnext50_32x4d", "ResNeXt-50 32x4d", IMAGE),
+        ("shufflenet_v2_x1_0", "ShuffleNetV2 1.0", IMAGE),
+        ("googlenet", "GoogLeNet", IMAGE),
+        ("inception_v3", "Inception-v3", IMAGE_299),
+        ("densenet121", "DenseNet-121", IMAGE),
+        ("mnasnet1_0", "MnasNet 1.0", IMAGE),
+        ("mobilenet_v3_large", "MobileNetV3-Large", IMAGE),
+        ("convnext_tiny", "ConvNeXt-T", IMAGE),
+        ("swin_t", "Swin-T", IMAGE)]:
+    SPECS[_name] = ModelSpec(_name, _title, _inputs, default=False)
+DEFAULT_MODELS = [n for n, s in SPECS.items() if s.default]
 
 
 def make_input(spec, seed=0):
@@ -130,10 +158,16 @@ def _torch_module(name):
     if name == "bert":
         return _bert_module()
     import torchvision
-    return _calibrate_batch_norm(getattr(torchvision.models, name)(weights=None))
+    kwargs = {}
+    if name in ("googlenet", "inception_v3"):
+        # No auxiliary classifiers (an exported model has the main output only).
+        kwargs = {"aux_logits": False, "init_weights": True}
+    size = SPECS[name].inputs["input"][1][-1]
+    return _calibrate_batch_norm(getattr(torchvision.models, name)(weights=None, **kwargs),
+                                 size=size)
 
 
-def _calibrate_batch_norm(module, batches=4, batch=8):
+def _calibrate_batch_norm(module, batches=4, batch=8, size=224):
     """Sets every BatchNorm's running mean and variance to the statistics of
     its input over a few random batches (train-mode forward passes), as
     training would: activations then keep about unit scale through the
@@ -152,7 +186,7 @@ def _calibrate_batch_norm(module, batches=4, batch=8):
     module.train()
     with torch.no_grad():
         for _ in range(batches):
-            module(torch.randn(batch, 3, 224, 224))
+            module(torch.randn(batch, 3, size, size))
     return module
 
 
