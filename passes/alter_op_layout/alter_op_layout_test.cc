@@ -5,6 +5,7 @@
 #include "passes/alter_op_layout/alter_op_layout.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -191,6 +192,37 @@ def @main(%x: Tensor[(1, 32, 8, 8), float32], %w: Tensor[(64, 8, 3, 3), float32]
 )");
 }
 
+// AlterOpLayout (type support not probed) rewrites the @main of `text` into
+// a well-typed function whose printed form holds each of `wants` (for
+// rewrites with constants, which have no text form without metadata).
+void ExpectRewriteHolds(const std::string& text, const std::vector<std::string>& wants) {
+  Function f = Typed(text);
+  AlterOpLayoutOptions opts;
+  opts.require_type_support = false;
+  auto g = AlterOpLayoutFunction(f, opts);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ExpectWellTyped(*g);
+  const std::string printed = PrintExpr(*g);
+  for (const std::string& want : wants) {
+    EXPECT_NE(printed.find(want), std::string::npos) << want << "\n" << printed;
+  }
+}
+
+// The rewritten @main of `text` computes what the original does on `args`
+// (`size` output values).
+void ExpectSameValues(const std::string& text, const std::vector<Ref<const HostTensor>>& args,
+                      size_t size) {
+  Function f = Typed(text);
+  auto g = AlterOpLayoutFunction(f);
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_NE(g->get(), f.get());
+  std::vector<double> want = RunMain(f, args);
+  std::vector<double> got = RunMain(*g, args);
+  ASSERT_EQ(want.size(), size);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-3) << i;
+}
+
 // 4 output channels per group (ResNeXt's first stage): pairs of groups
 // merge into groups of 8 with a block-diagonal weight (the 8-wide block
 // merges 2 groups, the 16-wide one would merge 4), and the merged program
@@ -201,33 +233,10 @@ def @main(%x: Tensor[(1, 32, 6, 6), float32], %w: Tensor[(32, 4, 3, 3), float32]
   nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1], groups=8)
 }
 )";
-  {
-    // The mask is a constant (no text form without metadata): the printed
-    // rewrite is checked piece by piece.
-    Function f = Typed(text);
-    AlterOpLayoutOptions opts;
-    opts.require_type_support = false;
-    auto g = AlterOpLayoutFunction(f, opts);
-    ASSERT_TRUE(g.ok()) << g.status();
-    ExpectWellTyped(*g);
-    const std::string printed = PrintExpr(*g);
-    for (const char* want :
-         {"layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\")",
-          "reshape(%w, newshape=[4, 2, 4, 1, 4, 3, 3])", "newshape=[32, 8, 3, 3]",
-          "dst_layout=\"OIHW8i8o\"", "groups=4", "out_layout=\"NCHW8c\""}) {
-      EXPECT_NE(printed.find(want), std::string::npos) << want << "\n" << printed;
-    }
-  }
-  Function f = Typed(text);
-  auto g = AlterOpLayoutFunction(f);
-  ASSERT_TRUE(g.ok()) << g.status();
-  ASSERT_NE(g->get(), f.get());
-  std::vector<Ref<const HostTensor>> args = {Filled({1, 32, 6, 6}, 1), Filled({32, 4, 3, 3}, 2)};
-  std::vector<double> want = RunMain(f, args);
-  std::vector<double> got = RunMain(*g, args);
-  ASSERT_EQ(want.size(), 32u * 3 * 3);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+  ExpectRewriteHolds(text, {"layout_transform(%x, src_layout=\"NCHW\", dst_layout=\"NCHW8c\")",
+                            "reshape(%w, newshape=[4, 2, 4, 1, 4, 3, 3])", "newshape=[32, 8, 3, 3]",
+                            "dst_layout=\"OIHW8i8o\"", "groups=4", "out_layout=\"NCHW8c\""});
+  ExpectSameValues(text, {Filled({1, 32, 6, 6}, 1), Filled({32, 4, 3, 3}, 2)}, 32u * 3 * 3);
 }
 
 // Groups that would need more than 4 merged per block (1 output channel per
@@ -259,30 +268,19 @@ def @main(%x: Tensor[(1, 58, 6, 6), float32], %w: Tensor[(58, 58, 1, 1), float32
   nn.conv2d(%1, %v)
 }
 )";
+  ExpectRewriteHolds(text, {"pad_width=[[0, 0], [0, 6], [0, 0], [0, 0]]",
+                            "kernel_layout=\"OIHW16i16o\"",
+                            "groups=64, data_layout=\"NCHW16c\", kernel_layout=\"OIHW1i16o\"",
+                            "kernel_layout=\"OIHW16i8o\", out_layout=\"NCHW8c\"",
+                            "strided_slice(%", "end=[20]"});
   Function f = Typed(text);
-  AlterOpLayoutOptions opts;
-  opts.require_type_support = false;
-  auto g = AlterOpLayoutFunction(f, opts);
+  auto g = AlterOpLayoutFunction(f);
   ASSERT_TRUE(g.ok()) << g.status();
-  ExpectWellTyped(*g);
-  const std::string printed = PrintExpr(*g);
-  for (const char* want :
-       {"pad_width=[[0, 0], [0, 6], [0, 0], [0, 0]]", "kernel_layout=\"OIHW16i16o\"",
-        "groups=64, data_layout=\"NCHW16c\", kernel_layout=\"OIHW1i16o\"",
-        "kernel_layout=\"OIHW16i8o\", out_layout=\"NCHW8c\"",
-        "strided_slice(%", "end=[20]"}) {
-    EXPECT_NE(printed.find(want), std::string::npos) << want << "\n" << printed;
-  }
-  EXPECT_EQ(printed.find("NCHW2c"), std::string::npos) << printed;
-  auto h = AlterOpLayoutFunction(f);
-  ASSERT_TRUE(h.ok()) << h.status();
-  std::vector<Ref<const HostTensor>> args = {Filled({1, 58, 6, 6}, 1), Filled({58, 58, 1, 1}, 2),
-                                             Filled({58, 1, 3, 3}, 3), Filled({20, 58, 1, 1}, 4)};
-  std::vector<double> want = RunMain(f, args);
-  std::vector<double> got = RunMain(*h, args);
-  ASSERT_EQ(want.size(), 20u * 6 * 6);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-3) << i;
+  EXPECT_EQ(PrintExpr(*g).find("NCHW2c"), std::string::npos) << PrintExpr(*g);
+  ExpectSameValues(text,
+                   {Filled({1, 58, 6, 6}, 1), Filled({58, 58, 1, 1}, 2), Filled({58, 1, 3, 3}, 3),
+                    Filled({20, 58, 1, 1}, 4)},
+                   20u * 6 * 6);
 }
 
 // Channels that no factor divides (3 input channels) leave the conv as it is;
