@@ -247,6 +247,52 @@ TEST(GemmStrategy, ShortRowAxesAreFlattenedIntoWholeRowTiles) {
   }
 }
 
+// A 2-D dense with 7 rows (a short sequence): M padded to 8 for two 4-row
+// tiles (the padded row reads row 6 again and is dropped), no guarded 1-row
+// tile inside the K loop, and the result matches a naive product.
+TEST(GemmStrategy, AShortMIsPaddedToWholeRowTiles) {
+  const int64_t m = 7, k = 40, n = 48;
+  Ref<HostTensor> wt = *HostTensor::Create(DataType::Float(32), {n, k});
+  for (int64_t i = 0; i < n * k; ++i) wt->mutable_data<float>()[i] = static_cast<float>(i % 11) - 5;
+  Var x = MakeVar("x", MakeTensorType(ShapeFromInts({m, k}), DataType::Float(32)));
+  absl::StatusOr<Constant> w = MakeConstant(Ref<const HostTensor>(wt));
+  ASSERT_TRUE(w.ok()) << w.status();
+  absl::StatusOr<Function> f = TypedMain("nn.dense", {x, *w}, {x}, Ref<AttrsNode>(new DenseAttrs()));
+  ASSERT_TRUE(f.ok()) << f.status();
+  LowerOptions opts;
+  opts.target = CpuTarget::Avx2();
+  opts.vector_lanes = 8;
+  absl::StatusOr<LoweredFunc> kernel = LowerPrimitive(*f, "dense", opts);
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  EXPECT_EQ(kernel->strategies, std::vector<std::string>{"dense_pack.x86"});
+  const std::string text = tir::ToText(kernel->func);
+  const size_t acc = text.find("allocate T_dense: ");
+  ASSERT_NE(acc, std::string::npos) << text;
+  EXPECT_EQ(text.substr(acc, text.find('\n', acc) - acc), "allocate T_dense: float32[64] local");
+  const size_t kloop = text.find("for (k, 0, 40) {");
+  ASSERT_NE(kloop, std::string::npos) << text;
+  const size_t line_start = text.rfind('\n', kloop) + 1;
+  const size_t kend = text.find("\n" + std::string(kloop - line_start, ' ') + "}", kloop);
+  ASSERT_NE(kend, std::string::npos) << text;
+  EXPECT_EQ(text.substr(kloop, kend - kloop).find("if ("), std::string::npos) << text;
+  std::vector<tir::testing::EvalArg> args(3);
+  args[0].data.resize(m * k);
+  for (size_t i = 0; i < args[0].data.size(); ++i) args[0].data[i] = static_cast<double>(i % 7) - 3;
+  ASSERT_EQ(kernel->constants.size(), 1u);
+  const HostTensor& packed = *kernel->constants[0];
+  args[1].data.assign(packed.data<float>(), packed.data<float>() + packed.num_elements());
+  args[2].data.assign(m * n, 0.0);
+  absl::Status st = tir::testing::EvalPrimFunc(kernel->func, &args);
+  ASSERT_TRUE(st.ok()) << st;
+  for (int64_t r = 0; r < m; ++r) {
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t kk = 0; kk < k; ++kk) want += args[0].data[r * k + kk] * wt->data<float>()[j * k + kk];
+      ASSERT_EQ(args[2].data[r * n + j], want) << r << "," << j;
+    }
+  }
+}
+
 // nn.conv2d of x [1, xs...] (NCHW16c) with the constant weight `wt` and
 // `attrs` (layouts NCHW16c / `kernel_layout` / NCHW16c set here), lowered
 // for AVX2 (8 lanes).

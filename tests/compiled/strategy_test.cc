@@ -77,6 +77,11 @@ std::vector<StrategyCase> Cases() {
          "nn.gelu(nn.matmul(%x, %w))", {"w"}, "matmul_pack.x86", 3});
     add({"dense_4d_short_rows", "%x: Tensor[(2, 3, 5, 24), float32], %w: Tensor[(32, 24), float32]",
          "nn.dense(%x, %w)", {"w"}, "dense_pack.x86"});
+    // 2-D with 197 rows (ViT's tokens; no tile divides them): padded to a
+    // whole number of row tiles, with a bias + GELU epilogue.
+    add({"dense_197_rows_bias_gelu_o3",
+         "%x: Tensor[(197, 32), float32], %w: Tensor[(48, 32), float32], %b: Tensor[(48,), float32]",
+         "nn.gelu(nn.bias_add(nn.dense(%x, %w), %b))", {"w", "b"}, "dense_pack.x86", 3});
     add({"dense_5d_unit_axes_between_rows_squared",
          "%x: Tensor[(1, 2, 1, 7, 24), float32], %w: Tensor[(32, 24), float32]",
          "multiply(nn.dense(%x, %w), nn.dense(%x, %w))", {"w"}, "dense_pack.x86", 3});

@@ -246,16 +246,19 @@ bool WorthIt(const StrategyComputeCtx& ctx, int64_t n, int64_t k) {
 // and a 1-row tile, guarded inside the K loop) wastes most of its tiles.
 // Those are flattened into one M instead (49 rows, padded to 50 for a 5-row
 // tile): the GEMM computes [M, N] and the output reads it back, the two
-// tiled alike by GemmSchedule. Only where the last leading dimension tiles
-// badly (a tail tile, or fewer rows than a tile) and every leading
-// dimension is static; `lead` gets the flattened shape's unflattening.
+// tiled alike by GemmSchedule. A 2-D output (or one leading dimension
+// holding every row) whose M no tile divides takes the same path for the
+// padding: 7 rows (a short sequence) as 2 tiles of 4, 197 (ViT's tokens) as
+// 33 of 6, no guarded tail tile. Only where the last leading dimension tiles
+// badly (a tail tile, or fewer rows than a tile), more rows than one tile
+// holds, and every leading dimension static.
 struct FlatM {
   int64_t m = 0;
   std::vector<int64_t> dims;  // the output's leading dimensions
 };
 std::optional<FlatM> FlattenLeadingRows(const CpuTarget& t, const std::vector<PrimExpr>& out_shape,
                                         int64_t n) {
-  if (out_shape.size() < 3) return std::nullopt;
+  if (out_shape.size() < 2) return std::nullopt;
   FlatM f;
   f.m = 1;
   for (size_t i = 0; i + 1 < out_shape.size(); ++i) {
@@ -265,10 +268,11 @@ std::optional<FlatM> FlattenLeadingRows(const CpuTarget& t, const std::vector<Pr
     f.m *= d;
   }
   const int64_t rows = f.dims.back();
-  if (rows == f.m) return std::nullopt;  // nothing to gain
   const Blocking b = ChooseBlocking(t, rows, n);
   const int64_t nv = b.nr / b.lanes;
   const int64_t max_mr = std::max<int64_t>(1, std::min<int64_t>(14, (t.vector_registers - nv - 2) / nv));
+  // One tile holds every row (a GEMV: padding it would multiply its work).
+  if (f.m <= max_mr) return std::nullopt;
   if (rows % b.mr == 0 && rows >= max_mr) return std::nullopt;
   return f;
 }
@@ -463,7 +467,7 @@ absl::StatusOr<bool> GemmScheduleFlatRows(te::Schedule& s, const te::Tensor& anc
   }
   KILN_ASSIGN_OR_RETURN(std::vector<te::Stage*> readers, s.ReadersOf(acc));
   if (readers.size() != 1 || !readers[0]->is_output || !IsUntouched(*readers[0]) ||
-      !readers[0]->op->reduce_axis.empty() || readers[0]->op->axis.size() < 3) {
+      !readers[0]->op->reduce_axis.empty() || readers[0]->op->axis.size() < 2) {
     return false;
   }
   te::Stage* out = readers[0];
