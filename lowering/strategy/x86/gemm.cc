@@ -46,13 +46,19 @@ struct Blocking {
   int64_t lanes = 16;
 };
 
+// The most rows a register tile of `nv` vectors per row holds: the
+// accumulators plus the nv B vectors and an A broadcast within the
+// registers, at most 14.
+int64_t MaxRowTile(const CpuTarget& t, int64_t nv) {
+  return std::max<int64_t>(1, std::min<int64_t>(14, (t.vector_registers - nv - 2) / nv));
+}
+
 Blocking ChooseBlocking(const CpuTarget& t, int64_t m, int64_t n) {
   Blocking b;
   b.lanes = t.Lanes(DataType::Float(32));
   const int64_t nv = n >= 2 * b.lanes ? 2 : 1;
   b.nr = nv * b.lanes;
-  const int64_t max_mr =
-      std::max<int64_t>(1, std::min<int64_t>(14, (t.vector_registers - nv - 2) / nv));
+  const int64_t max_mr = MaxRowTile(t, nv);
   if (m <= 0) {  // symbolic
     b.mr = max_mr;
   } else if (m <= max_mr) {
@@ -269,8 +275,7 @@ std::optional<FlatM> FlattenLeadingRows(const CpuTarget& t, const std::vector<Pr
   }
   const int64_t rows = f.dims.back();
   const Blocking b = ChooseBlocking(t, rows, n);
-  const int64_t nv = b.nr / b.lanes;
-  const int64_t max_mr = std::max<int64_t>(1, std::min<int64_t>(14, (t.vector_registers - nv - 2) / nv));
+  const int64_t max_mr = MaxRowTile(t, b.nr / b.lanes);
   // One tile holds every row (a GEMV: padding it would multiply its work).
   if (f.m <= max_mr) return std::nullopt;
   if (rows % b.mr == 0 && rows >= max_mr) return std::nullopt;
@@ -457,7 +462,9 @@ absl::Status SchedulePack(te::Stage* st, int64_t lanes) {
 // BuildFlatGemm's output [dims..., N] over its [M, N] anchor (`anchor`
 // read by the output alone): the output's leading loops fused into M and
 // tiled MR x NR as GemmSchedule tiles a 2-D output, the anchor in registers
-// at each tile. False (nothing changed) where the stages are not so.
+// at each tile. (A plain 2-D GEMM with its epilogue gets the same loops
+// here as GemmSchedule would give it.) False (nothing changed) where the
+// stages are not so.
 absl::StatusOr<bool> GemmScheduleFlatRows(te::Schedule& s, const te::Tensor& anchor, int64_t mr,
                                           int64_t nr, int64_t lanes) {
   te::Stage* acc = s[anchor];
