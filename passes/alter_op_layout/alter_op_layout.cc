@@ -363,14 +363,20 @@ class Blocker : public ExprRewriter {
     // Depthwise (one filter per channel, MobileNet's 3x3s): channels blocked
     // alike in data, weight (OIHW1i{c}o) and output.
     const TensorTypeNode* wt = TT(c->args[1]);
+    // Zero channels and merged groups are float32 constants (PadAxis's pad
+    // value, MergeGroups' mask): only for float32 data and weight.
+    const bool f32 = dt->dtype == DataType::Float(32) && wt != nullptr &&
+                     wt->dtype == DataType::Float(32);
     const bool depthwise = a->groups > 1 && dt->shape[1].is_static() &&
                            dt->shape[1].value() == a->groups && ot->shape[1] == dt->shape[1] &&
                            wt != nullptr && wt->ndim() == 4 && wt->shape[1] == Dim(1);
-    if (a->groups != 1 && !depthwise) return Grouped(pre, c, std::move(post));
+    if (a->groups != 1 && !depthwise) {
+      return f32 ? Grouped(pre, c, std::move(post)) : Generic(pre, std::move(post));
+    }
     if (depthwise) {
       // Narrow channels padded (zero filters on zero channels): one group
       // per padded channel.
-      const int64_t cp = NarrowPaddedChannels(dt->shape[1]);
+      const int64_t cp = f32 ? NarrowPaddedChannels(dt->shape[1]) : 0;
       const int64_t cb = cp > 0 ? (cp % 16 == 0 ? 16 : 8) : BlockFactor(dt->shape[1]);
       if (cb == 0) return Generic(pre, std::move(post));
       BlockOptions o;
@@ -383,7 +389,7 @@ class Blocker : public ExprRewriter {
     }
     BlockOptions o;
     int64_t ic = BlockFactor(dt->shape[1]);
-    if (const int64_t p = NarrowPaddedChannels(dt->shape[1]); p > 0) {
+    if (const int64_t p = f32 ? NarrowPaddedChannels(dt->shape[1]) : 0; p > 0) {
       o.data_channels = p;
       ic = p % 16 == 0 ? 16 : 8;
     }
@@ -396,7 +402,7 @@ class Blocker : public ExprRewriter {
     if (const int64_t p = PaddedChannels(ot->shape[1]); p > 0) {
       o.out_channels = p;
       oc = kPadBlock;
-    } else if (const int64_t q = NarrowPaddedChannels(ot->shape[1]); q > 0) {
+    } else if (const int64_t q = f32 ? NarrowPaddedChannels(ot->shape[1]) : 0; q > 0) {
       o.out_channels = q;
       oc = q % 16 == 0 ? 16 : 8;
     }

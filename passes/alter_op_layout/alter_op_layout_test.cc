@@ -283,6 +283,24 @@ def @main(%x: Tensor[(1, 58, 6, 6), float32], %w: Tensor[(58, 58, 1, 1), float32
                    20u * 6 * 6);
 }
 
+// The zero channels and the group mask are float32 constants: a float16
+// grouped convolution stays unblocked, and float16 narrow channels keep
+// their small blocks (no pad), both well typed.
+TEST(AlterOpLayoutTest, PaddingAndMergingAreForFloat32Only) {
+  const char* grouped = R"(
+def @main(%x: Tensor[(1, 32, 6, 6), float16], %w: Tensor[(32, 4, 3, 3), float16]) {
+  nn.conv2d(%x, %w, padding=[1, 1], groups=8)
+}
+)";
+  ExpectRewrite(grouped, grouped);
+  ExpectRewriteHolds(R"(
+def @main(%x: Tensor[(1, 58, 6, 6), float16], %w: Tensor[(58, 58, 1, 1), float16]) {
+  nn.conv2d(%x, %w)
+}
+)",
+                     {"dst_layout=\"NCHW2c\"", "kernel_layout=\"OIHW2i2o\""});
+}
+
 // Channels that no factor divides (3 input channels) leave the conv as it is;
 // the residual add with a same-typed NCHW tensor transforms that operand.
 // 17 input channels: no block divides them and they are too many for one block.
