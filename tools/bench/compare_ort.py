@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""kiln against ONNX Runtime on six real models, side by side in one run.
+"""kiln against ONNX Runtime on real models (the six of issue 13 by default,
+models.py's others with --models), side by side in one run.
 
 Run it through tools/bench/compare_ort.sh, which makes the Python environment
 (Debian's torch/torchvision/onnx/numpy + onnxruntime from PyPI) and builds
