@@ -51,14 +51,6 @@ absl::StatusOr<Value> RunStatic(const KernelCtx& k, const char* name, const Attr
   return (*fn)(ctx);
 }
 
-template <typename A, typename F>
-Attrs MakeAttrs(F f) {
-  auto* a = new A();
-  Attrs owner(a);
-  f(*a);
-  return owner;
-}
-
 absl::StatusOr<Value> ShapeOf(const KernelCtx& k) {
   KILN_ASSIGN_OR_RETURN(const HostTensor* x, k.Tensor(0));
   const DataType dt = k.Attrs<ShapeOfAttrs>().dtype;

@@ -100,6 +100,17 @@ class AttrsBase : public AttrsNode {
   }
 };
 
+// MakeAttrs<A>(fill): a new attribute struct A, filled in place by
+// `fill(A&)`, as the Attrs a call takes.
+//   CallOpNamed("reshape", {x}, MakeAttrs<ReshapeAttrs>([&](ReshapeAttrs& a) { a.newshape = s; }));
+template <typename A, typename F>
+Attrs MakeAttrs(F fill) {
+  auto* a = new A();
+  Attrs owner(a);
+  fill(*a);
+  return owner;
+}
+
 // Untyped attributes: a sorted map, for function attributes.
 class DictAttrsNode : public AttrsBase<DictAttrsNode> {
  public:

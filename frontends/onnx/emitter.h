@@ -8,7 +8,7 @@
 //   Expr x = e.In(0);
 //   return e.Done(e.Op("divide", {e.Scalar(x, 1), x}));   // Reciprocal
 //
-// MakeAttrs<A>(fill) makes an attribute struct and fills it in place.
+// MakeAttrs<A>(fill) (ir/attrs.h) makes an attribute struct and fills it in place.
 #ifndef KILN_FRONTENDS_ONNX_EMITTER_H_
 #define KILN_FRONTENDS_ONNX_EMITTER_H_
 
@@ -22,14 +22,6 @@
 #include "ir/op_attrs.h"
 
 namespace kiln::onnx_frontend {
-
-template <typename A, typename F>
-Attrs MakeAttrs(F fill) {
-  auto* a = new A();
-  Attrs owner(a);
-  fill(*a);
-  return owner;
-}
 
 class Emitter {
  public:

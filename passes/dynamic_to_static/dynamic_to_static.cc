@@ -22,14 +22,6 @@ std::optional<std::vector<int64_t>> IntConstant(const Expr& e, int ndim) {
   return v;
 }
 
-template <typename A, typename F>
-Attrs MakeAttrs(F f) {
-  auto* a = new A();
-  Attrs owner(a);
-  f(*a);
-  return owner;
-}
-
 absl::StatusOr<Expr> BroadcastTo(Expr value, std::vector<int64_t> shape) {
   return CallOpNamed("broadcast_to", {std::move(value)},
                      MakeAttrs<BroadcastToAttrs>([&](BroadcastToAttrs& a) { a.shape = shape; }));

@@ -1,9 +1,11 @@
 #include "passes/simplify_expr/simplify_expr.h"
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "ir/op_attrs.h"
@@ -146,6 +148,180 @@ absl::StatusOr<std::optional<Expr>> FoldPadIntoWindowOp(const Expr& pre, const C
   return std::optional<Expr>(r);
 }
 
+// One spatial axis of a convolution split into bands of output positions
+// that read the input through the same kernel taps [first, last]; the taps
+// outside a band's range read only padding there. Positions in a band are
+// [begin, end).
+struct TapBand {
+  int64_t begin, end, first, last;
+};
+
+// The bands of one axis (input extent `in`, kernel extent `k`); empty when
+// some output position reads no input at all (a conv of padding only) or
+// the arguments are not a valid convolution.
+std::vector<TapBand> TapBands(int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                              int64_t pad_before, int64_t pad_after) {
+  if (in <= 0 || k <= 0 || stride <= 0 || dilation <= 0) return {};
+  const int64_t out = (in + pad_before + pad_after - dilation * (k - 1) - 1) / stride + 1;
+  if (out <= 0) return {};
+  std::vector<TapBand> bands;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t base = o * stride - pad_before;  // input index of tap 0
+    int64_t first = -1, last = -1;
+    for (int64_t t = 0; t < k; ++t) {
+      const int64_t i = base + t * dilation;
+      if (i < 0 || i >= in) continue;
+      if (first < 0) first = t;
+      last = t;
+    }
+    if (first < 0) return {};
+    if (!bands.empty() && bands.back().first == first && bands.back().last == last) {
+      bands.back().end = o + 1;
+    } else {
+      bands.push_back({o, o + 1, first, last});
+    }
+  }
+  return bands;
+}
+
+// The part of a convolution axis a band computes: the input [lo, hi) it reads
+// and the padding around that slice.
+struct BandWindow {
+  int64_t lo, hi, pad_before, pad_after;
+};
+
+BandWindow Window(const TapBand& b, int64_t in, int64_t stride, int64_t dilation,
+                  int64_t pad_before) {
+  const int64_t first = b.begin * stride - pad_before + b.first * dilation;
+  const int64_t last = (b.end - 1) * stride - pad_before + b.last * dilation;
+  BandWindow w;
+  w.lo = std::max<int64_t>(0, first);
+  w.hi = std::min(in, last + 1);
+  w.pad_before = w.lo - first;
+  w.pad_after = last + 1 - w.hi;
+  return w;
+}
+
+absl::StatusOr<Expr> Slice(const Expr& x, std::vector<int64_t> begin, std::vector<int64_t> end,
+                           std::vector<int64_t> axes) {
+  return CallOpNamed("strided_slice", {x},
+                     MakeAttrs<StridedSliceAttrs>([&](StridedSliceAttrs& s) {
+                       s.begin = std::move(begin);
+                       s.end = std::move(end);
+                       s.axes = std::move(axes);
+                     }));
+}
+
+absl::StatusOr<Expr> Concat(std::vector<Expr> parts, int64_t axis) {
+  if (parts.size() == 1) return parts[0];
+  KILN_ASSIGN_OR_RETURN(Tuple t, MakeTuple(std::move(parts)));
+  return CallOpNamed("concatenate", {Expr(t)},
+                     MakeAttrs<ConcatenateAttrs>([&](ConcatenateAttrs& a) { a.axis = axis; }));
+}
+
+// A convolution whose kernel taps read padding for some output positions
+// computes with the live taps only, so no multiply-add is spent on padding:
+//  - where the same taps are dead for every output position (DeepLabV3's
+//    ASPP: dilation 24 and 36 on a 16x16 map leave only the centre tap) the
+//    weight is sliced to the live taps and the padding shrinks by the dropped
+//    taps' reach: a 3x3 conv whose centre tap alone is live becomes 1x1;
+//  - where they differ by band of output rows or columns (the ASPP's
+//    dilation 12 on 16x16: rows 0-3 read taps 1-2, rows 4-11 tap 1, rows
+//    12-15 taps 0-1) and at least half of all multiply-adds would read
+//    padding, each band x band region is its own convolution of the input
+//    window it reads with its live taps, and the regions are concatenated.
+// The output and its values are unchanged (the dropped products are of
+// zeros). Convolutions that waste less keep their single kernel: a 3x3
+// pad-1 conv wastes 1/H of its rows.
+absl::StatusOr<std::optional<Expr>> ConvOverLiveTaps(const Expr& pre, const CallNode* c) {
+  const auto none = std::optional<Expr>();
+  const auto* a = c->attrs.as<Conv2DAttrs>();
+  TensorType data = TensorTypeOf(c->args[0]);
+  TensorType weight = TensorTypeOf(c->args[1]);
+  if (a == nullptr || !data || !weight || data->ndim() != 4 || weight->ndim() != 4 ||
+      a->data_layout.size() != 4 || a->kernel_layout.size() != 4 || a->strides.size() != 2 ||
+      a->dilation.size() != 2) {
+    return none;
+  }
+  std::optional<std::vector<int64_t>> dshape = StaticShape(data->shape);
+  std::optional<std::vector<int64_t>> wshape = StaticShape(weight->shape);
+  std::optional<std::vector<int64_t>> pad = Padding4(a->padding);
+  if (!dshape || !wshape || !pad) return none;
+  std::vector<TapBand> bands[2];
+  int64_t daxis[2], waxis[2];
+  double live = 1;
+  bool trimmed = false;
+  for (int d = 0; d < 2; ++d) {
+    const char axis = d == 0 ? 'H' : 'W';
+    const size_t di = a->data_layout.find(axis), wi = a->kernel_layout.find(axis);
+    if (di == std::string::npos || wi == std::string::npos) return none;
+    daxis[d] = static_cast<int64_t>(di);
+    waxis[d] = static_cast<int64_t>(wi);
+    const int64_t k = (*wshape)[wi];
+    bands[d] = TapBands((*dshape)[di], k, a->strides[d], a->dilation[d], (*pad)[d], (*pad)[d + 2]);
+    if (bands[d].empty()) return none;
+    int64_t taps = 0, out = 0;
+    for (const TapBand& b : bands[d]) {
+      taps += (b.end - b.begin) * (b.last - b.first + 1);
+      out += b.end - b.begin;
+    }
+    live *= static_cast<double>(taps) / static_cast<double>(out * k);
+    trimmed = trimmed || bands[d].size() > 1 || bands[d][0].first > 0 ||
+              bands[d][0].last < k - 1;
+  }
+  if (!trimmed) return none;
+  const bool split = bands[0].size() > 1 || bands[1].size() > 1;
+  if (split && live > 0.5) return none;
+  // One region's convolution: the input window and taps of band bh x bw.
+  auto region = [&](const TapBand& bh, const TapBand& bw) -> absl::StatusOr<Expr> {
+    const TapBand* b[2] = {&bh, &bw};
+    Ref<AttrsNode> attrs = Ref<AttrsNode>(c->attrs->Clone());
+    auto* na = static_cast<Conv2DAttrs*>(attrs.get());
+    std::vector<int64_t> xb, xe, xa, wb, we, wa;
+    std::vector<int64_t> padding(4);
+    for (int d = 0; d < 2; ++d) {
+      const int64_t in = (*dshape)[daxis[d]], k = (*wshape)[waxis[d]];
+      const BandWindow win = Window(*b[d], in, a->strides[d], a->dilation[d], (*pad)[d]);
+      padding[d] = win.pad_before;
+      padding[d + 2] = win.pad_after;
+      if (win.lo > 0 || win.hi < in) {
+        xb.push_back(win.lo);
+        xe.push_back(win.hi);
+        xa.push_back(daxis[d]);
+      }
+      const int64_t taps = b[d]->last - b[d]->first + 1;
+      if (taps < k) {
+        wb.push_back(b[d]->first);
+        we.push_back(b[d]->last + 1);
+        wa.push_back(waxis[d]);
+      }
+      if (taps == 1) na->dilation[d] = 1;
+      if (na->kernel_size && na->kernel_size->size() == 2) (*na->kernel_size)[d] = taps;
+    }
+    na->padding = padding;
+    Expr x = c->args[0], w = c->args[1];
+    if (!xa.empty()) {
+      KILN_ASSIGN_OR_RETURN(x, Slice(x, xb, xe, xa));
+    }
+    if (!wa.empty()) {
+      KILN_ASSIGN_OR_RETURN(w, Slice(w, wb, we, wa));
+    }
+    return CallOpNamed("nn.conv2d", {x, w}, Attrs(attrs));
+  };
+  std::vector<Expr> rows;
+  for (const TapBand& bh : bands[0]) {
+    std::vector<Expr> cols;
+    for (const TapBand& bw : bands[1]) {
+      KILN_ASSIGN_OR_RETURN(Expr r, region(bh, bw));
+      cols.push_back(std::move(r));
+    }
+    KILN_ASSIGN_OR_RETURN(Expr row, Concat(std::move(cols), daxis[1]));
+    rows.push_back(std::move(row));
+  }
+  KILN_ASSIGN_OR_RETURN(Expr r, Typed(Concat(std::move(rows), daxis[0]), pre));
+  return std::optional<Expr>(r);
+}
+
 class Simplifier : public TypedRewriter {
  protected:
   absl::StatusOr<Expr> Transform(const Expr& pre, Expr post) override {
@@ -162,7 +338,11 @@ class Simplifier : public TypedRewriter {
     }
     if (op == "nn.conv2d" || op == "nn.avg_pool2d" || op == "nn.max_pool2d") {
       KILN_ASSIGN_OR_RETURN(std::optional<Expr> folded, FoldPadIntoWindowOp(pre, c, op));
-      return folded ? *folded : post;
+      if (folded) post = *folded;
+      if (op != "nn.conv2d") return post;
+      KILN_ASSIGN_OR_RETURN(std::optional<Expr> trimmed,
+                            ConvOverLiveTaps(pre, post.as<CallNode>()));
+      return trimmed ? *trimmed : post;
     }
     if (op == "reshape") {
       const Expr& x = c->args[0];

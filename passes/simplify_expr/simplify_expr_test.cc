@@ -1,6 +1,12 @@
 #include "passes/simplify_expr/simplify_expr.h"
 
+#include <string>
+#include <vector>
+
 #include "gtest/gtest.h"
+#include "interpreter/interpreter.h"
+#include "ir/printer.h"
+#include "types/infer_type.h"
 #include "passes/infra/testing.h"
 #include "types/model_zoo.h"
 
@@ -84,6 +90,128 @@ def @main(%x: Tensor[(1, 8, 6, 6), float32], %w: Tensor[(4, 8, 3, 3), float32],
 })";
   Module m = RunPasses(text, {SimplifyExpr()});
   ExpectModule(m, text);
+}
+
+// DeepLabV3's ASPP: a 3x3 conv with dilation 24 or 36 and as much padding
+// over a 16x16 map reads the input through its centre tap only; the outer
+// taps read padding at every output position. It becomes a 1x1 conv. With
+// dilation 4 on the same map every tap is live and the conv stays.
+TEST(SimplifyExprTest, DilatedConvDropsTapsThatReadOnlyPadding) {
+  Module m = RunPasses(R"(
+def @main(%x: Tensor[(1, 8, 16, 16), float32], %w: Tensor[(4, 8, 3, 3), float32]) {
+  %0 = nn.conv2d(%x, %w, padding=[24, 24, 24, 24], dilation=[24, 24], kernel_size=[3, 3]);
+  %1 = nn.conv2d(%x, %w, padding=[4, 4, 4, 4], dilation=[4, 4]);
+  (%0, %1)
+})", {SimplifyExpr()});
+  ExpectModule(m, R"(
+def @main(%x: Tensor[(1, 8, 16, 16), float32], %w: Tensor[(4, 8, 3, 3), float32]) {
+  %0 = strided_slice(%w, begin=[1, 1], end=[2, 2], axes=[2, 3]);
+  %1 = nn.conv2d(%x, %0, padding=[0, 0, 0, 0], kernel_size=[1, 1]);
+  %2 = nn.conv2d(%x, %w, padding=[4, 4, 4, 4], dilation=[4, 4]);
+  (%1, %2)
+})");
+}
+
+// Taps dead for every output position along one axis only: that axis
+// shrinks (here to one tap, a 1x1 kernel on H), and where the live taps'
+// window starts or ends inside the input (uneven padding: 3 output rows
+// read input rows 0-2) the input is sliced to it. NHWC/HWIO alike.
+TEST(SimplifyExprTest, DeadTapsAreTrimmedPerAxisAndTheInputSliced) {
+  Module m = RunPasses(R"(
+def @main(%x: Tensor[(1, 10, 6, 8), float32], %w: Tensor[(3, 3, 8, 4), float32]) {
+  nn.conv2d(%x, %w, padding=[10, 0, 3, 0], dilation=[10, 1], data_layout="NHWC", kernel_layout="HWIO")
+})", {SimplifyExpr()});
+  ExpectModule(m, R"(
+def @main(%x: Tensor[(1, 10, 6, 8), float32], %w: Tensor[(3, 3, 8, 4), float32]) {
+  %0 = strided_slice(%x, begin=[0], end=[3], axes=[1]);
+  %1 = strided_slice(%w, begin=[1], end=[2], axes=[0]);
+  nn.conv2d(%0, %1, padding=[0, 0, 0, 0], data_layout="NHWC", kernel_layout="HWIO")
+})");
+}
+
+Ref<const HostTensor> Filled(const std::vector<int64_t>& shape, int seed) {
+  auto t = HostTensor::Create(DataType::Float(32), shape);
+  EXPECT_TRUE(t.ok());
+  for (int64_t i = 0; i < (*t)->num_elements(); ++i)
+    (*t)->mutable_data<float>()[i] = static_cast<float>((i * 7 + seed) % 13 - 6) * 0.125f;
+  return Ref<const HostTensor>(*t);
+}
+
+std::vector<double> RunMain(const Module& m, const std::vector<Ref<const HostTensor>>& args) {
+  auto typed = types::InferType(m);
+  EXPECT_TRUE(typed.ok()) << typed.status();
+  if (!typed.ok()) return {};
+  std::vector<interp::Value> vals;
+  for (const auto& a : args) vals.push_back(interp::Value::Tensor(a));
+  auto v = interp::RunFunction(*typed, "main", vals);
+  EXPECT_TRUE(v.ok()) << v.status();
+  if (!v.ok()) return {};
+  auto t = interp::AsTensor(*v, "result");
+  EXPECT_TRUE(t.ok());
+  if (!t.ok()) return {};
+  std::vector<double> out;
+  for (int64_t i = 0; i < (*t)->num_elements(); ++i) out.push_back((*t)->GetAsDouble(i));
+  return out;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+struct LiveTapCase {
+  std::string conv;  // the call, of %x and %w
+  std::vector<int64_t> x, w;
+  size_t convs;  // conv2d calls after SimplifyExpr
+};
+
+// Convolutions whose taps read padding in bands of output rows and columns
+// (dilated, strided, uneven padding, NHWC) are split into per-region convs
+// over their live taps where at least half the work was padding, and every
+// rewritten program computes what the original does (the interpreter runs
+// both on the same inputs).
+TEST(SimplifyExprTest, ConvSplitByLiveTapsComputesTheSameValues) {
+  const std::vector<LiveTapCase> cases = {
+      // ASPP dilation 12 on 16x16: bands of rows 0-3 (taps 1-2), 4-11 (tap 1),
+      // 12-15 (taps 0-1), likewise columns: 9 regions, 1/4 of the work.
+      {"nn.conv2d(%x, %w, padding=[12, 12, 12, 12], dilation=[12, 12])", {1, 4, 16, 16},
+       {3, 4, 3, 3}, 9},
+      // Dilation 24: only the centre tap reads the input, one 1x1 conv.
+      {"nn.conv2d(%x, %w, padding=[24, 24, 24, 24], dilation=[24, 24])", {1, 4, 16, 16},
+       {3, 4, 3, 3}, 1},
+      // Strided, uneven padding, a non-square kernel and map.
+      {"nn.conv2d(%x, %w, strides=[2, 3], padding=[5, 9, 7, 2], dilation=[5, 4])",
+       {1, 3, 9, 11}, {2, 3, 4, 5}, 0},
+      // NHWC / HWIO, grouped.
+      {"nn.conv2d(%x, %w, padding=[6, 6, 6, 6], dilation=[6, 6], groups=2, "
+       "data_layout=\"NHWC\", kernel_layout=\"HWIO\")",
+       {1, 7, 7, 4}, {3, 3, 2, 6}, 0},
+  };
+  for (const LiveTapCase& c : cases) {
+    auto shape = [](const std::vector<int64_t>& s) {
+      std::string r;
+      for (int64_t d : s) r += (r.empty() ? "" : ", ") + std::to_string(d);
+      return r;
+    };
+    const std::string text = "def @main(%x: Tensor[(" + shape(c.x) +
+                             "), float32], %w: Tensor[(" + shape(c.w) + "), float32]) { " +
+                             c.conv + " }";
+    SCOPED_TRACE(text);
+    Module before = testing::ParseOrFail(text);
+    Module after = RunPasses(text, {SimplifyExpr()});
+    const std::string printed = PrintExpr(*after.Lookup("main"));
+    if (c.convs != 0) {
+      EXPECT_EQ(Count(printed, "nn.conv2d("), c.convs) << printed;
+    }
+    EXPECT_NE(printed, PrintExpr(*before.Lookup("main")));
+    const std::vector<Ref<const HostTensor>> args = {Filled(c.x, 1), Filled(c.w, 2)};
+    const std::vector<double> want = RunMain(before, args);
+    const std::vector<double> got = RunMain(after, args);
+    ASSERT_FALSE(want.empty());
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
+  }
 }
 
 TEST(SimplifyExprTest, HundredThousandNodeChain) {

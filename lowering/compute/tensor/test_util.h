@@ -27,14 +27,6 @@
 
 namespace kiln::lowering::tensor::testing {
 
-template <typename A, typename F>
-Attrs MakeAttrs(F f) {
-  auto* a = new A();
-  Attrs owner(a);
-  f(*a);
-  return owner;
-}
-
 inline Type TT(std::vector<Dim> shape, DataType dt = DataType::Float(32)) {
   return MakeTensorType(std::move(shape), dt);
 }
