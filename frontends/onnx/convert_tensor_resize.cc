@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -173,6 +174,142 @@ absl::StatusOr<Expr> ApplyAxisPlan(ConvertContext& c, Expr y, int64_t axis, int6
     KILN_ASSIGN_OR_RETURN(acc, c.Call("where", {mc, ev, acc}));
   }
   return acc;
+}
+
+// An axis plan that repeats with the output period s = out_len / in_len:
+// output j * s + r reads input clamp(j + off[r][t]) with weight w[r][t]
+// (tap t) for every j. Integer-factor upsampling with half_pixel,
+// pytorch_half_pixel or asymmetric coordinates is of this form, in every
+// mode. nullopt for any other plan (align_corners, fractional factors,
+// extrapolated points).
+struct PeriodicPlan {
+  int64_t period = 0;
+  std::vector<std::vector<int64_t>> off;  // [r][t]
+  std::vector<std::vector<double>> w;     // [r][t]
+};
+
+std::optional<PeriodicPlan> Periodic(const AxisPlan& p, int64_t in_len) {
+  if (in_len < 1 || p.out_len < in_len || p.out_len % in_len != 0) return std::nullopt;
+  if (std::find(p.extrap.begin(), p.extrap.end(), true) != p.extrap.end()) return std::nullopt;
+  const int64_t s = p.out_len / in_len, taps = p.taps, j0 = in_len / 2;
+  PeriodicPlan q;
+  q.period = s;
+  q.off.assign(static_cast<size_t>(s), std::vector<int64_t>(static_cast<size_t>(taps)));
+  q.w.assign(static_cast<size_t>(s), std::vector<double>(static_cast<size_t>(taps)));
+  for (int64_t r = 0; r < s; ++r) {
+    for (int64_t t = 0; t < taps; ++t) {
+      const size_t k = static_cast<size_t>((j0 * s + r) * taps + t);
+      const int64_t off = p.idx[k] - j0;
+      if (off < -4 || off > 4) return std::nullopt;
+      // One tap always of weight 1 (nearest without exclude_outside's zeros).
+      if (taps == 1 && p.w[k] != 1.0) return std::nullopt;
+      q.off[static_cast<size_t>(r)][static_cast<size_t>(t)] = off;
+      q.w[static_cast<size_t>(r)][static_cast<size_t>(t)] = p.w[k];
+    }
+  }
+  for (int64_t j = 0; j < in_len; ++j) {
+    for (int64_t r = 0; r < s; ++r) {
+      for (int64_t t = 0; t < taps; ++t) {
+        const size_t k = static_cast<size_t>((j * s + r) * taps + t);
+        const int64_t off = q.off[static_cast<size_t>(r)][static_cast<size_t>(t)];
+        const double w = q.w[static_cast<size_t>(r)][static_cast<size_t>(t)];
+        // The weights of a period differ from row to row only by rounding of
+        // the coordinate arithmetic.
+        if (p.idx[k] != std::clamp<int64_t>(j + off, 0, in_len - 1) ||
+            std::abs(p.w[k] - w) > 1e-9 * std::max(1.0, std::abs(w))) {
+          return std::nullopt;
+        }
+      }
+    }
+  }
+  return q;
+}
+
+// A periodic plan without gathers: the input edge-padded along the axis,
+// one slice per offset, each tap's value per phase r chosen among the
+// slices (where on a constant [s] mask) and weighted, as a [..., in, s, ...]
+// tensor reshaped to [..., in * s, ...]. The same taps and weights as
+// ApplyAxisPlan, summed in the same order; but a kernel reading it computes
+// its addresses from the output index (j = o / s, r = o % s) instead of
+// loading them from index tables: no gathers where s is a multiple of the
+// vector width (a 16x upsample reads a broadcast input value per vector).
+absl::StatusOr<Expr> ApplyPeriodicPlan(ConvertContext& c, Expr y, int64_t axis,
+                                       std::vector<int64_t> shape, const PeriodicPlan& q,
+                                       DataType dtype) {
+  const size_t ua = static_cast<size_t>(axis);
+  const int64_t in = shape[ua], s = q.period, rank = static_cast<int64_t>(shape.size());
+  const size_t taps = q.off[0].size();
+  int64_t lo = 0, hi = 0;
+  for (const auto& row : q.off) {
+    for (int64_t o : row) {
+      lo = std::max(lo, -o);
+      hi = std::max(hi, o);
+    }
+  }
+  Expr xp = y;
+  if (lo > 0 || hi > 0) {
+    auto a = NewAttrs<PadAttrs>();
+    a->pad_width.assign(shape.size(), {0, 0});
+    a->pad_width[ua] = {lo, hi};
+    a->pad_mode = "edge";
+    KILN_ASSIGN_OR_RETURN(Expr zero, c.ScalarConst(dtype, 0));
+    KILN_ASSIGN_OR_RETURN(xp, c.Call("nn.pad", {y, zero}, a));
+  }
+  std::vector<int64_t> split = shape;  // [..., in, 1, ...]
+  split.insert(split.begin() + axis + 1, 1);
+  std::vector<int64_t> phase(static_cast<size_t>(rank - axis), 1);  // [s, 1, ..., 1]
+  phase[0] = s;
+  absl::flat_hash_map<int64_t, Expr> slices;
+  auto slice = [&](int64_t o) -> absl::StatusOr<Expr> {
+    if (auto it = slices.find(o); it != slices.end()) return it->second;
+    Expr v = xp;
+    if (lo > 0 || hi > 0) {
+      KILN_ASSIGN_OR_RETURN(v, SliceAxis(c, xp, axis, o + lo, o + lo + in));
+    }
+    KILN_ASSIGN_OR_RETURN(v, Reshape(c, v, split));
+    slices[o] = v;
+    return v;
+  };
+  Expr acc;
+  for (size_t t = 0; t < taps; ++t) {
+    std::vector<double> w(static_cast<size_t>(s));
+    std::vector<int64_t> offs;
+    bool any = false;
+    for (int64_t r = 0; r < s; ++r) {
+      w[static_cast<size_t>(r)] = q.w[static_cast<size_t>(r)][t];
+      any = any || w[static_cast<size_t>(r)] != 0;
+      const int64_t o = q.off[static_cast<size_t>(r)][t];
+      if (std::find(offs.begin(), offs.end(), o) == offs.end()) offs.push_back(o);
+    }
+    if (!any) continue;
+    // The last offset is the default; each other one where its mask holds.
+    KILN_ASSIGN_OR_RETURN(Expr v, slice(offs.back()));
+    for (size_t i = offs.size() - 1; i-- > 0;) {
+      std::vector<double> mask(static_cast<size_t>(s));
+      for (int64_t r = 0; r < s; ++r)
+        mask[static_cast<size_t>(r)] = q.off[static_cast<size_t>(r)][t] == offs[i] ? 1 : 0;
+      KILN_ASSIGN_OR_RETURN(Expr mc, ConstOf(c, DataType::Bool(), phase, mask));
+      KILN_ASSIGN_OR_RETURN(Expr other, slice(offs[i]));
+      KILN_ASSIGN_OR_RETURN(v, c.Call("where", {mc, other, v}));
+    }
+    if (taps > 1) {
+      KILN_ASSIGN_OR_RETURN(Expr wc, ConstOf(c, dtype, phase, w));
+      KILN_ASSIGN_OR_RETURN(v, c.Call("multiply", {v, wc}));
+    } else {
+      // One tap of weight 1 (nearest): broadcast to the phases.
+      std::vector<int64_t> full = split;
+      full[ua + 1] = s;
+      KILN_ASSIGN_OR_RETURN(v, BroadcastTo(c, v, full));
+    }
+    if (acc) {
+      KILN_ASSIGN_OR_RETURN(acc, c.Call("add", {acc, v}));
+    } else {
+      acc = v;
+    }
+  }
+  if (!acc) return absl::InternalError("a periodic resize plan with no weight");
+  shape[ua] = in * s;
+  return Reshape(c, acc, shape);
 }
 
 // ---- run-time scales, sizes or roi ------------------------------------------------
@@ -506,6 +643,7 @@ Outs ConvertResize(ConvertContext& c, bool upsample) {
   if (m.ctm == "tf_crop_and_resize" && static_cast<int64_t>(roi.size()) != 2 * r)
     return c.Invalid(absl::StrCat("tf_crop_and_resize needs roi with ", 2 * r, " entries"));
   Expr y = x;
+  std::vector<int64_t> shape = dims;  // y's shape
   for (int64_t a = 0; a < r; ++a) {
     const size_t ua = static_cast<size_t>(a);
     double scale = 0;
@@ -526,7 +664,12 @@ Outs ConvertResize(ConvertContext& c, bool upsample) {
     const double rs = roi.empty() ? 0 : roi[ua], re = roi.empty() ? 1 : roi[ua + static_cast<size_t>(r)];
     KILN_ASSIGN_OR_RETURN(AxisPlan p, PlanAxis(c, m, dims[ua], out_len, scale, rs, re));
     if (p.identity) continue;
-    KILN_ASSIGN_OR_RETURN(y, ApplyAxisPlan(c, y, a, r, p, t->dtype, extrapolation));
+    if (std::optional<PeriodicPlan> q = Periodic(p, shape[ua])) {
+      KILN_ASSIGN_OR_RETURN(y, ApplyPeriodicPlan(c, y, a, shape, *q, t->dtype));
+    } else {
+      KILN_ASSIGN_OR_RETURN(y, ApplyAxisPlan(c, y, a, r, p, t->dtype, extrapolation));
+    }
+    shape[ua] = out_len;
   }
   return std::vector<Expr>{y};
 }

@@ -2,6 +2,7 @@
 // by the interpreter, against values worked out here by index arithmetic from
 // ONNX's definitions, for each opset form (attributes that became inputs,
 // changed defaults) and the values that must be known at import time.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -562,6 +563,48 @@ TEST(ConvertResize, NearestLinearCubicByHand) {
   EXPECT_NEAR(o.values[1], edge, 1e-5);
   EXPECT_NEAR(o.values[3], mid, 1e-5);
   EXPECT_NEAR(o.values[2], 1, 1e-5);  // an integral coordinate reads the pixel
+}
+
+// Integer-factor upsampling repeats its taps and weights with the factor's
+// period: it imports without gathers (edge pad, slices, per-phase weights)
+// and computes ONNX's reference values (written out here from the formula).
+// A fractional factor keeps the gathers.
+TEST(ConvertResize, IntegerFactorsImportWithoutGathers) {
+  const std::vector<double> xv = {3, -1, 4, 1, -5};
+  const NamedTensor x = F32In("x", {1, 1, 1, 5}, xv);
+  const NamedTensor none = Init("roi", kF32, {0}, {});
+  auto at = [&](int64_t i) { return xv[static_cast<size_t>(std::clamp<int64_t>(i, 0, 4))]; };
+  // Linear, half_pixel, x4: x_orig = (j + 0.5) / 4 - 0.5.
+  std::vector<double> linear;
+  for (int j = 0; j < 20; ++j) {
+    const double xo = (j + 0.5) / 4 - 0.5, f = std::floor(xo);
+    linear.push_back(at(static_cast<int64_t>(f)) * (1 - (xo - f)) +
+                     at(static_cast<int64_t>(f) + 1) * (xo - f));
+  }
+  const onnx::NodeProto lin =
+      MakeNode("Resize", {"x", "roi", "s"}, {"y"}, {AttrString("mode", "linear")});
+  const std::vector<NamedTensor> x4 = {x, none, Init("s", kF32, {4}, {1, 1, 1, 4})};
+  ExpectOut(Exec(13, lin, x4), {1, 1, 1, 20}, linear);
+  absl::StatusOr<std::string> text = ImportedText(13, lin, x4);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->find("take("), std::string::npos) << *text;
+  EXPECT_NE(text->find("pad_mode=\"edge\""), std::string::npos) << *text;
+  // Nearest (round_prefer_floor), half_pixel, x3 along H and W.
+  const NamedTensor x2 = F32In("x", {1, 1, 2, 2}, {1, 2, 3, 4});
+  std::vector<double> nearest;
+  for (int h = 0; h < 6; ++h)
+    for (int w = 0; w < 6; ++w) nearest.push_back(1 + (w >= 3) + 2 * (h >= 3));
+  const onnx::NodeProto nn = MakeNode("Resize", {"x", "roi", "s"}, {"y"});
+  const std::vector<NamedTensor> x3 = {x2, none, Init("s", kF32, {4}, {1, 1, 3, 3})};
+  ExpectOut(Exec(13, nn, x3), {1, 1, 6, 6}, nearest);
+  text = ImportedText(13, nn, x3);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ(text->find("take("), std::string::npos) << *text;
+  // x2.5 has no period over the input: gathers.
+  const std::vector<NamedTensor> frac = {x, none, Init("s", kF32, {4}, {1, 1, 1, 2.5})};
+  text = ImportedText(13, lin, frac);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_NE(text->find("take("), std::string::npos) << *text;
 }
 
 // ---- scatters and TopK -------------------------------------------------------------
