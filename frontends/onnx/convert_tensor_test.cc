@@ -565,46 +565,54 @@ TEST(ConvertResize, NearestLinearCubicByHand) {
   EXPECT_NEAR(o.values[2], 1, 1e-5);  // an integral coordinate reads the pixel
 }
 
-// Integer-factor upsampling repeats its taps and weights with the factor's
-// period: it imports without gathers (edge pad, slices, per-phase weights)
-// and computes ONNX's reference values (written out here from the formula).
-// A fractional factor keeps the gathers.
-TEST(ConvertResize, IntegerFactorsImportWithoutGathers) {
+// Upsampling the last axis by a multiple of 16 repeats its taps and weights
+// with the factor's period: it imports without gathers (edge pad, slices,
+// per-phase weights) and computes ONNX's reference values (written out here
+// from the formula); so does nearest upsampling by any integer factor
+// (no per-phase choice of slices). Smaller or fractional linear factors
+// keep the gathers.
+TEST(ConvertResize, PeriodicPlansImportWithoutGathers) {
   const std::vector<double> xv = {3, -1, 4, 1, -5};
   const NamedTensor x = F32In("x", {1, 1, 1, 5}, xv);
   const NamedTensor none = Init("roi", kF32, {0}, {});
   auto at = [&](int64_t i) { return xv[static_cast<size_t>(std::clamp<int64_t>(i, 0, 4))]; };
-  // Linear, half_pixel, x4: x_orig = (j + 0.5) / 4 - 0.5.
+  // Linear, half_pixel, x16: x_orig = (j + 0.5) / 16 - 0.5.
   std::vector<double> linear;
-  for (int j = 0; j < 20; ++j) {
-    const double xo = (j + 0.5) / 4 - 0.5, f = std::floor(xo);
+  for (int j = 0; j < 80; ++j) {
+    const double xo = (j + 0.5) / 16 - 0.5, f = std::floor(xo);
     linear.push_back(at(static_cast<int64_t>(f)) * (1 - (xo - f)) +
                      at(static_cast<int64_t>(f) + 1) * (xo - f));
   }
   const onnx::NodeProto lin =
       MakeNode("Resize", {"x", "roi", "s"}, {"y"}, {AttrString("mode", "linear")});
-  const std::vector<NamedTensor> x4 = {x, none, Init("s", kF32, {4}, {1, 1, 1, 4})};
-  ExpectOut(Exec(13, lin, x4), {1, 1, 1, 20}, linear);
-  absl::StatusOr<std::string> text = ImportedText(13, lin, x4);
+  const std::vector<NamedTensor> x16 = {x, none, Init("s", kF32, {4}, {1, 1, 1, 16})};
+  ExpectOut(Exec(13, lin, x16), {1, 1, 1, 80}, linear);
+  absl::StatusOr<std::string> text = ImportedText(13, lin, x16);
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->find("take("), std::string::npos) << *text;
   EXPECT_NE(text->find("pad_mode=\"edge\""), std::string::npos) << *text;
-  // Nearest (round_prefer_floor), half_pixel, x3 along H and W.
-  const NamedTensor x2 = F32In("x", {1, 1, 2, 2}, {1, 2, 3, 4});
+  // Nearest (round_prefer_floor), half_pixel, x32: output j reads x[j / 32].
   std::vector<double> nearest;
-  for (int h = 0; h < 6; ++h)
-    for (int w = 0; w < 6; ++w) nearest.push_back(1 + (w >= 3) + 2 * (h >= 3));
+  for (int j = 0; j < 160; ++j) nearest.push_back(xv[static_cast<size_t>(j / 32)]);
   const onnx::NodeProto nn = MakeNode("Resize", {"x", "roi", "s"}, {"y"});
-  const std::vector<NamedTensor> x3 = {x2, none, Init("s", kF32, {4}, {1, 1, 3, 3})};
-  ExpectOut(Exec(13, nn, x3), {1, 1, 6, 6}, nearest);
-  text = ImportedText(13, nn, x3);
+  const std::vector<NamedTensor> x32 = {x, none, Init("s", kF32, {4}, {1, 1, 1, 32})};
+  ExpectOut(Exec(13, nn, x32), {1, 1, 1, 160}, nearest);
+  text = ImportedText(13, nn, x32);
   ASSERT_TRUE(text.ok()) << text.status();
   EXPECT_EQ(text->find("take("), std::string::npos) << *text;
-  // x2.5 has no period over the input: gathers.
-  const std::vector<NamedTensor> frac = {x, none, Init("s", kF32, {4}, {1, 1, 1, 2.5})};
-  text = ImportedText(13, lin, frac);
+  // Nearest x2 along H and W: one offset per tap, no gathers on any axis.
+  const NamedTensor x2 = F32In("x", {1, 1, 2, 2}, {1, 2, 3, 4});
+  const std::vector<NamedTensor> hw2 = {x2, none, Init("s", kF32, {4}, {1, 1, 2, 2})};
+  ExpectOut(Exec(13, nn, hw2), {1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  text = ImportedText(13, nn, hw2);
   ASSERT_TRUE(text.ok()) << text.status();
-  EXPECT_NE(text->find("take("), std::string::npos) << *text;
+  EXPECT_EQ(text->find("take("), std::string::npos) << *text;
+  // Linear x4 and x2.5: gathers.
+  for (float f : {4.0f, 2.5f}) {
+    text = ImportedText(13, lin, {x, none, Init("s", kF32, {4}, {1, 1, 1, f})});
+    ASSERT_TRUE(text.ok()) << text.status();
+    EXPECT_NE(text->find("take("), std::string::npos) << f << "\n" << *text;
+  }
 }
 
 // ---- scatters and TopK -------------------------------------------------------------
