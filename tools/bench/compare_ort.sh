@@ -2,9 +2,9 @@
 # File: tools/bench/compare_ort.sh
 #
 # kiln against ONNX Runtime on six real models (issue 13's benchmark), at 1
-# and 2 threads, side by side in one run; writes docs/performance.md. Eleven
+# and 2 threads, side by side in one run; writes docs/performance.md. Thirteen
 # more torchvision models (models.py: RegNet, ResNeXt, ShuffleNetV2,
-# Inception, DenseNet, ConvNeXt, Swin, ...) run when named, or with
+# Inception, DenseNet, ConvNeXt, Swin, DeepLabV3, LRASPP, ...) run when named, or with
 # `--models all`.
 #
 #   tools/bench/compare_ort.sh                       # everything (builds kiln)

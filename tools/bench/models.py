@@ -33,6 +33,10 @@ models above, batch 1, BatchNorm calibrated the same way:
   mnasnet1_0, mobilenet_v3_large                   depthwise, hardswish / SE
   convnext_tiny                                    7x7 depthwise, LayerNorm, [1, H, W, C] MLPs
   swin_t                                           windowed attention
+  deeplabv3_mobilenet_v3_large, lraspp_mobilenet_v3_large (512 x 512)
+                                                   segmentation: dilated convolutions
+                                                   (ASPP), 16x / 8x bilinear upsampling;
+                                                   output "output", the "out" head
 
 torch is imported lazily: a run that finds its models cached never loads it.
 """
@@ -51,6 +55,8 @@ class ModelSpec:
 
 IMAGE = {"input": ("float32", (1, 3, 224, 224))}
 IMAGE_299 = {"input": ("float32", (1, 3, 299, 299))}
+IMAGE_512 = {"input": ("float32", (1, 3, 512, 512))}
+SEGMENTATION = ("deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large")
 BERT_SEQ, BERT_HIDDEN, BERT_HEADS, BERT_FFN, BERT_LAYERS, BERT_VOCAB = 128, 768, 12, 3072, 4, 30522
 
 SPECS = {
@@ -73,7 +79,9 @@ for _name, _title, _inputs in [
         ("mnasnet1_0", "MnasNet 1.0", IMAGE),
         ("mobilenet_v3_large", "MobileNetV3-Large", IMAGE),
         ("convnext_tiny", "ConvNeXt-T", IMAGE),
-        ("swin_t", "Swin-T", IMAGE)]:
+        ("swin_t", "Swin-T", IMAGE),
+        ("deeplabv3_mobilenet_v3_large", "DeepLabV3-MobileNetV3-L", IMAGE_512),
+        ("lraspp_mobilenet_v3_large", "LRASPP-MobileNetV3-L", IMAGE_512)]:
     SPECS[_name] = ModelSpec(_name, _title, _inputs, default=False)
 DEFAULT_MODELS = [n for n, s in SPECS.items() if s.default]
 
@@ -158,11 +166,25 @@ def _torch_module(name):
     if name == "bert":
         return _bert_module()
     import torchvision
+    size = SPECS[name].inputs["input"][1][-1]
+    if name in SEGMENTATION:
+        import torch
+        net = getattr(torchvision.models.segmentation, name)(
+            weights=None, weights_backbone=None, aux_loss=None)
+
+        class OutHead(torch.nn.Module):  # the dict's "out" tensor
+            def __init__(self):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x):
+                return self.net(x)["out"]
+
+        return _calibrate_batch_norm(OutHead(), size=size)
     kwargs = {}
     if name in ("googlenet", "inception_v3"):
         # No auxiliary classifiers (an exported model has the main output only).
         kwargs = {"aux_logits": False, "init_weights": True}
-    size = SPECS[name].inputs["input"][1][-1]
     return _calibrate_batch_norm(getattr(torchvision.models, name)(weights=None, **kwargs),
                                  size=size)
 
