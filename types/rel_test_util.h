@@ -83,10 +83,7 @@ inline Type T(absl::string_view shape, absl::string_view dtype) {
 // Attributes of kind A, set up by `f`: Make<Conv2DAttrs>([](auto& a) { a.groups = 2; }).
 template <typename A, typename F>
 Attrs Make(F f) {
-  auto* a = new A();
-  Attrs owner(a);
-  f(*a);
-  return owner;
+  return MakeAttrs<A>(std::move(f));
 }
 
 struct RelResult {

@@ -9,12 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "interpreter/interpreter.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/structural.h"
 #include "ir/traversal.h"
 #include "passes/fold_constant/fold_constant.h"
+#include "passes/infra/testing.h"
 #include "types/infer_type.h"
 
 namespace kiln::passes {
@@ -63,20 +63,7 @@ Ref<const HostTensor> Filled(std::vector<int64_t> shape, int seed) {
 std::vector<double> RunMain(const Function& f, const std::vector<Ref<const HostTensor>>& args) {
   Module m;
   EXPECT_TRUE(m.AddFunction("main", f).ok());
-  auto typed = types::InferType(m);
-  EXPECT_TRUE(typed.ok()) << typed.status();
-  if (!typed.ok()) return {};
-  std::vector<interp::Value> vals;
-  for (const auto& a : args) vals.push_back(interp::Value::Tensor(a));
-  auto v = interp::RunFunction(*typed, "main", vals);
-  EXPECT_TRUE(v.ok()) << v.status();
-  if (!v.ok()) return {};
-  auto t = interp::AsTensor(*v, "result");
-  EXPECT_TRUE(t.ok());
-  if (!t.ok()) return {};
-  std::vector<double> out;
-  for (int64_t i = 0; i < (*t)->num_elements(); ++i) out.push_back((*t)->GetAsDouble(i));
-  return out;
+  return testing::RunMainOnInterpreter(m, args);
 }
 
 const char* kChain = R"(

@@ -4,9 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "interpreter/interpreter.h"
 #include "ir/printer.h"
-#include "types/infer_type.h"
 #include "passes/infra/testing.h"
 #include "types/model_zoo.h"
 
@@ -137,23 +135,6 @@ Ref<const HostTensor> Filled(const std::vector<int64_t>& shape, int seed) {
   return Ref<const HostTensor>(*t);
 }
 
-std::vector<double> RunMain(const Module& m, const std::vector<Ref<const HostTensor>>& args) {
-  auto typed = types::InferType(m);
-  EXPECT_TRUE(typed.ok()) << typed.status();
-  if (!typed.ok()) return {};
-  std::vector<interp::Value> vals;
-  for (const auto& a : args) vals.push_back(interp::Value::Tensor(a));
-  auto v = interp::RunFunction(*typed, "main", vals);
-  EXPECT_TRUE(v.ok()) << v.status();
-  if (!v.ok()) return {};
-  auto t = interp::AsTensor(*v, "result");
-  EXPECT_TRUE(t.ok());
-  if (!t.ok()) return {};
-  std::vector<double> out;
-  for (int64_t i = 0; i < (*t)->num_elements(); ++i) out.push_back((*t)->GetAsDouble(i));
-  return out;
-}
-
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -206,8 +187,8 @@ TEST(SimplifyExprTest, ConvSplitByLiveTapsComputesTheSameValues) {
     }
     EXPECT_NE(printed, PrintExpr(*before.Lookup("main")));
     const std::vector<Ref<const HostTensor>> args = {Filled(c.x, 1), Filled(c.w, 2)};
-    const std::vector<double> want = RunMain(before, args);
-    const std::vector<double> got = RunMain(after, args);
+    const std::vector<double> want = testing::RunMainOnInterpreter(before, args);
+    const std::vector<double> got = testing::RunMainOnInterpreter(after, args);
     ASSERT_FALSE(want.empty());
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
