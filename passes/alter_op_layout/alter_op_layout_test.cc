@@ -387,6 +387,41 @@ TEST(AlterOpLayoutTest, PaddedChannelsMatchInterpreter) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-4) << i;
 }
 
+// A dilated conv whose weight per output block exceeds the L2 budget (960
+// input channels x 3x3 x 16 outputs: 540 KB) runs as 4 convs over 15 input
+// blocks each, summed; the sum computes what the conv does. An undilated
+// one, or one with a small output, stays one conv.
+TEST(AlterOpLayoutTest, LargeDilatedConvIsSummedOverInputChunks) {
+  const char* text = R"(
+def @main(%x: Tensor[(1, 960, 16, 16), float32], %w: Tensor[(16, 960, 3, 3), float32]) {
+  nn.conv2d(%x, %w, padding=[2, 2], dilation=[2, 2])
+}
+)";
+  Function f = Typed(text);
+  auto g = AlterOpLayoutFunction(f);
+  ASSERT_TRUE(g.ok()) << g.status();
+  const std::string printed = PrintExpr(*g);
+  size_t convs = 0;
+  for (size_t at = printed.find("nn.conv2d("); at != std::string::npos;
+       at = printed.find("nn.conv2d(", at + 1)) {
+    ++convs;
+  }
+  EXPECT_EQ(convs, 4u) << printed;
+  ExpectSameValues(text, {Filled({1, 960, 16, 16}, 1), Filled({16, 960, 3, 3}, 2)},
+                   16u * 16 * 16);
+  for (const char* other : {"padding=[1, 1]", "padding=[2, 2], dilation=[2, 2], strides=[2, 2]"}) {
+    Function h = Typed(absl::StrCat(R"(
+def @main(%x: Tensor[(1, 960, 16, 16), float32], %w: Tensor[(16, 960, 3, 3), float32]) {
+  nn.conv2d(%x, %w, )", other, R"()
+}
+)"));
+    auto k = AlterOpLayoutFunction(h);
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::string p = PrintExpr(*k);
+    EXPECT_EQ(p.find("nn.conv2d("), p.rfind("nn.conv2d(")) << other << "\n" << p;
+  }
+}
+
 // Narrow layers (24, 40 channels) and those whose padding would exceed 2%
 // keep the largest dividing block.
 TEST(AlterOpLayoutTest, NarrowOrWastefulChannelsAreNotPadded) {
