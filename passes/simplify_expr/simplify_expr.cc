@@ -228,8 +228,9 @@ absl::StatusOr<Expr> Concat(std::vector<Expr> parts, int64_t axis) {
 //  - where they differ by band of output rows or columns (the ASPP's
 //    dilation 12 on 16x16: rows 0-3 read taps 1-2, rows 4-11 tap 1, rows
 //    12-15 taps 0-1) and at least half of all multiply-adds would read
-//    padding, each band x band region is its own convolution of the input
-//    window it reads with its live taps, and the regions are concatenated.
+//    padding, each band x band region (16 at most) is its own convolution of
+//    the input window it reads with its live taps, and the regions are
+//    concatenated.
 // The output and its values are unchanged (the dropped products are of
 // zeros). Convolutions that waste less keep their single kernel: a 3x3
 // pad-1 conv wastes 1/H of its rows.
@@ -271,7 +272,10 @@ absl::StatusOr<std::optional<Expr>> ConvOverLiveTaps(const Expr& pre, const Call
   }
   if (!trimmed) return none;
   const bool split = bands[0].size() > 1 || bands[1].size() > 1;
-  if (split && live > 0.5) return none;
+  // At most 16 regions: a large kernel over a map as small as itself has a
+  // band per output row, and thousands of small convs would cost more to
+  // compile and launch than the padding they skip.
+  if (split && (live > 0.5 || bands[0].size() * bands[1].size() > 16)) return none;
   // One region's convolution: the input window and taps of band bh x bw.
   auto region = [&](const TapBand& bh, const TapBand& bw) -> absl::StatusOr<Expr> {
     const TapBand* b[2] = {&bh, &bw};
