@@ -525,16 +525,13 @@ class Blocker : public ExprRewriter {
     na->kernel_layout = kernel_layout;
     na->out_layout = out_layout;
     states_[pre.get()] = LState{"NCHW", out_layout, true_channels};
-    const int64_t chunk = InputBlockChunk(*na, TT(c->args[1]), TT(pre), o);
+    const auto [chunk, blocks] = InputBlockChunk(*na, TT(c->args[1]), TT(pre), o);
     if (chunk == 0) {
       KILN_ASSIGN_OR_RETURN(Call nc, MakeCall(c->op, {data, w}, cloned));
       return Expr(nc);
     }
-    // The sum over input channels in chunks of `chunk` blocks: one conv per
-    // chunk, each added to the sum of those before it (a fused epilogue).
-    const int64_t blocks =
-        (o.data_channels > 0 ? o.data_channels : TT(c->args[1])->shape[1].value()) /
-        BlockOf(in_layout);
+    // The sum over the `blocks` input blocks in chunks of `chunk`: one conv
+    // per chunk, each added to the sum of those before it (a fused epilogue).
     Expr sum;
     for (int64_t b = 0; b < blocks; b += chunk) {
       KILN_ASSIGN_OR_RETURN(Expr xd, SliceAxis1(data, b, b + chunk));
@@ -571,34 +568,37 @@ class Blocker : public ExprRewriter {
   // on a 32x32 map: 26 GFLOP/s with all 960 channels, 32 with 480, 58 with
   // 240 (one conv, 1 thread, AVX2). Such a conv runs as a sum of convs over
   // chunks of input blocks whose weight per output block stays under
-  // kChunkWeightBytes: the number of input blocks per chunk (a divisor of
-  // the block count), or 0 to keep one conv. Small outputs (under 256
-  // pixels) reuse a weight too few times for the split to pay.
-  static int64_t InputBlockChunk(const Conv2DAttrs& a, const TensorTypeNode* wt,
-                                 const TensorTypeNode* ot, const BlockOptions& o) {
+  // kChunkWeightBytes: {input blocks per chunk (a divisor of the block
+  // count), input blocks}, or {0, 0} to keep one conv. Small outputs (under
+  // 256 pixels) reuse a weight too few times for the split to pay.
+  static std::pair<int64_t, int64_t> InputBlockChunk(const Conv2DAttrs& a,
+                                                     const TensorTypeNode* wt,
+                                                     const TensorTypeNode* ot,
+                                                     const BlockOptions& o) {
     constexpr int64_t kChunkWeightBytes = 160 * 1024;
+    const std::pair<int64_t, int64_t> one = {0, 0};
     if (a.groups != 1 || o.depthwise || wt == nullptr || ot == nullptr || wt->ndim() != 4 ||
         ot->ndim() != 4 || a.dilation.size() != 2 || (a.dilation[0] == 1 && a.dilation[1] == 1) ||
         wt->dtype != DataType::Float(32)) {
-      return 0;
+      return one;
     }
     for (const Dim& d : wt->shape) {
-      if (!d.is_static()) return 0;
+      if (!d.is_static()) return one;
     }
     if (!ot->shape[2].is_static() || !ot->shape[3].is_static() ||
         ot->shape[2].value() * ot->shape[3].value() < 256) {
-      return 0;
+      return one;
     }
     const int64_t ib = BlockOf(a.data_layout), ob = BlockOf(a.out_layout);
     const int64_t ic = o.data_channels > 0 ? o.data_channels : wt->shape[1].value();
-    if (ic % ib != 0) return 0;
+    if (ic % ib != 0) return one;
     const int64_t blocks = ic / ib;
     const int64_t block_bytes = ob * ib * wt->shape[2].value() * wt->shape[3].value() * 4;
-    if (blocks * block_bytes <= kChunkWeightBytes) return 0;
+    if (blocks * block_bytes <= kChunkWeightBytes) return one;
     for (int64_t chunk = kChunkWeightBytes / block_bytes; chunk >= 1; --chunk) {
-      if (blocks % chunk == 0) return chunk;
+      if (blocks % chunk == 0) return {chunk, blocks};
     }
-    return 0;
+    return one;
   }
 
   absl::flat_hash_map<const ExprNode*, LState> states_;
