@@ -56,6 +56,28 @@ struct Linear {
   }
 };
 
+// The constant bounds of a linear form whose every atom is a floormod by a
+// positive constant (floormod(x, m) lies in [0, m - 1] whatever x is); false
+// when some atom is unbounded or the bounds would overflow.
+bool ModAtomBounds(const Linear& l, int64_t* lo, int64_t* hi) {
+  int64_t a = l.constant, b = l.constant;
+  for (const Term& t : l.terms) {
+    if (t.coeff == 0) continue;
+    const PrimExpr& atom = t.atom;
+    if (atom->kind != ExprKind::kFloorMod || atom->args[1]->kind != ExprKind::kIntImm ||
+        atom->args[1]->int_value <= 0) {
+      return false;
+    }
+    int64_t span = 0;
+    if (__builtin_mul_overflow(t.coeff, atom->args[1]->int_value - 1, &span)) return false;
+    int64_t& end = span > 0 ? b : a;
+    if (__builtin_add_overflow(end, span, &end)) return false;
+  }
+  *lo = a;
+  *hi = b;
+  return true;
+}
+
 class Canonicalizer {
  public:
   explicit Canonicalizer(DataType t) : dtype_(t) {}
@@ -105,6 +127,24 @@ class Canonicalizer {
           } else {
             r.Add(t.atom, t.coeff);
           }
+        }
+        // R + (k mod c) within one multiple of c, q * c <= R + k' < (q + 1) * c
+        // (floormod(tile, 40) * 5 + 4 by 200: q = 0): the quotient is q and
+        // the remainder R + k' - q * c. A 1 x W map's pixel, tiled by MR and
+        // rebuilt as floordiv(p, W) * W + floormod(p, W), needs it to bound
+        // its rows (InferBound).
+        int64_t lo = 0, hi = 0;
+        Linear rk = r;
+        rk.constant = FloorModInt(a.constant, c);
+        if (!r.IsConst() && ModAtomBounds(rk, &lo, &hi) &&
+            FloorDivInt(lo, c) == FloorDivInt(hi, c)) {
+          const int64_t q = FloorDivInt(lo, c);
+          if (e->kind == ExprKind::kFloorDiv) {
+            s.constant += FloorDivInt(a.constant, c) + q;
+            return s;
+          }
+          rk.constant -= q * c;
+          return rk;
         }
         if (e->kind == ExprKind::kFloorDiv) {
           // floor((c*S + R + k) / c) = S + floor((R + k) / c)
