@@ -210,5 +210,55 @@ def @main(%x: Tensor[(4,), float32]) {
   EXPECT_EQ(calls, (std::vector<std::string>{"0/0"}));
 }
 
+// Functions equal but for their constants share one kernel; each keeps its
+// own (repacked) constants, but functions equal constants included (the
+// steps of an unrolled recurrent layer, each its own function over the
+// layer's one weight) share one copy of them.
+TEST(LowerTest, LowerModuleSharesConstantsOfEqualFunctions) {
+  absl::StatusOr<Module> m = ParseModule(R"(#[version = "0.1"]
+def @main(%x: Tensor[(1, 8), float32]) {
+  %0 = fn (%p0: Tensor[(1, 8), float32], Primitive=1) { nn.dense(%p0, meta[Constant][0]) };
+  %1 = %0(%x);
+  %2 = fn (%p0: Tensor[(1, 8), float32], Primitive=1) { nn.dense(%p0, meta[Constant][1]) };
+  %3 = %2(%1);
+  %4 = fn (%p0: Tensor[(1, 8), float32], Primitive=1) { nn.dense(%p0, meta[Constant][1]) };
+  %5 = %4(%3);
+  %6 = fn (%p0: Tensor[(1, 8), float32], Primitive=1) { nn.dense(%p0, meta[Constant][1]) };
+  %6(%5)
+}
+#[metadata]
+meta[Constant][0] = Tensor[(8, 8), float32] b64"AAAAAArXIzwK16M8j8L1PArXIz3NzEw9j8J1PSlcjz0K16M97FG4Pc3MzD2uR+E9j8L1PbgeBT4pXA8+mpkZPgrXIz57FC4+7FE4PlyPQj7NzEw+PQpXPq5HYT4fhWs+j8J1PgAAgD64HoU+cT2KPilcjz7hepQ+mpmZPlK4nj4K16M+w/WoPnsUrj4zM7M+7FG4PqRwvT5cj8I+FK7HPs3MzD6F69E+PQrXPvYo3D6uR+E+ZmbmPh+F6z7Xo/A+j8L1Pkjh+j4AAAA/XI8CP7geBT8Urgc/cT0KP83MDD8pXA8/hesRP+F6FD89Chc/mpkZP/YoHD9SuB4/rkchPw==";
+meta[Constant][1] = Tensor[(8, 8), float32] b64"AAAAP4/C9T4fhes+rkfhPj0K1z7NzMw+XI/CPuxRuD57FK4+CtejPpqZmT4pXI8+uB6FPo/CdT6uR2E+zcxMPuxROD4K1yM+KVwPPo/C9T3NzMw9CtejPY/CdT0K1yM9CtejPAAAAAAK16O8CtcjvY/Cdb0K16O9zczMvY/C9b0pXA++CtcjvuxROL7NzEy+rkdhvo/Cdb64HoW+KVyPvpqZmb4K16O+exSuvuxRuL5cj8K+zczMvj0K176uR+G+H4Xrvo/C9b4AAAC/uB4Fv3E9Cr8pXA+/4XoUv5qZGb9SuB6/Ctcjv8P1KL97FC6/MzMzv+xROL+kcD2/XI9Cvw==";
+)",
+                                         "m");
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<Module> typed = types::InferType(*m);
+  ASSERT_TRUE(typed.ok()) << typed.status();
+  absl::StatusOr<LoweredModule> lm = LowerModule(*typed, {});
+  ASSERT_TRUE(lm.ok()) << lm.status();
+  EXPECT_EQ(lm->kernels.size(), 1u);
+  std::vector<const ExprNode*> fns;
+  for (const Expr& n : PostOrder(typed->Lookup("main").value()->body, false)) {
+    const auto* call = n.as<CallNode>();
+    if (call != nullptr && call->op.as<FunctionNode>() != nullptr) fns.push_back(call->op.get());
+  }
+  ASSERT_EQ(fns.size(), 4u);
+  std::vector<const HostTensor*> c;
+  for (const ExprNode* fn : fns) {
+    ASSERT_EQ(lm->ConstantsOf(fn).size(), 1u);
+    c.push_back(lm->ConstantsOf(fn)[0].get());
+  }
+  EXPECT_NE(c[0], c[1]);
+  EXPECT_EQ(c[1], c[2]);
+  EXPECT_EQ(c[1], c[3]);
+  // The shared constant is the second weight as the kernel reads it.
+  ASSERT_EQ(c[0]->num_elements(), c[1]->num_elements());
+  bool differ = false;
+  for (int64_t i = 0; i < c[0]->num_elements(); ++i) {
+    differ |= c[0]->data<float>()[i] != c[1]->data<float>()[i];
+  }
+  EXPECT_TRUE(differ);
+}
+
 }  // namespace
 }  // namespace kiln::lowering
