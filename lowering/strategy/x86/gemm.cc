@@ -53,10 +53,29 @@ int64_t MaxRowTile(const CpuTarget& t, int64_t nv) {
   return std::max<int64_t>(1, std::min<int64_t>(14, (t.vector_registers - nv - 2) / nv));
 }
 
-Blocking ChooseBlocking(const CpuTarget& t, int64_t m, int64_t n) {
+// The vectors per row of a GEMM of at most 3 rows (a GEMV: one step of a
+// recurrent layer, a decoder's token): enough that the tile's accumulators
+// (rows x vectors) hide the FMA latency (8: 4 cycles x 2 ports). With 2 a
+// single row was two dependent chains of K FMAs each, a quarter of the FMA
+// throughput: an LSTM step's [1, 512] x [512, 2048] ran at 5-6 GFLOP/s. The
+// panel stays within N (padded by at most 1/8) and leaves at least 4
+// panels for the threads.
+int64_t SmallMVectors(const CpuTarget& t, int64_t m, int64_t n) {
+  const int64_t lanes = t.Lanes(DataType::Float(32));
+  for (int64_t nv = (8 + m - 1) / m; nv > 2; --nv) {
+    const int64_t nr = nv * lanes;
+    const int64_t nb = (n + nr - 1) / nr;
+    if (nb >= 4 && (nb * nr - n) * 8 <= n) return nv;
+  }
+  return n >= 2 * lanes ? 2 : 1;
+}
+
+Blocking ChooseBlocking(const CpuTarget& t, int64_t m, int64_t n, bool wide_small_m = false) {
   Blocking b;
   b.lanes = t.Lanes(DataType::Float(32));
-  const int64_t nv = n >= 2 * b.lanes ? 2 : 1;
+  const int64_t nv = wide_small_m && m >= 1 && m <= 3 ? SmallMVectors(t, m, n)
+                     : n >= 2 * b.lanes             ? 2
+                                                    : 1;
   b.nr = nv * b.lanes;
   const int64_t max_mr = MaxRowTile(t, nv);
   if (m <= 0) {  // symbolic
@@ -117,7 +136,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BuildGemm(const StrategyC
   int64_t m = 0;
   if (g.out_shape.size() >= 2 && !StaticInt(g.out_shape[g.out_shape.size() - 2], &m)) m = 0;
   if (g.out_shape.size() < 2) m = 1;
-  Blocking bl = ChooseBlocking(ctx.target, m, g.n);
+  Blocking bl = ChooseBlocking(ctx.target, m, g.n, g.wide_small_m);
   // With pad_m, a row tile that does not divide M is replaced by the one
   // that pads M least among those with enough accumulators to hide the FMA
   // latency (8: 4 cycles x 2 ports), and M is computed padded to it.
@@ -334,6 +353,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> DenseCompute(const Strate
   g.out_shape = ctx.base.out_shapes[0];
   g.n = n;
   g.k = k;
+  g.wide_small_m = true;
   g.a = [x](const std::vector<PrimExpr>& lead, const PrimExpr& kk) {
     std::vector<PrimExpr> i = lead;
     i.push_back(kk);
@@ -368,6 +388,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> MatmulCompute(
   g.out_shape = ctx.base.out_shapes[0];
   g.n = n;
   g.k = k;
+  g.wide_small_m = true;
   g.a = [x, ta](const std::vector<PrimExpr>& lead, const PrimExpr& kk) {
     std::vector<PrimExpr> i(lead.begin(), lead.end() - 1);
     if (ta) {
@@ -412,6 +433,7 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> BatchMatmulCompute(
   g.out_shape = ctx.base.out_shapes[0];
   g.n = n;
   g.k = k;
+  g.wide_small_m = true;
   g.a = [x, ta, bx1](const std::vector<PrimExpr>& lead, const PrimExpr& kk) {
     const PrimExpr b = bx1 ? IntImm(0) : lead[0];
     return ta ? x({b, kk, lead[1]}) : x({b, lead[1], kk});

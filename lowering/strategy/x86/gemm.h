@@ -40,6 +40,10 @@ struct GemmOperands {
   // floordiv/floormod chain per element. Their product divides K; empty: one
   // loop over K.
   std::vector<int64_t> k_split;
+  // A GEMM of at most 3 rows may take a column panel of more than 2 vectors
+  // (up to 8 for one row), its schedule GemmSchedule's: dense, matmul and
+  // batch_matmul. Not a convolution, whose panel is its output channel block.
+  bool wide_small_m = false;
 };
 
 // C = A B^T packed for the micro-kernel, the anchor of `impl` (whose schedule
