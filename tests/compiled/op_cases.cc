@@ -167,6 +167,24 @@ std::vector<OpCase> OpCases() {
                "concatenate((%x, %y), axis=1)"});
   c.push_back({"concatenate3", "%x: Tensor[(1, 3), float32], %y: Tensor[(2, 3), float32], %z: Tensor[(4, 3), float32]",
                "concatenate((%x, %y, %z), axis=-2)"});
+  // More than 16 fields: a stage of its own, vectorized along the last axis
+  // when the fields are stacked along another (the tree's conditions the same
+  // for every lane), a scalar loop when along the last.
+  for (const char* axis : {"0", "1"}) {
+    std::string params, fields;
+    for (int i = 0; i < 20; ++i) {
+      absl::StrAppend(&params, i ? ", " : "", "%x", i, ": Tensor[(", i % 3 + 1, ", 19), float32]");
+      absl::StrAppend(&fields, i ? ", " : "", "%x", i);
+    }
+    if (std::string(axis) == "1") {
+      params.clear();
+      for (int i = 0; i < 20; ++i) {
+        absl::StrAppend(&params, i ? ", " : "", "%x", i, ": Tensor[(3, ", i % 3 + 1, "), float32]");
+      }
+    }
+    c.push_back({absl::StrCat("concatenate_20_fields_axis", axis), params,
+                 absl::StrCat("concatenate((", fields, "), axis=", axis, ")")});
+  }
   c.push_back({"split", "%x: Tensor[(2, 9), float32]", "split(%x, sections=3, axis=1).1"});
   c.push_back({"split_idx", "%x: Tensor[(2, 9), float32]", "split(%x, indices=[2, 7], axis=1).2"});
   c.push_back({"strided_slice", "%x: Tensor[(5, 9), float32]",

@@ -62,6 +62,15 @@ std::vector<StrategyCase> Cases() {
          "nn.dense(%x, %w)", {}, "dense_pack.x86"});
     add({"dense_m1", "%x: Tensor[(1, 256), float32], %w: Tensor[(100, 256), float32]",
          "nn.dense(%x, %w)", {"w"}, "dense_pack.x86"});
+    // GEMVs (at most 3 rows): column panels of up to 8 vectors, N padded.
+    add({"dense_m1_wide_panels_padded_n", "%x: Tensor[(1, 96), float32], %w: Tensor[(1000, 96), float32]",
+         "nn.dense(%x, %w)", {"w"}, "dense_pack.x86"});
+    add({"dense_m2_bias", "%x: Tensor[(2, 64), float32], %w: Tensor[(256, 64), float32], %b: Tensor[(256,), float32]",
+         "add(nn.dense(%x, %w), %b)", {"w", "b"}, "dense_pack.x86", 3});
+    add({"matmul_m3_runtime_b", "%x: Tensor[(3, 40), float32], %w: Tensor[(40, 200), float32]",
+         "nn.matmul(%x, %w)", {}, "matmul_pack.x86"});
+    add({"batch_matmul_m1", "%x: Tensor[(2, 1, 32), float32], %y: Tensor[(2, 512, 32), float32]",
+         "nn.batch_matmul(%x, %y)", {}, "batch_matmul_pack.x86"});
     add({"matmul_bias_relu", "%x: Tensor[(96, 64), float32], %w: Tensor[(64, 64), float32], %b: Tensor[(64,), float32]",
          "nn.relu(add(nn.matmul(%x, %w), %b))", {"w", "b"}, "matmul_pack.x86", 3});
     add({"matmul_gelu_3d", "%x: Tensor[(1, 24, 32), float32], %w: Tensor[(32, 96), float32]",
@@ -257,6 +266,13 @@ std::vector<StrategyCase> Cases() {
          "out_layout=\"NCHW32c\")",
          {}, "conv2d_NCHWc.x86"});
   }
+  // A 1 x W map (a Conv1d as a conv2d) through the conv-GEMM (a deep 1x1
+  // conv on AVX2's 16 registers): each pixel tile's accumulator holds its own
+  // pixels, not the whole row.
+  c.push_back({"conv1x1_one_row_gemm_avx2",
+               "%x: Tensor[(1, 256, 1, 45), float32], %w: Tensor[(64, 256, 1, 1), float32], %b: Tensor[(64, 1, 1), float32]",
+               "nn.relu(add(nn.conv2d(%x, %w), %b))", {"w", "b"}, "conv2d_gemm.x86", 3,
+               "llvm -mcpu=haswell"});
   return c;
 }
 

@@ -104,13 +104,19 @@ Result Concatenate(const ComputeCtx& ctx) {
   }
   const Shape& shape = ctx.out_shapes[0];
   const DataType dt = ctx.out_dtypes[0];
-  // Past this many fields, a vector of the output would gather from many
-  // tensors (every lane walking the tree): the concatenation is a stage of its
-  // own, a scalar loop per element (log2(fields) compares each), which keeps
-  // the generated code linear in the number of fields.
+  // Past this many fields, the concatenation is a stage of its own, which
+  // keeps the generated code linear in the number of fields. Along the last
+  // axis a vector of the output would gather from many tensors (every lane
+  // walking the tree): a scalar loop per element (log2(fields) compares
+  // each). Along another axis the tree's conditions are the same for every
+  // lane of the last axis, so the lanes stay one vector copy per branch (64
+  // LSTM steps' [1, 512] outputs concatenated: 1.1 ms as a scalar loop).
   constexpr size_t kWideConcat = 16;
   std::map<std::string, std::string> attrs;
-  if (parts.size() > kWideConcat) attrs = {{"no_inline", "1"}, {"kiln.no_vectorize", "1"}};
+  if (parts.size() > kWideConcat) {
+    attrs.emplace("no_inline", "1");
+    if (ax + 1 == static_cast<size_t>(t0.ndim())) attrs.emplace("kiln.no_vectorize", "1");
+  }
   return std::vector<te::Tensor>{te::Compute(shape, [&](const std::vector<Var>& i) -> PrimExpr {
     if (parts.empty()) return tir::MakeConst(dt, 0);  // an empty output
     auto read = [&](size_t p) {
