@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
@@ -224,6 +225,71 @@ TEST(ScheduleX86Test, ConvBiasReluComputesTheConvInsideTheOutputLoop) {
     std::string text = LowerRun({net.data, net.weight, net.bias}, {net.out}, {d, wt, b}, &out, lanes);
     EXPECT_LT(MaxAbsDiff(out[0], net.Reference(d, wt, b)), 1e-5) << "lanes " << lanes << "\n" << text;
   }
+}
+
+// A convolution's zero-padded input (the stage nn.conv2d names "pad") is
+// computed first, not inlined: inlined, its bounds test differs between the
+// lanes of an output row and the conv's vector loop falls back to scalars.
+// Other pads (read by no convolution) are still inlined.
+TEST(ScheduleX86Test, ConvolutionPadIsComputedFirst) {
+  const int64_t ci = 2, h = 5, w = 6, co = 3;
+  Tensor data = Placeholder({IntImm(1), IntImm(ci), IntImm(h), IntImm(w)}, kF32, "data");
+  Tensor weight = Placeholder({IntImm(co), IntImm(ci), IntImm(3), IntImm(3)}, kF32, "weight");
+  Tensor pad = Compute({IntImm(1), IntImm(ci), IntImm(h + 2), IntImm(w + 2)},
+                       [&](const std::vector<Var>& i) {
+                         const PrimExpr in = tir::And(
+                             tir::And(tir::GE(i[2], IntImm(1)), tir::LT(i[2], IntImm(h + 1))),
+                             tir::And(tir::GE(i[3], IntImm(1)), tir::LT(i[3], IntImm(w + 1))));
+                         return tir::Call(
+                             kF32, "if_then_else",
+                             {in, data({i[0], i[1], i[2] - IntImm(1), i[3] - IntImm(1)}),
+                              tir::FloatImm(0.0)});
+                       },
+                       "pad", "injective");
+  IterVar rc = ReduceAxis({IntImm(0), IntImm(ci)}, "rc");
+  IterVar ry = ReduceAxis({IntImm(0), IntImm(3)}, "ry");
+  IterVar rx = ReduceAxis({IntImm(0), IntImm(3)}, "rx");
+  Tensor conv = Compute({IntImm(1), IntImm(co), IntImm(h), IntImm(w)},
+                        [&](const std::vector<Var>& i) {
+                          return Sum(pad({i[0], rc->var, i[2] + ry->var, i[3] + rx->var}) *
+                                         weight({i[1], rc->var, ry->var, rx->var}),
+                                     {rc, ry, rx});
+                        },
+                        "conv2d", "conv2d_nchw");
+  const std::string loops = Loops({conv}, 4);
+  EXPECT_TRUE(absl::StartsWith(loops, "allocate pad; parallel")) << loops;
+  std::vector<double> d = RandomData(static_cast<size_t>(ci * h * w), 31);
+  std::vector<double> wt = RandomData(static_cast<size_t>(co * ci * 9), 32);
+  std::vector<std::vector<double>> out;
+  LowerRun({data, weight}, {conv}, {d, wt}, &out, 4);
+  std::vector<double> want(static_cast<size_t>(co * h * w));
+  for (int64_t o = 0; o < co; ++o) {
+    for (int64_t y = 0; y < h; ++y) {
+      for (int64_t x = 0; x < w; ++x) {
+        float acc = 0;
+        for (int64_t c = 0; c < ci; ++c) {
+          for (int64_t dy = 0; dy < 3; ++dy) {
+            for (int64_t dx = 0; dx < 3; ++dx) {
+              const int64_t iy = y + dy - 1, ix = x + dx - 1;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              acc += F(d[static_cast<size_t>((c * h + iy) * w + ix)]) *
+                     F(wt[static_cast<size_t>(((o * ci + c) * 3 + dy) * 3 + dx)]);
+            }
+          }
+        }
+        want[static_cast<size_t>((o * h + y) * w + x)] = acc;
+      }
+    }
+  }
+  EXPECT_LT(MaxAbsDiff(out[0], want), 1e-5);
+  // The same stage read by a max reduction (no convolution): inlined.
+  IterVar r = ReduceAxis({IntImm(0), IntImm(3)}, "r");
+  Tensor pooled = Compute({IntImm(1), IntImm(ci), IntImm(h), IntImm(w)},
+                          [&](const std::vector<Var>& i) {
+                            return Max(pad({i[0], i[1], i[2] + r->var, i[3]}), {r});
+                          },
+                          "pool", "pool_max");
+  EXPECT_EQ(Loops({pooled}, 4).find("allocate pad"), std::string::npos) << Loops({pooled}, 4);
 }
 
 TEST(ScheduleX86Test, ReductionOutputsAndSharedReductions) {
