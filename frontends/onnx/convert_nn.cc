@@ -12,8 +12,11 @@
 // the odd pixel at the end (UPPER) or the start (LOWER).
 //
 // Compositions (exact up to float rounding order):
-//   ConvTranspose: nn.conv2d over the input with (stride - 1) zeros inserted,
-//   the kernel's channels swapped per group and its window flipped;
+//   ConvTranspose: the kernel's channels swapped per group and its window
+//   flipped; strided (dilation 1): one stride-1 nn.conv2d per output phase
+//   over the kernel's taps that phase reads (one for all phases where they
+//   read the same window), interleaved back; otherwise nn.conv2d over the
+//   input with (stride - 1) zeros inserted;
 //   3-D Conv / MaxPool / AveragePool: 2-D ones per depth tap, combined (below).
 // Left unconverted: 3-D ConvTranspose, MaxPool's Indices output (no argmax
 // pooling).
@@ -399,6 +402,132 @@ absl::StatusOr<Expr> ConvTranspose3D(ConvertContext& c, Expr x, Expr w, const Te
   return y;
 }
 
+// A strided 2-D ConvTranspose (dilation 1) by output phase: output position
+// o = q * s + r along an axis of stride s reads only the kernel taps
+// m0(r), m0(r) + s, ... of the flipped kernel (the others meet the zeros
+// the dilated form inserts), at input positions q + e(r) + j. So each of the
+// s_h * s_w phases is a stride-1 convolution of the undilated input with
+// that tap subset (ceil(k / s) taps per axis), and the phases are stacked
+// and interleaved back (a pixel shuffle) and cropped to the output size.
+// Where every phase reads the same input window (k = s, e.g. U-Net's 2x2
+// stride-2 up-convolutions) and groups = 1, the phases are one convolution
+// with s_h * s_w times the output channels. The dilated form multiplies
+// s_h * s_w times as many terms, all but one in s_h * s_w of them zeros
+// (DCGAN's 4x4 stride-2 layers). nullopt where a phase would read no tap or
+// no input (a kernel smaller than the stride, a crop past the input): the
+// dilated form handles those.
+struct PhaseAxis {
+  int64_t m0 = 0, e = 0, taps = 0;
+};
+absl::StatusOr<std::optional<Expr>> ConvTransposeByPhase(
+    ConvertContext& c, const Expr& x, const Expr& wf, const std::vector<int64_t>& xd,
+    const std::vector<int64_t>& k2, const std::vector<int64_t>& strides,
+    const std::vector<int64_t>& pads, const std::vector<int64_t>& out_pad, int64_t group,
+    int64_t m) {
+  const int64_t in[2] = {xd[2], xd[3]};
+  int64_t out[2], q[2];
+  std::vector<PhaseAxis> ph[2];
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t s = strides[i], k = k2[i];
+    const int64_t pb = (k - 1) - pads[i];
+    out[i] = (in[i] - 1) * s + k - pads[i] - pads[i + 2] + out_pad[i];
+    if (out[i] < 1) return std::optional<Expr>();
+    q[i] = (out[i] + s - 1) / s;
+    for (int64_t r = 0; r < s; ++r) {
+      PhaseAxis a;
+      a.m0 = ((pb - r) % s + s) % s;
+      a.e = (r - pb + a.m0) / s;
+      a.taps = a.m0 < k ? (k - a.m0 + s - 1) / s : 0;
+      if (a.taps == 0 || a.e >= in[i]) return std::optional<Expr>();
+      ph[i].push_back(a);
+    }
+  }
+  bool same_window = group == 1;
+  for (size_t i = 0; i < 2 && same_window; ++i) {
+    for (const PhaseAxis& a : ph[i]) {
+      same_window = same_window && a.e == ph[i][0].e && a.taps == ph[i][0].taps;
+    }
+  }
+  // The stride-1 convolution of phase (a, b) over the input window it reads.
+  auto phase_conv = [&](const PhaseAxis& a, const PhaseAxis& b, Expr w) -> absl::StatusOr<Expr> {
+    const PhaseAxis pa[2] = {a, b};
+    Expr xi = x;
+    std::vector<int64_t> pad(4, 0), crop_end(2, std::numeric_limits<int64_t>::max());
+    bool crop = false;
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t begin = std::max<int64_t>(0, pa[i].e);
+      if (begin > 0) {
+        KILN_ASSIGN_OR_RETURN(xi, SliceAxis(c, xi, static_cast<int64_t>(2 + i), begin, in[i]));
+      }
+      pad[i] = std::max<int64_t>(0, -pa[i].e);
+      const int64_t len = in[i] - begin + pad[i];
+      pad[i + 2] = std::max<int64_t>(0, q[i] + pa[i].taps - 1 - len);
+      if (len + pad[i + 2] - pa[i].taps + 1 > q[i]) {
+        crop_end[i] = q[i];
+        crop = true;
+      }
+    }
+    auto ca = NewAttrs<Conv2DAttrs>();
+    ca->padding = pad;
+    ca->groups = group;
+    KILN_ASSIGN_OR_RETURN(Expr y, c.Call("nn.conv2d", {xi, std::move(w)}, ca));
+    if (crop) {
+      auto sa = NewAttrs<StridedSliceAttrs>();
+      sa->begin = {0, 0};
+      sa->end = crop_end;
+      sa->strides = std::vector<int64_t>{1, 1};
+      sa->axes = std::vector<int64_t>{2, 3};
+      KILN_ASSIGN_OR_RETURN(y, c.Call("strided_slice", {y}, sa));
+    }
+    return y;
+  };
+  // The flipped kernel's taps of phase (a, b): [M, C/g, taps_h, taps_w].
+  auto phase_weight = [&](const PhaseAxis& a, const PhaseAxis& b) -> absl::StatusOr<Expr> {
+    auto sa = NewAttrs<StridedSliceAttrs>();
+    sa->begin = {a.m0, b.m0};
+    sa->end = {a.m0 + (a.taps - 1) * strides[0] + 1, b.m0 + (b.taps - 1) * strides[1] + 1};
+    sa->strides = std::vector<int64_t>{strides[0], strides[1]};
+    sa->axes = std::vector<int64_t>{2, 3};
+    return c.Call("strided_slice", {wf}, sa);
+  };
+  const int64_t sh = strides[0], sw = strides[1], n = xd[0];
+  Expr stacked;  // [N, sh * sw * M, Q_h, Q_w], phase-major
+  if (same_window) {
+    std::vector<Expr> ws;
+    for (const PhaseAxis& a : ph[0]) {
+      for (const PhaseAxis& b : ph[1]) {
+        KILN_ASSIGN_OR_RETURN(Expr w, phase_weight(a, b));
+        ws.push_back(std::move(w));
+      }
+    }
+    KILN_ASSIGN_OR_RETURN(Expr w, ConcatAxis(c, std::move(ws), 0));
+    KILN_ASSIGN_OR_RETURN(stacked, phase_conv(ph[0][0], ph[1][0], w));
+  } else {
+    std::vector<Expr> ys;
+    for (const PhaseAxis& a : ph[0]) {
+      for (const PhaseAxis& b : ph[1]) {
+        KILN_ASSIGN_OR_RETURN(Expr w, phase_weight(a, b));
+        KILN_ASSIGN_OR_RETURN(Expr y, phase_conv(a, b, w));
+        ys.push_back(std::move(y));
+      }
+    }
+    KILN_ASSIGN_OR_RETURN(stacked, ConcatAxis(c, std::move(ys), 1));
+  }
+  // [N, sh, sw, M, Q_h, Q_w] -> [N, M, Q_h, sh, Q_w, sw] -> [N, M, Q_h * sh, Q_w * sw].
+  KILN_ASSIGN_OR_RETURN(Expr y, Reshape(c, stacked, {n, sh, sw, m, q[0], q[1]}));
+  KILN_ASSIGN_OR_RETURN(y, Transpose(c, y, {0, 3, 4, 1, 5, 2}));
+  KILN_ASSIGN_OR_RETURN(y, Reshape(c, y, {n, m, q[0] * sh, q[1] * sw}));
+  if (q[0] * sh != out[0] || q[1] * sw != out[1]) {
+    auto sa = NewAttrs<StridedSliceAttrs>();
+    sa->begin = {0, 0};
+    sa->end = {out[0], out[1]};
+    sa->strides = std::vector<int64_t>{1, 1};
+    sa->axes = std::vector<int64_t>{2, 3};
+    KILN_ASSIGN_OR_RETURN(y, c.Call("strided_slice", {y}, sa));
+  }
+  return std::optional<Expr>(y);
+}
+
 Outs ConvertConvTranspose(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
   KILN_ASSIGN_OR_RETURN(Expr w, c.Input(1));
@@ -467,6 +596,7 @@ Outs ConvertConvTranspose(ConvertContext& c) {
     out_pad.insert(out_pad.begin(), 0);
   }
   const int64_t C = xd[1], H = xd[2], W = xd[3];
+  const Expr x_in = x;  // undilated, for ConvTransposeByPhase
   // Insert zeros: [N, C, H, W] -> [N, C, H, 1, W, 1] -> pad to [N, C, H, sh, W, sw]
   // -> [N, C, H*sh, W*sw] -> drop the trailing zeros.
   if (strides[0] > 1 || strides[1] > 1) {
@@ -506,6 +636,24 @@ Outs ConvertConvTranspose(ConvertContext& c) {
     fa->strides = std::vector<int64_t>{-1, -1};
     fa->axes = std::vector<int64_t>{2, 3};
     KILN_ASSIGN_OR_RETURN(w, c.Call("strided_slice", {w}, fa));
+  }
+  if ((strides[0] > 1 || strides[1] > 1) && dil[0] == 1 && dil[1] == 1) {
+    KILN_ASSIGN_OR_RETURN(std::optional<Expr> y,
+                          ConvTransposeByPhase(c, x_in, w, xd, {kh, kw}, strides, pads, out_pad,
+                                               group, group * mg));
+    if (y) {
+      Expr out = *y;
+      if (c.HasInput(2)) {
+        KILN_ASSIGN_OR_RETURN(Expr b, c.Input(2));
+        auto ba = NewAttrs<BiasAddAttrs>();
+        ba->axis = 1;
+        KILN_ASSIGN_OR_RETURN(out, c.Call("nn.bias_add", {out, b}, ba));
+      }
+      if (sp == 1) {
+        KILN_ASSIGN_OR_RETURN(out, Squeeze(c, out, {2}));
+      }
+      return std::vector<Expr>{out};
+    }
   }
   // Equivalent padding; negative parts crop afterwards.
   const int64_t k2[2] = {kh, kw};

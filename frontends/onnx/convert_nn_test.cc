@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "frontends/onnx/convert_test_util.h"
 #include "frontends/onnx/onnx_test_util.h"
 #include "gmock/gmock.h"
@@ -309,6 +310,67 @@ TEST(ConvertConvTranspose, OutputShapeAndOneDimensional) {
                                 {AttrInts("strides", {2}), AttrInts("output_shape", {8})}),
                        {F32In("x", xs, x), Init("w", kF32, ws, w)});
   ExpectNear(got, {1, 2, 8}, want);
+}
+
+// Strided ConvTranspose (dilation 1) imports as one stride-1 convolution per
+// output phase, or one for all phases when they read the same window (k = s,
+// groups 1): no zeros inserted into the input (no nn.pad of it). Checked
+// against the definition over kernels smaller than, equal to and larger
+// than the stride, pads that crop past the kernel, output_padding, groups
+// and different strides per axis. A kernel smaller than the stride on some
+// axis (a phase with no tap) keeps the zero-inserted form.
+TEST(ConvertConvTranspose, StridedKernelsByOutputPhase) {
+  struct Case {
+    S ks, strides, pads, out_pad;
+    int64_t groups;
+    int convs;  // conv2d calls expected; 0: the zero-inserted form
+  };
+  const std::vector<Case> cases = {
+      {{2, 2}, {2, 2}, {0, 0, 0, 0}, {0, 0}, 1, 1},   // U-Net's up-convolution
+      {{4, 4}, {2, 2}, {1, 1, 1, 1}, {0, 0}, 1, 4},   // DCGAN
+      {{4, 4}, {2, 2}, {1, 1, 1, 1}, {0, 0}, 2, 4},
+      {{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, 4},
+      {{3, 5}, {2, 3}, {0, 2, 1, 0}, {1, 2}, 1, 6},
+      {{3, 3}, {3, 3}, {0, 0, 0, 0}, {0, 0}, 2, 9},  // groups: a conv per phase
+      {{5, 4}, {2, 2}, {5, 0, 3, 4}, {0, 1}, 1, 4},  // pads past the kernel crop
+      {{1, 3}, {1, 2}, {0, 1, 0, 1}, {0, 0}, 1, 2},
+      {{2, 1}, {2, 2}, {0, 0, 0, 0}, {0, 0}, 1, 0},  // a 1-wide kernel, stride 2
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(absl::StrCat("k ", k.ks[0], "x", k.ks[1], " s ", k.strides[0], "x", k.strides[1],
+                              " groups ", k.groups));
+    const int64_t c = 2 * k.groups, mg = 3;
+    const S xs = {1, c, 4, 5}, ws = {c, mg, k.ks[0], k.ks[1]};
+    const V x = Data(Numel(xs)), w = Data(Numel(ws), 0.7);
+    V b(static_cast<size_t>(mg * k.groups));
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 0.25 * static_cast<double>(i) - 0.5;
+    S os;
+    V want = RefConvTranspose2D(x, xs, w, ws, k.strides, {1, 1}, k.pads, k.out_pad, k.groups, &os);
+    for (int64_t i = 0; i < Numel(os); ++i) {
+      want[static_cast<size_t>(i)] += b[static_cast<size_t>((i / (os[2] * os[3])) % os[1])];
+    }
+    const onnx::NodeProto node =
+        MakeNode("ConvTranspose", {"x", "w", "b"}, {"y"},
+                 {AttrInt("group", k.groups), AttrInts("strides", k.strides),
+                  AttrInts("pads", k.pads), AttrInts("output_padding", k.out_pad)});
+    const std::vector<NamedTensor> in = {F32In("x", xs, x), Init("w", kF32, ws, w),
+                                         Init("b", kF32, {mg * k.groups}, b)};
+    ExpectNear(Exec(11, node, in), os, want);
+    absl::StatusOr<std::string> text = ImportedText(11, node, in);
+    ASSERT_TRUE(text.ok()) << text.status();
+    int convs = 0;
+    for (size_t at = text->find("nn.conv2d("); at != std::string::npos;
+         at = text->find("nn.conv2d(", at + 1)) {
+      ++convs;
+    }
+    if (k.convs > 0) {
+      EXPECT_EQ(convs, k.convs) << *text;
+      EXPECT_EQ(text->find("nn.pad("), std::string::npos) << *text;
+    } else {
+      EXPECT_EQ(convs, 1) << *text;
+      EXPECT_NE(text->find("nn.pad("), std::string::npos) << *text;
+    }
+  }
 }
 
 // ---- pooling ----------------------------------------------------------------------
