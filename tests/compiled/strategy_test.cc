@@ -266,6 +266,14 @@ std::vector<StrategyCase> Cases() {
          "out_layout=\"NCHW32c\")",
          {}, "conv2d_NCHWc.x86"});
   }
+  // A 1 x W map whose input row (256 channels x 203 columns, 208 KB)
+  // outgrows 128 KB: the direct schedule runs the row in chunks, every
+  // output channel block per chunk (strided, with a bias and a tail chunk).
+  for (const char* t : {"llvm", "llvm -mcpu=haswell"}) {
+    c.push_back({absl::StrCat("conv1d_row_chunks_o3", std::string(t) == "llvm" ? "" : "_avx2"),
+                 "%x: Tensor[(1, 256, 1, 203), float32], %w: Tensor[(64, 256, 1, 3), float32], %b: Tensor[(64, 1, 1), float32]",
+                 "add(nn.conv2d(%x, %w, strides=[1, 2]), %b)", {"w", "b"}, "conv2d_NCHWc.x86", 3, t});
+  }
   // A 1 x W map (a Conv1d as a conv2d) through the conv-GEMM (a deep 1x1
   // conv on AVX2's 16 registers): each pixel tile's accumulator holds its own
   // pixels, not the whole row.
