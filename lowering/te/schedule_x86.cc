@@ -124,7 +124,7 @@ bool ReducesContiguousAxis(const Stage& s, int lanes) {
   if (s.op->reduce_axis.size() != 1 || s.op->body.size() != 1 || s.op->axis.empty()) return false;
   const IterVar& k = s.op->reduce_axis[0];
   int64_t extent = 0;
-  if (!tir::IsConstInt(k->dom.extent, &extent) || extent < 2 * lanes || extent % lanes != 0)
+  if (!tir::IsConstInt(k->dom.extent, &extent) || extent < 2 * lanes)
     return false;
   const tir::ExprNode* kv = k->var.get();
   auto uses_k = [kv](const PrimExpr& e) {
@@ -145,7 +145,9 @@ bool ReducesContiguousAxis(const Stage& s, int lanes) {
 // Such a reduction as TVM's rfactor would vectorize it: the axis split by
 // `lanes` and factored into a stage of `lanes` partial results per row (one
 // contiguous vector load per step of the outer part), which the original
-// stage then reduces. Returns the factored stage (to be attached by the
+// stage then reduces. An extent `lanes` does not divide leaves a guarded
+// last step, which LoopPartition peels off the vector loop (a GroupNorm's
+// means over 3199 samples were a scalar chain of adds: 1.7 ms for 512 rows). Returns the factored stage (to be attached by the
 // caller); `s` becomes the lanes' reduction.
 absl::StatusOr<Stage*> FactorContiguousReduce(Schedule& sch, Stage* s, int lanes) {
   const Tensor t = s->op->output(0);
