@@ -38,6 +38,25 @@ models above, batch 1, BatchNorm calibrated the same way:
                                                    (ASPP), 16x / 8x bilinear upsampling;
                                                    output "output", the "out" head
 
+Sequence, audio and generative models, written here in plain torch (random
+weights, BatchNorm calibrated on random inputs of the model's shape):
+  lstm2, gru2         2-layer LSTM / GRU, input 256, hidden 512, 64 steps:
+                      input [64, 1, 256] (sequence-major), output the last
+                      layer's hidden states [64, 1, 512]
+  w2v2_encoder        wav2vec 2.0's convolutional feature encoder (512
+                      channels, kernels 10/3/3/3/3/2/2, strides 5/2/2/2/2/2/2,
+                      GroupNorm after the first, GELU) and its LayerNorm +
+                      projection to 768: input [1, 1, 16000] (1 s of 16 kHz
+                      audio), output [1, 49, 768]
+  conv1d_asr          a Jasper-style Conv1d stack (BatchNorm + ReLU; 256-896
+                      channels, kernels 11-29) over 80 mel bands x 400 frames
+  dcgan               DCGAN's generator: ConvTranspose 4x4 (stride 1, then
+                      stride 2) + BatchNorm + ReLU, tanh: noise [1, 100, 1, 1]
+                      -> [1, 3, 64, 64]
+  unet                a 4-level U-Net (32-256 channels, 3x3 conv + BN + ReLU
+                      pairs, max pooling, 2x2 stride-2 ConvTranspose
+                      up-convolutions, skip concatenations) on [1, 3, 256, 256]
+
 torch is imported lazily: a run that finds its models cached never loads it.
 """
 import math
@@ -83,6 +102,16 @@ for _name, _title, _inputs in [
         ("deeplabv3_mobilenet_v3_large", "DeepLabV3-MobileNetV3-L", IMAGE_512),
         ("lraspp_mobilenet_v3_large", "LRASPP-MobileNetV3-L", IMAGE_512)]:
     SPECS[_name] = ModelSpec(_name, _title, _inputs, default=False)
+PLAIN = {  # name -> (title, input shape): models.py's own torch modules
+    "lstm2": ("LSTM, 2 layers, 64 steps", (64, 1, 256)),
+    "gru2": ("GRU, 2 layers, 64 steps", (64, 1, 256)),
+    "w2v2_encoder": ("wav2vec2 feature encoder (1 s)", (1, 1, 16000)),
+    "conv1d_asr": ("Jasper-style Conv1d stack", (1, 80, 400)),
+    "dcgan": ("DCGAN generator 64x64", (1, 100, 1, 1)),
+    "unet": ("U-Net 256x256", (1, 3, 256, 256)),
+}
+for _name, (_title, _shape) in PLAIN.items():
+    SPECS[_name] = ModelSpec(_name, _title, {"input": ("float32", _shape)}, default=False)
 DEFAULT_MODELS = [n for n, s in SPECS.items() if s.default]
 
 
@@ -162,9 +191,88 @@ def _bert_module():
     return Bert()
 
 
+def _plain_module(name):
+    """The sequence, audio and generative models (PLAIN)."""
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class Recurrent(nn.Module):
+        def __init__(self, cell):
+            super().__init__()
+            self.rnn = cell(256, 512, num_layers=2)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+
+    class W2V2Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layers = [nn.Conv1d(1, 512, 10, 5, bias=False), nn.GroupNorm(512, 512), nn.GELU()]
+            for k, st in [(3, 2)] * 4 + [(2, 2)] * 2:
+                layers += [nn.Conv1d(512, 512, k, st, bias=False), nn.GELU()]
+            self.conv = nn.Sequential(*layers)
+            self.norm = nn.LayerNorm(512)
+            self.proj = nn.Linear(512, 768)
+
+        def forward(self, x):
+            return self.proj(self.norm(self.conv(x).transpose(1, 2)))
+
+    def conv1d_asr():
+        layers, c = [], 80
+        blocks = [(256, 11, 2)] + [(256, 11, 1)] * 3 + [(384, 13, 1)] * 3 + [(512, 17, 1)] * 3 + \
+                 [(640, 21, 1)] * 3 + [(768, 25, 1)] * 3 + [(896, 29, 1), (1024, 1, 1)]
+        for oc, k, st in blocks:
+            layers += [nn.Conv1d(c, oc, k, st, padding=k // 2), nn.BatchNorm1d(oc), nn.ReLU()]
+            c = oc
+        return nn.Sequential(*layers, nn.Conv1d(c, 29, 1))
+
+    def dcgan():
+        layers, c = [nn.ConvTranspose2d(100, 512, 4, 1, 0, bias=False), nn.BatchNorm2d(512),
+                     nn.ReLU()], 512
+        for _ in range(3):
+            layers += [nn.ConvTranspose2d(c, c // 2, 4, 2, 1, bias=False), nn.BatchNorm2d(c // 2),
+                       nn.ReLU()]
+            c //= 2
+        return nn.Sequential(*layers, nn.ConvTranspose2d(c, 3, 4, 2, 1, bias=False), nn.Tanh())
+
+    def conv_bn_relu(i, o):
+        return nn.Sequential(nn.Conv2d(i, o, 3, 1, 1, bias=False), nn.BatchNorm2d(o), nn.ReLU())
+
+    class UNet(nn.Module):
+        def __init__(self, c=32):
+            super().__init__()
+            self.down = nn.ModuleList(
+                nn.Sequential(conv_bn_relu(3 if i == 0 else c << (i - 1), c << i),
+                              conv_bn_relu(c << i, c << i)) for i in range(4))
+            self.up = nn.ModuleList(nn.ConvTranspose2d(c << i, c << (i - 1), 2, 2)
+                                    for i in range(3, 0, -1))
+            self.dec = nn.ModuleList(
+                nn.Sequential(conv_bn_relu(c << i, c << (i - 1)),
+                              conv_bn_relu(c << (i - 1), c << (i - 1))) for i in range(3, 0, -1))
+            self.head = nn.Conv2d(c, 2, 1)
+
+        def forward(self, x):
+            skips = []
+            for i, d in enumerate(self.down):
+                x = d(x)
+                if i < 3:
+                    skips.append(x)
+                    x = F.max_pool2d(x, 2)
+            for up, dec in zip(self.up, self.dec):
+                x = dec(torch.cat([up(x), skips.pop()], 1))
+            return self.head(x)
+
+    build = {"lstm2": lambda: Recurrent(nn.LSTM), "gru2": lambda: Recurrent(nn.GRU),
+             "w2v2_encoder": W2V2Encoder, "conv1d_asr": conv1d_asr, "dcgan": dcgan, "unet": UNet}
+    return _calibrate_batch_norm(build[name](), shape=PLAIN[name][1])
+
+
 def _torch_module(name):
     if name == "bert":
         return _bert_module()
+    if name in PLAIN:
+        return _plain_module(name)
     import torchvision
     size = SPECS[name].inputs["input"][1][-1]
     if name in SEGMENTATION:
@@ -189,7 +297,7 @@ def _torch_module(name):
                                  size=size)
 
 
-def _calibrate_batch_norm(module, batches=4, batch=8, size=224):
+def _calibrate_batch_norm(module, batches=4, batch=8, size=224, shape=None):
     """Sets every BatchNorm's running mean and variance to the statistics of
     its input over a few random batches (train-mode forward passes), as
     training would: activations then keep about unit scale through the
@@ -208,7 +316,10 @@ def _calibrate_batch_norm(module, batches=4, batch=8, size=224):
     module.train()
     with torch.no_grad():
         for _ in range(batches):
-            module(torch.randn(batch, 3, size, size))
+            if shape is None:
+                module(torch.randn(batch, 3, size, size))
+            else:
+                module(torch.randn(batch, *shape[1:]))
     return module
 
 
