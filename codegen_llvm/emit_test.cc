@@ -130,6 +130,33 @@ TEST(EmitTest, AssemblyAndLLVMIR) {
   EXPECT_THAT(*asm_text, HasSubstr("fadd"));
 }
 
+// Lanes a constant stride apart (an NCHW16c -> NCHW transposition) are one
+// scalar load or store per lane at a constant distance from one address, not
+// a gather or scatter of per-lane addresses; per-lane indices still gather.
+TEST(EmitTest, ConstantStrideLanesAreScalarAccesses) {
+  Buffer a = MakeBuffer("A", kF32, {I(1024)});
+  Buffer b = MakeBuffer("B", kF32, {I(1024)});
+  Buffer ix = MakeBuffer("IX", DataType::Int(32), {I(64)});
+  Var i = MakeVar("i");
+  PrimFunc strided = MakePrimFunc(
+      "strided", {a, b},
+      For(i, I(0), I(8), ForKind::kSerial,
+          Store(b, Load(a, {Ramp(i, I(16), 8)}), {Ramp(i * 128 + 1, I(16), 8)})));
+  absl::StatusOr<std::string> ir = EmitLLVMIR({strided}, Parse("llvm -mcpu=haswell"));
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, Not(HasSubstr("masked.gather")));
+  EXPECT_THAT(*ir, Not(HasSubstr("masked.scatter")));
+  EXPECT_THAT(*ir, HasSubstr("load float"));
+  PrimFunc gathered = MakePrimFunc(
+      "gathered", {a, ix, b},
+      For(i, I(0), I(8), ForKind::kSerial,
+          Store(b, Load(a, {Load(ix, {Ramp(i * 8, I(1), 8)})}),
+                {Ramp(i * 8, I(1), 8)})));
+  ir = EmitLLVMIR({gathered}, Parse("llvm -mcpu=haswell"));
+  ASSERT_TRUE(ir.ok()) << ir.status();
+  EXPECT_THAT(*ir, HasSubstr("masked.gather"));
+}
+
 TEST(EmitTest, ParallelLoopIsOutlined) {
   Buffer a = MakeBuffer("A", kF32, {I(64)});
   Var i = MakeVar("i");

@@ -231,7 +231,21 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitLoad(const ExprNode* n) {
   llvm::Align align = module_->getDataLayout().getABITypeAlign(a.elem);
   llvm::Instruction* inst = nullptr;
   llvm::Value* v = nullptr;
-  if (a.lane_offsets != nullptr) {
+  if (a.lane_offsets != nullptr && a.lane_stride != 0) {
+    // A constant lane stride (an NCHW16c -> NCHW transposition reads lanes
+    // 16 floats apart): one scalar load per lane at a constant distance from
+    // one address. As a gather, x86 without fast gathers scalarized it with
+    // every lane's address computed in vector registers and extracted (about
+    // 30 instructions per 8 lanes instead of 16).
+    llvm::Value* ptr = b_.CreateInBoundsGEP(a.elem, a.base, a.offset);
+    v = llvm::PoisonValue::get(WithLanes(a.elem, lanes));
+    for (int i = 0; i < lanes; ++i) {
+      llvm::Value* p = i == 0 ? ptr : b_.CreateInBoundsGEP(a.elem, ptr, b_.getInt64(i * a.lane_stride));
+      llvm::LoadInst* ld = b_.CreateAlignedLoad(a.elem, p, align);
+      AddAliasInfo(ld, n->buffer);
+      v = b_.CreateInsertElement(v, ld, b_.getInt64(i));
+    }
+  } else if (a.lane_offsets != nullptr) {
     llvm::Value* ptrs = b_.CreateGEP(a.elem, a.base, a.lane_offsets);
     inst = b_.CreateMaskedGather(WithLanes(a.elem, lanes), ptrs, align);
     v = inst;
@@ -242,7 +256,7 @@ absl::StatusOr<llvm::Value*> FunctionLowering::EmitLoad(const ExprNode* n) {
     v = inst;
     if (lanes > 1 && !contiguous) v = Splat(v, lanes);  // every lane reads one element
   }
-  AddAliasInfo(inst, n->buffer);
+  if (inst != nullptr) AddAliasInfo(inst, n->buffer);
   if (n->buffer->dtype.is_bool())
     v = b_.CreateICmpNE(v, llvm::Constant::getNullValue(v->getType()));
   return v;
@@ -270,6 +284,16 @@ absl::Status FunctionLowering::EmitStore(const tir::StmtNode* s) {
   if (buf->dtype.is_bool()) v = b_.CreateZExt(v, WithLanes(b_.getInt8Ty(), lanes));
   llvm::Align align = module_->getDataLayout().getABITypeAlign(a.elem);
   llvm::Instruction* inst = nullptr;
+  if (a.lane_offsets != nullptr && a.lane_stride != 0) {
+    // A constant lane stride: one scalar store per lane (as EmitLoad).
+    llvm::Value* ptr = b_.CreateInBoundsGEP(a.elem, a.base, a.offset);
+    for (int i = 0; i < lanes; ++i) {
+      llvm::Value* p = i == 0 ? ptr : b_.CreateInBoundsGEP(a.elem, ptr, b_.getInt64(i * a.lane_stride));
+      llvm::StoreInst* st = b_.CreateAlignedStore(b_.CreateExtractElement(v, b_.getInt64(i)), p, align);
+      AddAliasInfo(st, buf);
+    }
+    return absl::OkStatus();
+  }
   if (a.lane_offsets != nullptr || (lanes > 1 && a.lane_stride == 0)) {
     llvm::Value* offsets = a.lane_offsets != nullptr ? a.lane_offsets : Splat(a.offset, lanes);
     llvm::Value* ptrs = b_.CreateGEP(a.elem, a.base, offsets);
