@@ -1,6 +1,7 @@
 // File: lowering/te/schedule_x86.cc — the default CPU schedule.
 #include "lowering/te/schedule_x86.h"
 
+#include <optional>
 #include <unordered_set>
 
 #include "absl/strings/match.h"
@@ -81,6 +82,71 @@ absl::StatusOr<IterVar> FuseLeadingParallel(Stage* s, const std::vector<IterVar>
   return FuseParallel(s, head, head_extent, parallel);
 }
 
+// A transposition: the stage reads some tensor with its innermost axis in
+// another dimension than the last, and the last dimension's index is an
+// outer axis, or that axis modulo a block (NCHW16c -> NCHW reads
+// p0[.., floordiv(c, 16), .., w, floormod(c, 16)]). Returns that outer
+// axis's position in `axes` and the block (the floormod's divisor, or
+// `lanes` for a plain axis) when the block divides the axis's extent.
+struct TransposedAxis {
+  size_t axis = 0;
+  int64_t block = 0;
+};
+// The loads of tensors that are not injective computes (placeholders,
+// reductions, materialized stages) in `e`, their indices written in the
+// reading stage's axes: injective producers (inlined by the default
+// schedule) are looked through, their axes replaced by the indices they are
+// read with. Depth and count are bounded (a deep chain is not a transpose
+// worth tiling).
+void LeafLoads(const PrimExpr& e, const tir::VarMap& map, int depth,
+               std::vector<std::vector<PrimExpr>>* out) {
+  if (depth > 8 || out->size() > 64) return;
+  tir::PostOrderVisit(e, [&](const tir::ExprNode* n) {
+    if (n->kind != tir::ExprKind::kProducerLoad) return;
+    std::vector<PrimExpr> idx;
+    for (const PrimExpr& a : n->args) idx.push_back(arith::Simplify(tir::Substitute(a, map)));
+    const auto* op = dynamic_cast<const OperationNode*>(n->producer.get());
+    if (op != nullptr && op->kind == OpKind::kCompute && op->reduce_axis.empty() &&
+        op->body.size() == 1 && op->axis.size() == idx.size() && !op->attrs.count("no_inline")) {
+      tir::VarMap inner;
+      for (size_t i = 0; i < idx.size(); ++i) inner[op->axis[i]->var.get()] = idx[i];
+      LeafLoads(op->body[0], inner, depth + 1, out);
+      return;
+    }
+    out->push_back(std::move(idx));
+  });
+}
+
+std::optional<TransposedAxis> FindTransposedAxis(const Stage& s, int lanes) {
+  const std::vector<IterVar>& axes = s.op->axis;
+  if (s.op->body.size() != 1 || axes.size() < 2) return std::nullopt;
+  const tir::ExprNode* inner = axes.back()->var.get();
+  auto uses = [](const PrimExpr& e, const tir::ExprNode* v) {
+    return tir::UsesVar(e, [v](const tir::ExprNode* x) { return x == v; });
+  };
+  std::vector<std::vector<PrimExpr>> loads;
+  LeafLoads(s.op->body[0], {}, 0, &loads);
+  for (const std::vector<PrimExpr>& idx : loads) {
+    if (idx.size() < 2) continue;
+    const PrimExpr& last = idx.back();
+    if (uses(last, inner)) continue;
+    bool inner_elsewhere = false;
+    for (size_t i = 0; i + 1 < idx.size(); ++i) inner_elsewhere |= uses(idx[i], inner);
+    if (!inner_elsewhere) continue;
+    const tir::ExprNode* v = last.get();
+    int64_t block = lanes;
+    if (last->kind == tir::ExprKind::kFloorMod && tir::IsConstInt(last->args[1], &block)) {
+      v = last->args[0].get();
+    }
+    for (size_t a = 0; a + 1 < axes.size(); ++a) {
+      int64_t extent = 0;
+      if (axes[a]->var.get() != v || !tir::IsConstInt(axes[a]->dom.extent, &extent)) continue;
+      if (block >= 2 && extent > block && extent % block == 0) return TransposedAxis{a, block};
+    }
+  }
+  return std::nullopt;
+}
+
 // Vectorizes the innermost axis (split by `lanes`) and makes the loops
 // around it one fused parallel loop. With `whole_nest` every outer loop is
 // fused (one vector per iteration: the attach point for a stage computed per
@@ -102,6 +168,25 @@ absl::StatusOr<IterVar> ScheduleInjective(Stage* s, int lanes, bool parallel,
   if (vectorize && IsConstAtLeast(inner->dom.extent, lanes)) {
     KILN_ASSIGN_OR_RETURN(SplitAxes sp, s->split(inner, lanes));
     KILN_RETURN_IF_ERROR(s->vectorize(sp.inner));
+    std::optional<TransposedAxis> t;
+    if (!whole_nest) t = FindTransposedAxis(*s, lanes);
+    if (t) {
+      // A transposition: the transposed axis split by its block, the block
+      // looped just outside the vector, so the block's vectors read the same
+      // cache lines one after another (a line per lane); with the block
+      // outermost, each line was read again a whole row later, from L2.
+      const IterVar c = outer[t->axis];
+      KILN_ASSIGN_OR_RETURN(SplitAxes cs, s->split(c, t->block));
+      extents[t->axis] = arith::CeilDiv(c->dom.extent, tir::IntImm(t->block));
+      outer[t->axis] = cs.outer;
+      outer.push_back(sp.outer);
+      extents.push_back(arith::CeilDiv(inner->dom.extent, tir::IntImm(lanes)));
+      std::vector<IterVar> order = outer;
+      order.push_back(cs.inner);
+      order.push_back(sp.inner);
+      KILN_RETURN_IF_ERROR(s->reorder(order));
+      return FuseLeadingParallel(s, outer, extents, /*all=*/false, parallel);
+    }
     outer.push_back(sp.outer);
     extents.push_back(arith::CeilDiv(inner->dom.extent, tir::IntImm(lanes)));
   } else if (!whole_nest && !outer.empty() && !tir::IsConstInt(inner->dom.extent, nullptr)) {

@@ -292,6 +292,41 @@ TEST(ScheduleX86Test, ConvolutionPadIsComputedFirst) {
   EXPECT_EQ(Loops({pooled}, 4).find("allocate pad"), std::string::npos) << Loops({pooled}, 4);
 }
 
+// A transposition (NCHW16c -> NCHW through an inlined stage): the channel
+// axis is split by the source's 16-lane block and that block looped just
+// outside the width's vector, so the 16 strided vector reads of a width
+// chunk hit the same cache lines back to back. A plain elementwise stage
+// (nothing transposed) keeps its loops.
+TEST(ScheduleX86Test, TranspositionTilesTheTransposedAxisByItsBlock) {
+  const int64_t cb = 3, w = 24;
+  Tensor a = Placeholder({IntImm(1), IntImm(cb), IntImm(w), IntImm(16)}, kF32, "A");
+  Tensor unblocked = Compute({IntImm(1), IntImm(cb * 16), IntImm(w)}, [&](const std::vector<Var>& i) {
+    return a({i[0], tir::FloorDiv(i[1], IntImm(16)), i[2], tir::FloorMod(i[1], IntImm(16))});
+  }, "layout", "injective");
+  Tensor out = Compute(unblocked.shape(), [&](const std::vector<Var>& i) {
+    return unblocked(E(i)) * 2.0f;
+  }, "scaled", "elemwise");
+  // (3 channel blocks x 3 width chunks: fewer than 32 iterations, all fused
+  // into the parallel loop.)
+  EXPECT_EQ(Loops({out}, 8),
+            "parallel ax0.ax1.outer.fused.ax2.outer.fused; for ax1.inner; vectorized ax2.inner");
+  std::vector<double> av = RandomData(static_cast<size_t>(cb * w * 16), 41);
+  std::vector<std::vector<double>> got;
+  LowerRun({a}, {out}, {av}, &got, 8);
+  std::vector<double> want(static_cast<size_t>(cb * 16 * w));
+  for (int64_t c = 0; c < cb * 16; ++c) {
+    for (int64_t x = 0; x < w; ++x) {
+      want[static_cast<size_t>(c * w + x)] =
+          F(F(av[static_cast<size_t>(((c / 16) * w + x) * 16 + c % 16)]) * 2.0f);
+    }
+  }
+  EXPECT_LT(MaxAbsDiff(got[0], want), 1e-6);
+  Tensor plain = Compute(unblocked.shape(), [&](const std::vector<Var>& i) {
+    return a({i[0], IntImm(0), i[2], IntImm(0)}) + tir::FloatImm(1.0);
+  }, "plain", "elemwise");
+  EXPECT_EQ(Loops({plain}, 8), "parallel ax0.ax1.fused; for ax2.outer; vectorized ax2.inner");
+}
+
 TEST(ScheduleX86Test, ReductionOutputsAndSharedReductions) {
   Tensor a = Placeholder({IntImm(6), IntImm(40)}, kF32, "A");
   IterVar k = ReduceAxis({IntImm(0), IntImm(40)}, "k");
