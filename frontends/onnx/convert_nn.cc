@@ -260,6 +260,21 @@ absl::StatusOr<Expr> Pool3D(ConvertContext& c, Expr x, const TensorType& xt, con
   return Binary(c, "divide", y, cc);
 }
 
+// A convolution's last steps: the bias (input 2), when there is one, added
+// on the channel axis, and a 1-D window's unit H axis squeezed back out.
+absl::StatusOr<Expr> BiasAndSqueeze(ConvertContext& c, Expr y, size_t sp) {
+  if (c.HasInput(2)) {
+    KILN_ASSIGN_OR_RETURN(Expr b, c.Input(2));
+    auto ba = NewAttrs<BiasAddAttrs>();
+    ba->axis = 1;
+    KILN_ASSIGN_OR_RETURN(y, c.Call("nn.bias_add", {y, b}, ba));
+  }
+  if (sp == 1) {
+    KILN_ASSIGN_OR_RETURN(y, Squeeze(c, y, {2}));
+  }
+  return y;
+}
+
 Outs ConvertConv(ConvertContext& c) {
   KILN_ASSIGN_OR_RETURN(Expr x, c.Input(0));
   KILN_ASSIGN_OR_RETURN(Expr w, c.Input(1));
@@ -304,15 +319,7 @@ Outs ConvertConv(ConvertContext& c) {
     a->groups = group;
     KILN_ASSIGN_OR_RETURN(y, c.Call("nn.conv2d", {x, w}, a));
   }
-  if (c.HasInput(2)) {
-    KILN_ASSIGN_OR_RETURN(Expr b, c.Input(2));
-    auto ba = NewAttrs<BiasAddAttrs>();
-    ba->axis = 1;
-    KILN_ASSIGN_OR_RETURN(y, c.Call("nn.bias_add", {y, b}, ba));
-  }
-  if (sp == 1) {
-    KILN_ASSIGN_OR_RETURN(y, Squeeze(c, y, {2}));
-  }
+  KILN_ASSIGN_OR_RETURN(y, BiasAndSqueeze(c, std::move(y), sp));
   return std::vector<Expr>{y};
 }
 
@@ -642,16 +649,7 @@ Outs ConvertConvTranspose(ConvertContext& c) {
                           ConvTransposeByPhase(c, x_in, w, xd, {kh, kw}, strides, pads, out_pad,
                                                group, group * mg));
     if (y) {
-      Expr out = *y;
-      if (c.HasInput(2)) {
-        KILN_ASSIGN_OR_RETURN(Expr b, c.Input(2));
-        auto ba = NewAttrs<BiasAddAttrs>();
-        ba->axis = 1;
-        KILN_ASSIGN_OR_RETURN(out, c.Call("nn.bias_add", {out, b}, ba));
-      }
-      if (sp == 1) {
-        KILN_ASSIGN_OR_RETURN(out, Squeeze(c, out, {2}));
-      }
+      KILN_ASSIGN_OR_RETURN(Expr out, BiasAndSqueeze(c, *y, sp));
       return std::vector<Expr>{out};
     }
   }
@@ -681,15 +679,7 @@ Outs ConvertConvTranspose(ConvertContext& c) {
     sa->axes = std::vector<int64_t>{2, 3};
     KILN_ASSIGN_OR_RETURN(y, c.Call("strided_slice", {y}, sa));
   }
-  if (c.HasInput(2)) {
-    KILN_ASSIGN_OR_RETURN(Expr b, c.Input(2));
-    auto ba = NewAttrs<BiasAddAttrs>();
-    ba->axis = 1;
-    KILN_ASSIGN_OR_RETURN(y, c.Call("nn.bias_add", {y, b}, ba));
-  }
-  if (sp == 1) {
-    KILN_ASSIGN_OR_RETURN(y, Squeeze(c, y, {2}));
-  }
+  KILN_ASSIGN_OR_RETURN(y, BiasAndSqueeze(c, std::move(y), sp));
   return std::vector<Expr>{y};
 }
 
