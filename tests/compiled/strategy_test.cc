@@ -266,6 +266,21 @@ std::vector<StrategyCase> Cases() {
          "out_layout=\"NCHW32c\")",
          {}, "conv2d_NCHWc.x86"});
   }
+  // AVX2's 8-channel blocks (72 = 9 blocks, 40 = 5): two output blocks per
+  // register tile, the odd last pair reading a zero block of a padded
+  // constant weight; a strided 3x3 with bias + ReLU, a strided 1x1 with a residual,
+  // and the same 1x1 with its weight a parameter (not paired).
+  c.push_back({"conv3x3_stride2_paired_8_blocks_o3_avx2",
+               "%x: Tensor[(1, 40, 10, 13), float32], %w: Tensor[(72, 40, 3, 3), float32], %b: Tensor[(72, 1, 1), float32]",
+               "nn.relu(add(nn.conv2d(%x, %w, strides=[2, 2], padding=[1, 1]), %b))", {"w", "b"},
+               "conv2d_NCHWc.x86", 3, "llvm -mcpu=haswell"});
+  c.push_back({"conv1x1_paired_8_blocks_residual_o3_avx2",
+               "%x: Tensor[(1, 24, 14, 14), float32], %w: Tensor[(40, 24, 1, 1), float32], %r: Tensor[(1, 40, 7, 7), float32]",
+               "add(nn.conv2d(%x, %w, strides=[2, 2]), %r)", {"w"}, "conv2d_NCHWc.x86", 3,
+               "llvm -mcpu=haswell"});
+  c.push_back({"conv1x1_8_blocks_weight_param_o3_avx2",
+               "%x: Tensor[(1, 24, 14, 14), float32], %w: Tensor[(40, 24, 1, 1), float32]",
+               "nn.conv2d(%x, %w)", {}, "conv2d_NCHWc.x86", 3, "llvm -mcpu=haswell"});
   // A 1 x W map whose input row (256 channels x 203 columns, 208 KB)
   // outgrows 128 KB: the direct schedule runs the row in chunks, every
   // output channel block per chunk (strided, with a bias and a tail chunk).

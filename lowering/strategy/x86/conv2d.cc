@@ -64,7 +64,25 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
   if (ob % lanes != 0 && lanes % ob != 0) return none;
   const int64_t kh = ws[2], kw = ws[3];
 
-  const int64_t reg_n = ChooseRegN(ctx.target, os[3], ob);
+  // One vector per output block on 16 registers (AVX2's 8-channel blocks
+  // of 24, 40, 72 or 120 channels): a one-block register tile spends each
+  // input broadcast on a single FMA. Two blocks per tile share it; an odd
+  // block count reads a zero block past the weight's end (a padded copy of
+  // a constant weight) for the last pair, whose second block is not stored.
+  const bool paired = ctx.target.vector_registers < 32 && ob == lanes && groups == 1 &&
+                      os[1] >= 2 && ws[1] * ib * kh * kw >= 16 &&
+                      (os[1] % 2 == 0 || p->weight);
+  te::Tensor wt = w;
+  if (paired && os[1] % 2 != 0) {
+    KILN_ASSIGN_OR_RETURN(Ref<HostTensor> padded,
+                          HostTensor::Create(DataType::Float(32),
+                                             {ws[0] + 1, ws[1], ws[2], ws[3], ws[4], ws[5]}));
+    const int64_t n = ws[0] * ws[1] * ws[2] * ws[3] * ws[4] * ws[5];
+    std::copy(p->weight->data<float>(), p->weight->data<float>() + n,
+              padded->mutable_data<float>());  // the extra block stays zero
+    wt = ctx.add_constant(Ref<const HostTensor>(padded), "conv2d_paired_weight");
+  }
+  const int64_t reg_n = ChooseRegN(ctx.target, os[3], paired ? 2 * ob : ob);
   // The output width padded to whole tiles (sliced back after the epilogue).
   const int64_t owp = (os[3] + reg_n - 1) / reg_n * reg_n;
   te::Tensor xp = PadNCHWc(x, xs, pad, (owp - 1) * st[1] + (kw - 1) * dil[1] + 1);
@@ -82,13 +100,14 @@ absl::StatusOr<std::optional<std::vector<te::Tensor>>> Conv2dNCHWcCompute(
         PrimExpr icb = rco->var;
         if (groups > 1) icb = tir::FloorDiv(i[1], IntImm(ocb_per_group)) * IntImm(ws[1]) + icb;
         return te::Sum(tir::Mul(xp({i[0], icb, ih, iw, rci->var}),
-                                w({i[1], rco->var, ry->var, rx->var, rci->var, i[4]})),
+                                wt({i[1], rco->var, ry->var, rx->var, rci->var, i[4]})),
                        {rco, ry, rx, rci});
       },
       "conv2d_NCHWc", "conv2d_nchwc",
       {{kStrategyAttr, "conv2d_NCHWc.x86"},
        {"kiln.reg_n", absl::StrCat(reg_n)},
        {"kiln.lanes", absl::StrCat(std::min(lanes, ob))},
+       {"kiln.paired_blocks", paired ? "1" : "0"},
        {"data_layout", a.data_layout},
        {"kernel_layout", a.kernel_layout},
        {"out_layout", out_layout}});
@@ -362,7 +381,9 @@ absl::Status ScheduleNCHWc(te::Schedule& s, const std::vector<te::Tensor>& outpu
   KILN_ASSIGN_OR_RETURN(te::SplitAxes ws, out->split(ax[3], reg_n));
   tir::IterVar tile = ws.outer;
   tir::IterVar fused;
-  if (const int64_t per_chunk = pad_per_row ? 0 : RowChunkTiles(op, reg_n); per_chunk > 0) {
+  const int64_t per_chunk = pad_per_row ? 0 : RowChunkTiles(op, reg_n);
+  const bool paired = per_chunk == 0 && IntAttr(op, "kiln.paired_blocks", 0) != 0;
+  if (per_chunk > 0) {
     // A one-row map (a Conv1d) whose input row, all channels, outgrows L2:
     // the row in chunks, each chunk's input reused by every channel block
     // instead of streamed once per block (wav2vec2's 512-channel stride-2
@@ -372,6 +393,12 @@ absl::Status ScheduleNCHWc(te::Schedule& s, const std::vector<te::Tensor>& outpu
     KILN_RETURN_IF_ERROR(
         out->reorder({ax[0], ax[2], cs.outer, ax[1], cs.inner, ws.inner, ax[4]}));
     KILN_ASSIGN_OR_RETURN(fused, out->fuse({ax[0], ax[2], cs.outer, ax[1]}));
+  } else if (paired) {
+    // Two output blocks per register tile (Conv2dNCHWcCompute's pairing).
+    KILN_ASSIGN_OR_RETURN(te::SplitAxes bs, out->split(ax[1], 2));
+    KILN_RETURN_IF_ERROR(
+        out->reorder({ax[0], bs.outer, ax[2], ws.outer, bs.inner, ws.inner, ax[4]}));
+    KILN_ASSIGN_OR_RETURN(fused, out->fuse({ax[0], bs.outer, ax[2]}));
   } else {
     KILN_RETURN_IF_ERROR(out->reorder({ax[0], ax[1], ax[2], ws.outer, ws.inner, ax[4]}));
     KILN_ASSIGN_OR_RETURN(fused, out->fuse({ax[0], ax[1], ax[2]}));
@@ -387,7 +414,7 @@ absl::Status ScheduleNCHWc(te::Schedule& s, const std::vector<te::Tensor>& outpu
   KILN_RETURN_IF_ERROR(out->vectorize(oc_inner));
 
   KILN_RETURN_IF_ERROR(local->compute_at(out, tile));
-  return ScheduleRegisterTile(local, lanes);
+  return ScheduleRegisterTile(local, lanes, paired);
 }
 
 absl::Status ScheduleConv2dNCHWc(te::Schedule& s, const std::vector<te::Tensor>& outputs,

@@ -152,17 +152,24 @@ absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader,
   return absl::OkStatus();
 }
 
-absl::Status ScheduleRegisterTile(te::Stage* local, int64_t lanes) {
+absl::Status ScheduleRegisterTile(te::Stage* local, int64_t lanes, bool paired_blocks) {
   const std::vector<tir::IterVar> lax = local->op->axis;
   const std::vector<tir::IterVar> rax = local->op->reduce_axis;
-  if (lax.size() < 2 || rax.empty()) {
+  if (lax.size() < 2 || rax.empty() || (paired_blocks && lax.size() != 5)) {
     return absl::InternalError(
         absl::StrCat(local->name(), ": unexpected accumulator stage axes"));
   }
   const tir::IterVar& pixel = lax[lax.size() - 2];
   const tir::IterVar& channel = lax.back();
-  std::vector<tir::IterVar> order(lax.begin(), lax.end() - 2);
+  std::vector<tir::IterVar> order;
+  for (size_t i = 0; i + 2 < lax.size(); ++i) {
+    if (!(paired_blocks && i == 1)) order.push_back(lax[i]);
+  }
   order.insert(order.end(), rax.begin(), rax.end());
+  if (paired_blocks) {
+    order.push_back(lax[1]);
+    KILN_RETURN_IF_ERROR(local->unroll(lax[1]));
+  }
   order.push_back(pixel);
   tir::IterVar lv = channel;
   int64_t width = 0;

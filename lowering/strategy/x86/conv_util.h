@@ -74,7 +74,10 @@ absl::Status SchedulePaddedInput(te::Schedule& s, const te::Operation& reader,
 // point inside the tile): outer axes, then every reduction axis, then the
 // pixels unrolled and the channels vectorized (split into unrolled vectors
 // of `lanes` when wider).
-absl::Status ScheduleRegisterTile(te::Stage* local, int64_t lanes);
+// `paired_blocks`: the accumulator spans two output channel blocks (its
+// axis 1), unrolled inside the reduction loops so that each input broadcast
+// feeds both blocks' FMAs.
+absl::Status ScheduleRegisterTile(te::Stage* local, int64_t lanes, bool paired_blocks = false);
 
 // `c` cut back to `shape` (its padded output width), or `c` itself.
 te::Tensor Unpad(const te::Tensor& c, const std::vector<tir::PrimExpr>& shape);
