@@ -28,21 +28,9 @@ constexpr DataType kF64 = DataType::Float(64);
 constexpr DataType kI32 = DataType::Int(32);
 constexpr DataType kI64 = DataType::Int(64);
 
-int64_t Numel(const S& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-// Deterministic test data in about [-2, 2].
-V Data(int64_t n, double phase = 0.3) {
-  V v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = 2.0 * std::sin(1.7 * static_cast<double>(i) + phase);
-  return v;
-}
-
-void ExpectNear(const NodeOutput& got, const S& shape, const V& want, double tol = 1e-4) {
+// Numel and Data: convert_test_util.h. Here an absolute tolerance (spectra
+// and windows near zero), unlike ExpectNear's relative one.
+void ExpectClose(const NodeOutput& got, const S& shape, const V& want, double tol = 1e-4) {
   ASSERT_EQ(got.shape, shape);
   ASSERT_EQ(got.values.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i)
@@ -114,7 +102,7 @@ TEST(ConvertDft, RealInputAlongEachAxis) {
                               {F32In("x", dims, x)});
     S want_shape = dims;
     want_shape.back() = 2;
-    ExpectNear(y, want_shape, NaiveDft(x, dims, a, dims[static_cast<size_t>(a)],
+    ExpectClose(y, want_shape, NaiveDft(x, dims, a, dims[static_cast<size_t>(a)],
                                        dims[static_cast<size_t>(a)], false));
     EXPECT_EQ(y.dtype, kF32);
   }
@@ -123,14 +111,14 @@ TEST(ConvertDft, RealInputAlongEachAxis) {
 TEST(ConvertDft, DefaultAxisIsOne) {
   const S dims = {1, 6, 2};
   const V x = Data(Numel(dims), 1.1);
-  ExpectNear(Exec(17, MakeNode("DFT", {"x"}, {"y"}), {F32In("x", dims, x)}), {1, 6, 2},
+  ExpectClose(Exec(17, MakeNode("DFT", {"x"}, {"y"}), {F32In("x", dims, x)}), {1, 6, 2},
              NaiveDft(x, dims, 1, 6, 6, false));
 }
 
 TEST(ConvertDft, ComplexInverse) {
   const S dims = {2, 7, 2};
   const V x = Data(Numel(dims), 0.7);
-  ExpectNear(Exec(17, MakeNode("DFT", {"x"}, {"y"}, {AttrInt("inverse", 1)}),
+  ExpectClose(Exec(17, MakeNode("DFT", {"x"}, {"y"}, {AttrInt("inverse", 1)}),
                   {F32In("x", dims, x)}),
              {2, 7, 2}, NaiveDft(x, dims, 1, 7, 7, true));
 }
@@ -139,7 +127,7 @@ TEST(ConvertDft, InverseUndoesForward) {
   const S dims = {1, 8, 2};
   const V x = Data(Numel(dims), 0.2);
   const V fwd = NaiveDft(x, dims, 1, 8, 8, false);
-  ExpectNear(Exec(17, MakeNode("DFT", {"x"}, {"y"}, {AttrInt("inverse", 1)}),
+  ExpectClose(Exec(17, MakeNode("DFT", {"x"}, {"y"}, {AttrInt("inverse", 1)}),
                   {F32In("x", dims, fwd)}),
              dims, x);
 }
@@ -152,7 +140,7 @@ TEST(ConvertDft, DftLengthTruncatesOrZeroPads) {
       const NodeOutput y =
           Exec(17, MakeNode("DFT", {"x", "len"}, {"y"}, {AttrInt("inverse", inverse)}),
                {F32In("x", dims, x), Init("len", kI64, {}, {static_cast<double>(len)})});
-      ExpectNear(y, {2, len, 2}, NaiveDft(x, dims, 1, len, len, inverse != 0));
+      ExpectClose(y, {2, len, 2}, NaiveDft(x, dims, 1, len, len, inverse != 0));
     }
   }
 }
@@ -165,7 +153,7 @@ TEST(ConvertDft, OnesidedRealKeepsHalfTheBins) {
     const NodeOutput y =
         Exec(17, MakeNode("DFT", {"x", "len"}, {"y"}, {AttrInt("onesided", 1)}),
              {F32In("x", dims, x), Init("len", kI32, {1}, {static_cast<double>(len)})});
-    ExpectNear(y, {3, bins, 2}, NaiveDft(x, dims, 1, len, bins, false));
+    ExpectClose(y, {3, bins, 2}, NaiveDft(x, dims, 1, len, bins, false));
   }
 }
 
@@ -175,7 +163,7 @@ TEST(ConvertDft, Float64KeepsItsType) {
   const NodeOutput y =
       Exec(17, MakeNode("DFT", {"x"}, {"y"}), {In("x", kF64, dims, x)});
   EXPECT_EQ(y.dtype, kF64);
-  ExpectNear(y, {1, 5, 2}, NaiveDft(x, dims, 1, 5, 5, false), 1e-9);
+  ExpectClose(y, {1, 5, 2}, NaiveDft(x, dims, 1, 5, 5, false), 1e-9);
 }
 
 TEST(ConvertDft, Errors) {
@@ -240,7 +228,7 @@ TEST(ConvertStft, RealSignalWithWindowOnesided) {
   const NodeOutput y = Exec(17, MakeNode("STFT", {"x", "step", "w"}, {"y"}),
                             {F32In("x", dims, x), Init("step", kI64, {}, {3}), F32In("w", {6}, w)});
   // frames (20 - 6) / 3 + 1 = 5, bins 6 / 2 + 1 = 4
-  ExpectNear(y, {2, 5, 4, 2}, NaiveStft(x, dims, 3, 6, w, 4));
+  ExpectClose(y, {2, 5, 4, 2}, NaiveStft(x, dims, 3, 6, w, 4));
 }
 
 TEST(ConvertStft, FrameLengthWithoutWindowTwoSided) {
@@ -249,7 +237,7 @@ TEST(ConvertStft, FrameLengthWithoutWindowTwoSided) {
   const NodeOutput y =
       Exec(17, MakeNode("STFT", {"x", "step", "", "fl"}, {"y"}, {AttrInt("onesided", 0)}),
            {F32In("x", dims, x), Init("step", kI64, {}, {4}), Init("fl", kI64, {}, {5})});
-  ExpectNear(y, {1, 4, 5, 2}, NaiveStft(x, dims, 4, 5, {}, 5));
+  ExpectClose(y, {1, 4, 5, 2}, NaiveStft(x, dims, 4, 5, {}, 5));
 }
 
 TEST(ConvertStft, ComplexSignalWindowAndFrameLength) {
@@ -260,7 +248,7 @@ TEST(ConvertStft, ComplexSignalWindowAndFrameLength) {
       Exec(17, MakeNode("STFT", {"x", "step", "w", "fl"}, {"y"}, {AttrInt("onesided", 0)}),
            {F32In("x", dims, x), Init("step", kI32, {}, {2}), F32In("w", {4}, w),
             Init("fl", kI64, {}, {4})});
-  ExpectNear(y, {1, 4, 4, 2}, NaiveStft(x, dims, 2, 4, w, 4));
+  ExpectClose(y, {1, 4, 4, 2}, NaiveStft(x, dims, 2, 4, w, 4));
 }
 
 TEST(ConvertStft, Errors) {
@@ -352,7 +340,7 @@ TEST(ConvertMelWeightMatrix, OnnxExample) {
   V want(9 * 8, 0.0);
   const int64_t peak[8] = {0, 0, 1, 1, 2, 3, 4, 5};
   for (int64_t i = 0; i < 8; ++i) want[static_cast<size_t>(peak[i] * 8 + i)] = 1;
-  ExpectNear(y, {9, 8}, want, 0);
+  ExpectClose(y, {9, 8}, want, 0);
   EXPECT_EQ(y.dtype, kF32);
 }
 
@@ -361,7 +349,7 @@ TEST(ConvertMelWeightMatrix, WideFiltersAgainstDefinition) {
        std::vector<std::tuple<int64_t, int64_t, int64_t, double, double>>{
            {4, 64, 16000, 0, 8000}, {5, 128, 8000, 100, 3000}, {3, 40, 1000, 20, 480}}) {
     const NodeOutput y = Exec(17, MelNode(), MelInputs(mels, dft, rate, lo, hi));
-    ExpectNear(y, {dft / 2 + 1, mels}, NaiveMel(mels, dft, static_cast<double>(rate), lo, hi), 1e-6);
+    ExpectClose(y, {dft / 2 + 1, mels}, NaiveMel(mels, dft, static_cast<double>(rate), lo, hi), 1e-6);
   }
 }
 
@@ -369,7 +357,7 @@ TEST(ConvertMelWeightMatrix, OutputDatatype) {
   const NodeOutput y = Exec(17, MelNode({AttrInt("output_datatype", 11)}),  // DOUBLE
                             MelInputs(4, 64, 16000, 0, 8000));
   EXPECT_EQ(y.dtype, kF64);
-  ExpectNear(y, {33, 4}, NaiveMel(4, 64, 16000, 0, 8000), 1e-12);
+  ExpectClose(y, {33, 4}, NaiveMel(4, 64, 16000, 0, 8000), 1e-12);
 }
 
 TEST(ConvertMelWeightMatrix, Errors) {
@@ -462,8 +450,8 @@ TEST(ConvertTfIdfVectorizer, HandCountedBigramsWithSkips) {
   t.indexes = {3, 0, 2, 1};  // unigram 4 -> 3, (4,9) -> 0, (9,4) -> 2, (9,9) -> 1
   const std::vector<int64_t> x = {4, 9, 4, 9, 9, 4};
   const NodeOutput y = Exec(9, TfidfNode(t), {In("x", kI64, {6}, AsDoubles(x))});
-  ExpectNear(y, {4}, {3, 2, 3, 3}, 0);
-  ExpectNear(y, {4}, NaiveTfidf(t, x, 1), 0);
+  ExpectClose(y, {4}, {3, 2, 3, 3}, 0);
+  ExpectClose(y, {4}, NaiveTfidf(t, x, 1), 0);
   EXPECT_EQ(y.dtype, kF32);
 }
 
@@ -480,7 +468,7 @@ TEST(ConvertTfIdfVectorizer, TrigramsBatchAndModes) {
   for (const char* mode : {"TF", "IDF", "TFIDF"}) {
     t.mode = mode;
     const NodeOutput y = Exec(9, TfidfNode(t), {In("x", kI32, {2, 8}, AsDoubles(x))});
-    ExpectNear(y, {2, 7}, NaiveTfidf(t, x, 2), 1e-5);
+    ExpectClose(y, {2, 7}, NaiveTfidf(t, x, 2), 1e-5);
   }
 }
 
@@ -493,7 +481,7 @@ TEST(ConvertTfIdfVectorizer, IdfWithoutWeightsIsPresence) {
   t.pool = {7, 8, 5};
   t.indexes = {0, 1, 2};
   // 7 three times, 8 never, 5 once.
-  ExpectNear(Exec(9, TfidfNode(t), {In("x", kI64, {5}, {7, 5, 7, 1, 7})}), {3}, {1, 0, 1}, 0);
+  ExpectClose(Exec(9, TfidfNode(t), {In("x", kI64, {5}, {7, 5, 7, 1, 7})}), {3}, {1, 0, 1}, 0);
 }
 
 TEST(ConvertTfIdfVectorizer, ShortRowsCountNothing) {
@@ -504,7 +492,7 @@ TEST(ConvertTfIdfVectorizer, ShortRowsCountNothing) {
   t.counts = {0, 0, 0};
   t.pool = {1, 1, 1};
   t.indexes = {1};
-  ExpectNear(Exec(9, TfidfNode(t), {In("x", kI64, {3, 2}, {1, 1, 1, 1, 1, 1})}), {3, 2},
+  ExpectClose(Exec(9, TfidfNode(t), {In("x", kI64, {3, 2}, {1, 1, 1, 1, 1, 1})}), {3, 2},
              V(6, 0.0), 0);
 }
 

@@ -1,4 +1,6 @@
 // Test helpers for the converter tests (convert_test_util.h).
+#include <cmath>
+#include <algorithm>
 #include "frontends/onnx/convert_test_util.h"
 
 #include <cstring>
@@ -180,6 +182,34 @@ std::vector<NodeOutput> ExecAll(int64_t opset, const onnx::NodeProto& node,
 NodeOutput Exec(int64_t opset, const onnx::NodeProto& node, const std::vector<NamedTensor>& inputs) {
   std::vector<NodeOutput> outs = ExecAll(opset, node, inputs);
   return outs.empty() ? NodeOutput{} : outs[0];
+}
+
+int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::vector<double> Data(int64_t n, double phase) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    v[static_cast<size_t>(i)] = 2.0 * std::sin(1.7 * static_cast<double>(i) + phase);
+  }
+  return v;
+}
+
+void ExpectNear(const NodeOutput& got, const std::vector<int64_t>& shape,
+                const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.shape, shape);
+  ASSERT_EQ(got.values.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_NEAR(got.values[i], want[i], tol * std::max(1.0, std::abs(want[i]))) << "element " << i;
+  }
+}
+
+absl::Status RunStatus(int64_t opset, const onnx::NodeProto& node,
+                       const std::vector<NamedTensor>& inputs) {
+  return RunNode(opset, node, inputs).status();
 }
 
 }  // namespace kiln::onnx_frontend::testing

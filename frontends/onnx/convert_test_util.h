@@ -82,6 +82,18 @@ std::vector<NodeOutput> ExecAll(int64_t opset, const onnx::NodeProto& node,
 // The first output of ExecAll (empty when it failed).
 NodeOutput Exec(int64_t opset, const onnx::NodeProto& node, const std::vector<NamedTensor>& inputs);
 
+// The number of elements of a shape.
+int64_t Numel(const std::vector<int64_t>& shape);
+// Deterministic test data in about [-2, 2]: 2 sin(1.7 i + phase).
+std::vector<double> Data(int64_t n, double phase = 0.3);
+// `got` has `shape`, and each value is within tol of `want` (relative to
+// |want| above 1); a failure is a gtest failure naming the element.
+void ExpectNear(const NodeOutput& got, const std::vector<int64_t>& shape,
+                const std::vector<double>& want, double tol = 1e-5);
+// The status of RunNode alone.
+absl::Status RunStatus(int64_t opset, const onnx::NodeProto& node,
+                       const std::vector<NamedTensor>& inputs);
+
 }  // namespace kiln::onnx_frontend::testing
 
 #endif  // KILN_FRONTENDS_ONNX_CONVERT_TEST_UTIL_H_
